@@ -1,0 +1,351 @@
+//! Answering a call's confirmation questions, for each kind of client.
+//!
+//! | client | [`Confirmer`] | how the user is asked |
+//! |---|---|---|
+//! | legacy (≤ 2025-11-25), declared elicitation | [`Elicit`] | a server-to-client `elicitation/create`, bounded by `elicitation_timeout_secs`; expiry is *cancelled* |
+//! | 2026-07-28, declared elicitation | [`Replay`] | an `input_required` result; the client retries with the answer and a sealed `requestState`, and the component runs again from the start with its questions answered in order |
+//! | did not declare elicitation | [`FixedAnswer`] from [`without_elicitation`] | never asked: the operator's policy decides |
+//!
+//! Re-running the component on the retry is safe because of the host's
+//! confirmation gate (see [`crate::imports::http`]): nothing but `GET`/`HEAD`
+//! leaves the host before a confirmed answer, so the first run, which stops
+//! at the question, cannot have changed anything.
+//!
+//! A `requestState` is attacker-controlled input. [`RequestStates`] seals it
+//! with an HMAC under a per-process secret, binds it to the tool and its
+//! exact arguments, gives it a lifetime, and accepts each one once.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rand::RngCore;
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, RequestStateCodec,
+    SealOptions,
+};
+use rmcp::service::{Peer, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::bindings::confirm::Outcome;
+use crate::call::{Asked, BoxFuture, Confirmer, FixedAnswer};
+use crate::config::NoElicitationPolicy;
+
+/// The description of the elicitation's one field.
+const CONFIRM_FIELD: &str = "Set to true to go ahead, false to refuse.";
+
+/// The elicitation form for `message`: one required boolean, `confirm`.
+pub fn elicitation_params(message: &str) -> ElicitRequestParams {
+    let schema = ElicitationSchema::builder()
+        .required_bool_with("confirm", |b| b.description(CONFIRM_FIELD))
+        .build()
+        .expect("a one-field schema is valid");
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: message.to_string(),
+        requested_schema: schema,
+    }
+}
+
+/// What an elicitation answer means: accept with `confirm: true` is
+/// *confirmed*, accept with anything else *declined*, decline or cancel
+/// *cancelled*.
+pub fn outcome_of(result: &ElicitResult) -> Outcome {
+    match result.action {
+        ElicitationAction::Accept => {
+            let yes = result
+                .content
+                .as_ref()
+                .and_then(|c| c.get("confirm"))
+                .and_then(Value::as_bool)
+                == Some(true);
+            if yes {
+                Outcome::Confirmed
+            } else {
+                Outcome::Declined
+            }
+        }
+        _ => Outcome::Cancelled,
+    }
+}
+
+/// The confirmer for a client that cannot elicit, per the operator's
+/// policy: `deny` answers *unsupported*; `trust-confirm-flag` answers
+/// *confirmed* when the call's arguments carry `"confirm": true`.
+pub fn without_elicitation(policy: NoElicitationPolicy, arguments: &Value) -> FixedAnswer {
+    let flag = arguments.get("confirm").and_then(Value::as_bool) == Some(true);
+    match policy {
+        NoElicitationPolicy::TrustConfirmFlag if flag => FixedAnswer(Outcome::Confirmed),
+        _ => FixedAnswer(Outcome::Unsupported),
+    }
+}
+
+/// Asks a legacy client with `elicitation/create`.
+pub struct Elicit {
+    /// The session's peer.
+    pub peer: Peer<RoleServer>,
+    /// How long to wait for the user.
+    pub timeout: Duration,
+}
+
+impl Confirmer for Elicit {
+    fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked> {
+        Box::pin(async move {
+            let params = elicitation_params(message);
+            match self
+                .peer
+                .create_elicitation_with_timeout(params, Some(self.timeout))
+                .await
+            {
+                Ok(result) => Asked::Answered(outcome_of(&result)),
+                Err(e) => {
+                    tracing::info!(
+                        "the confirmation was not answered ({e}); treating it as cancelled"
+                    );
+                    Asked::Answered(Outcome::Cancelled)
+                }
+            }
+        })
+    }
+}
+
+/// Answers from earlier `input_required` rounds, in order; a question past
+/// them needs another round.
+pub struct Replay {
+    answers: VecDeque<Outcome>,
+}
+
+impl Replay {
+    /// A confirmer that replays `answers`.
+    pub fn new(answers: Vec<Outcome>) -> Replay {
+        Replay {
+            answers: answers.into(),
+        }
+    }
+}
+
+impl Confirmer for Replay {
+    fn ask<'a>(&'a mut self, _message: &'a str) -> BoxFuture<'a, Asked> {
+        let next = self.answers.pop_front();
+        Box::pin(async move { next.map(Asked::Answered).unwrap_or(Asked::NeedsInput) })
+    }
+}
+
+/// Why a `requestState` was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// Not sealed by this process, edited, expired, or for other arguments.
+    #[error(
+        "requestState is invalid: it was altered, has expired, comes from another server process, or belongs to a different tool or different arguments; call the tool again without it"
+    )]
+    Invalid,
+    /// Already used once.
+    #[error("requestState was already used; call the tool again without it to start over")]
+    Replayed,
+}
+
+/// What a sealed state carries.
+#[derive(Serialize, Deserialize)]
+struct Sealed {
+    /// Answers so far, as outcome names.
+    answered: Vec<String>,
+    /// Single-use identifier.
+    nonce: String,
+}
+
+/// Seals and opens `requestState` values.
+pub struct RequestStates {
+    codec: RequestStateCodec,
+    ttl: Duration,
+    /// Nonces already accepted, with when they stop mattering.
+    used: Mutex<HashMap<String, Instant>>,
+}
+
+impl RequestStates {
+    /// A sealer with a fresh random secret; states live for `ttl`.
+    pub fn new(ttl: Duration) -> RequestStates {
+        let mut key = [0u8; 32];
+        rand::rng().fill_bytes(&mut key);
+        RequestStates {
+            codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough"),
+            ttl,
+            used: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Seals `answered` for a call of `tool` with `arguments`.
+    pub fn seal(&self, tool: &str, arguments: &Value, answered: &[Outcome]) -> String {
+        let mut nonce = [0u8; 16];
+        rand::rng().fill_bytes(&mut nonce);
+        let sealed = Sealed {
+            answered: answered
+                .iter()
+                .map(|o| outcome_name(*o).to_string())
+                .collect(),
+            nonce: nonce.iter().map(|b| format!("{b:02x}")).collect(),
+        };
+        let binding = binding(tool, arguments);
+        self.codec
+            .seal_json_with(
+                &sealed,
+                &SealOptions::new().associated_data(&binding).ttl(self.ttl),
+            )
+            .expect("the sealed payload is serializable")
+    }
+
+    /// Opens `state` for a call of `tool` with `arguments`, once.
+    pub fn open(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        state: &str,
+    ) -> Result<Vec<Outcome>, StateError> {
+        let sealed: Sealed = self
+            .codec
+            .open_json_with(state, &binding(tool, arguments))
+            .map_err(|_| StateError::Invalid)?;
+        let answered = sealed
+            .answered
+            .iter()
+            .map(|name| outcome_named(name).ok_or(StateError::Invalid))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut used = self.used.lock().expect("not poisoned");
+        let now = Instant::now();
+        used.retain(|_, until| *until > now);
+        if used.insert(sealed.nonce, now + self.ttl).is_some() {
+            return Err(StateError::Replayed);
+        }
+        Ok(answered)
+    }
+}
+
+/// The bytes a state is bound to: the tool name and its arguments in
+/// canonical form (object keys sorted at every level).
+fn binding(tool: &str, arguments: &Value) -> Vec<u8> {
+    let mut hasher = Sha256::new();
+    hasher.update(tool.as_bytes());
+    hasher.update([0]);
+    hasher.update(canonical(arguments).as_bytes());
+    hasher.finalize().to_vec()
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// The outcome's name as tools report it.
+pub fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Confirmed => "confirmed",
+        Outcome::Declined => "declined",
+        Outcome::Cancelled => "cancelled",
+        Outcome::Unsupported => "unsupported",
+    }
+}
+
+fn outcome_named(name: &str) -> Option<Outcome> {
+    Some(match name {
+        "confirmed" => Outcome::Confirmed,
+        "declined" => Outcome::Declined,
+        "cancelled" => Outcome::Cancelled,
+        "unsupported" => Outcome::Unsupported,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn states_are_bound_single_use_and_unforgeable() {
+        let states = RequestStates::new(Duration::from_secs(60));
+        let args = json!({"order_id": 1, "confirm": true});
+        let s = states.seal("t", &args, &[Outcome::Confirmed]);
+        // Key order does not matter; values do.
+        assert!(
+            states
+                .open("t", &json!({"order_id": 2, "confirm": true}), &s)
+                .is_err()
+        );
+        assert!(states.open("other", &args, &s).is_err());
+        assert_eq!(
+            states
+                .open("t", &json!({"confirm": true, "order_id": 1}), &s)
+                .unwrap(),
+            vec![Outcome::Confirmed]
+        );
+        assert!(matches!(
+            states.open("t", &args, &s),
+            Err(StateError::Replayed)
+        ));
+        let foreign = RequestStates::new(Duration::from_secs(60)).seal("t", &args, &[]);
+        assert!(matches!(
+            states.open("t", &args, &foreign),
+            Err(StateError::Invalid)
+        ));
+        let mut edited = states.seal("t", &args, &[]);
+        edited.insert(5, 'A');
+        assert!(matches!(
+            states.open("t", &args, &edited),
+            Err(StateError::Invalid)
+        ));
+    }
+
+    #[test]
+    fn answers_map_to_outcomes() {
+        let accept = |c| ElicitResult::new(ElicitationAction::Accept).with_content(c);
+        assert_eq!(
+            outcome_of(&accept(json!({"confirm": true}))),
+            Outcome::Confirmed
+        );
+        assert_eq!(
+            outcome_of(&accept(json!({"confirm": false}))),
+            Outcome::Declined
+        );
+        assert_eq!(
+            outcome_of(&ElicitResult::new(ElicitationAction::Decline)),
+            Outcome::Cancelled
+        );
+        assert_eq!(
+            outcome_of(&ElicitResult::new(ElicitationAction::Cancel)),
+            Outcome::Cancelled
+        );
+    }
+
+    #[test]
+    fn policy_without_elicitation() {
+        let yes = json!({"confirm": true});
+        let no = json!({"confirm": false});
+        assert_eq!(
+            without_elicitation(NoElicitationPolicy::Deny, &yes).0,
+            Outcome::Unsupported
+        );
+        assert_eq!(
+            without_elicitation(NoElicitationPolicy::TrustConfirmFlag, &yes).0,
+            Outcome::Confirmed
+        );
+        assert_eq!(
+            without_elicitation(NoElicitationPolicy::TrustConfirmFlag, &no).0,
+            Outcome::Unsupported
+        );
+    }
+}

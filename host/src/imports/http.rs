@@ -1,0 +1,320 @@
+//! `http`: outbound requests made by the host for a guest.
+//!
+//! Each request passes these checks, in order, before anything is sent:
+//! 1. **Confirmation gate**: a read-only tool may send only `GET`/`HEAD`;
+//!    any other tool may send another method only after the user confirmed
+//!    in this call. A refusal is recorded as a violation: the call fails
+//!    whatever the guest does with the error.
+//! 2. **Per-call budget**: `limits.http_requests_per_call`.
+//! 3. **Network policy** ([`NetworkPolicy::check`]): host, port, method.
+//! 4. **Address check**, in the DNS resolver ([`PolicyResolver`]): a name
+//!    resolving to a non-public address is refused unless a rule allows it.
+//!
+//! Credentials configured for the destination are then set (replacing any
+//! header of the same name the guest sent). Redirects are followed here, not
+//! by reqwest, so each hop is checked again and credentials are only sent to
+//! the destination they belong to. The body is read up to
+//! `limits.http_body_bytes`.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::{Client, Url};
+
+use crate::bindings::http::{Error, Host, Method, Request, Response};
+use crate::call::CallState;
+use crate::config::Config;
+use crate::policy::{HostRule, host_of, is_public};
+
+/// Most redirects followed for one request.
+const MAX_REDIRECTS: u32 = 5;
+
+/// Headers the guest may not set: the host derives them from the request.
+const FORBIDDEN_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+    "proxy-authorization",
+    "te",
+    "trailer",
+];
+
+/// The host's one HTTP client, shared by every plugin (connections are
+/// reused across calls).
+#[derive(Clone)]
+pub struct HttpClient {
+    client: Client,
+}
+
+impl HttpClient {
+    /// Builds the client. Names matched by a rule with `allow_private` in
+    /// any plugin may resolve to non-public addresses; every other name may
+    /// not.
+    pub fn new(config: &Config) -> anyhow::Result<HttpClient> {
+        let private_rules: Vec<HostRule> = config
+            .plugins
+            .iter()
+            .flat_map(|p| p.network.rules())
+            .filter(|r| r.allows_private())
+            .cloned()
+            .collect();
+        let client = Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(Arc::new(PolicyResolver { private_rules }))
+            .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()?;
+        Ok(HttpClient { client })
+    }
+}
+
+/// Resolves names with the system resolver and refuses non-public answers
+/// for names no rule allows them for.
+struct PolicyResolver {
+    private_rules: Vec<HostRule>,
+}
+
+/// The resolver's refusal; found again in the error chain to report
+/// `denied` rather than a connection failure.
+#[derive(Debug, thiserror::Error)]
+#[error("{name} resolves to the non-public address {addr}, which no rule allows")]
+struct PrivateAddress {
+    name: String,
+    addr: std::net::IpAddr,
+}
+
+impl Resolve for PolicyResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let name = name.as_str().to_ascii_lowercase();
+        let allow_private = self.private_rules.iter().any(|r| r.matches_host(&name));
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            if !allow_private && let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+                return Err(Box::new(PrivateAddress {
+                    name,
+                    addr: bad.ip(),
+                }) as _);
+            }
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Patch => "PATCH",
+        Method::Delete => "DELETE",
+        Method::Options => "OPTIONS",
+    }
+}
+
+impl Host for CallState {
+    async fn send(&mut self, request: Request) -> wasmtime::Result<Result<Response, Error>> {
+        Ok(self.send_checked(request).await)
+    }
+}
+
+impl CallState {
+    async fn send_checked(&mut self, request: Request) -> Result<Response, Error> {
+        let method = method_name(request.method);
+        if !matches!(request.method, Method::Get | Method::Head) {
+            let refusal = if self.tool.annotations.read_only {
+                Some(format!(
+                    "tool {} is read-only and may not send {method}",
+                    self.tool.name
+                ))
+            } else if !self.confirmed {
+                Some(format!(
+                    "tool {} tried to send {method} without the user's confirmation in this call",
+                    self.tool.name
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+                self.violation.get_or_insert(why.clone());
+                return Err(Error::Denied(why));
+            }
+        }
+
+        let mut url =
+            Url::parse(&request.url).map_err(|e| Error::InvalidRequest(format!("bad URL: {e}")))?;
+        let mut method = reqwest::Method::from_bytes(method.as_bytes()).expect("a known method");
+        let mut body = request.body;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &request.headers {
+            let lower = name.to_ascii_lowercase();
+            if FORBIDDEN_HEADERS.contains(&lower.as_str()) {
+                return Err(Error::InvalidRequest(format!(
+                    "the header {name:?} is set by the host"
+                )));
+            }
+            let name = reqwest::header::HeaderName::from_bytes(lower.as_bytes())
+                .map_err(|_| Error::InvalidRequest(format!("bad header name {name:?}")))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| Error::InvalidRequest(format!("bad value for header {name}")))?;
+            headers.append(name, value);
+        }
+        let limits = &self.settings.limits;
+        let timeout = request
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms.into()))
+            .unwrap_or(limits.http_timeout)
+            .min(limits.http_timeout)
+            .min(self.remaining());
+
+        for hop in 0..=MAX_REDIRECTS {
+            if self.requests_made >= limits.http_requests_per_call {
+                return Err(Error::TooManyRequests(limits.http_requests_per_call));
+            }
+            self.settings
+                .network
+                .check(method.as_str(), &url)
+                .map_err(|why| {
+                    tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
+                    Error::Denied(if hop == 0 { why } else { format!("redirect refused: {why}") })
+                })?;
+            self.requests_made += 1;
+
+            let mut hop_headers = headers.clone();
+            let host = host_of(&url).unwrap_or_default();
+            for credential in self
+                .settings
+                .credentials
+                .iter()
+                .filter(|c| c.host.matches_host(&host))
+            {
+                let (Ok(name), Ok(mut value)) = (
+                    reqwest::header::HeaderName::from_bytes(
+                        credential.header.to_ascii_lowercase().as_bytes(),
+                    ),
+                    reqwest::header::HeaderValue::from_str(&credential.value),
+                ) else {
+                    return Err(Error::InvalidRequest(format!(
+                        "the operator's credential header {} for {host} is not a valid header",
+                        credential.header
+                    )));
+                };
+                value.set_sensitive(true);
+                hop_headers.insert(name, value);
+            }
+            let mut builder = self
+                .http
+                .client
+                .request(method.clone(), url.clone())
+                .headers(hop_headers);
+            if let Some(b) = &body {
+                builder = builder.body(b.clone());
+            }
+            let response = match tokio::time::timeout(timeout, builder.send()).await {
+                Err(_) => return Err(Error::Timeout),
+                Ok(Err(e)) => return Err(transport_error(&e)),
+                Ok(Ok(r)) => r,
+            };
+
+            let status = response.status();
+            if status.is_redirection()
+                && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+            {
+                let next = location
+                    .to_str()
+                    .ok()
+                    .and_then(|l| url.join(l).ok())
+                    .ok_or_else(|| {
+                        Error::ConnectionFailed("a redirect with a bad Location".into())
+                    })?;
+                if status == reqwest::StatusCode::SEE_OTHER
+                    || (matches!(status.as_u16(), 301 | 302) && method == reqwest::Method::POST)
+                {
+                    method = reqwest::Method::GET;
+                    body = None;
+                }
+                url = next;
+                continue;
+            }
+            return read_response(response, limits.http_body_bytes, timeout).await;
+        }
+        Err(Error::ConnectionFailed(format!(
+            "more than {MAX_REDIRECTS} redirects"
+        )))
+    }
+}
+
+async fn read_response(
+    mut response: reqwest::Response,
+    max_body: u64,
+    timeout: Duration,
+) -> Result<Response, Error> {
+    if response.content_length().is_some_and(|n| n > max_body) {
+        return Err(Error::BodyTooLarge(max_body));
+    }
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+        .collect();
+    let mut body = Vec::new();
+    let read = async {
+        while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
+            if (body.len() + chunk.len()) as u64 > max_body {
+                return Err(Error::BodyTooLarge(max_body));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(())
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .map_err(|_| Error::Timeout)??;
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// Maps a reqwest failure to the WIT error, recognising the resolver's
+/// refusal as a policy denial.
+fn transport_error(e: &reqwest::Error) -> Error {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = source {
+        if let Some(private) = err.downcast_ref::<PrivateAddress>() {
+            return Error::Denied(private.to_string());
+        }
+        source = err.source();
+    }
+    if e.is_timeout() {
+        return Error::Timeout;
+    }
+    let mut chain = Vec::new();
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    let mut seen = HashSet::new();
+    while let Some(err) = source {
+        let text = err.to_string();
+        if seen.insert(text.clone()) {
+            chain.push(text);
+        }
+        source = err.source();
+    }
+    Error::ConnectionFailed(chain.join(": "))
+}
+
+/// The URL without its query string, for logs (queries can carry data).
+fn redacted(url: &Url) -> String {
+    let mut u = url.clone();
+    u.set_query(None);
+    u.to_string()
+}

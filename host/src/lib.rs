@@ -1,0 +1,33 @@
+//! toolhost: an MCP gateway that serves WebAssembly tool components.
+//!
+//! A request travels through these modules, top to bottom:
+//!
+//! | module         | job                                                             |
+//! |----------------|-----------------------------------------------------------------|
+//! | [`server`]     | MCP over stdio (rmcp): both protocol eras, tools/list, tools/call |
+//! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
+//! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
+//! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
+//! | [`imports`]    | the host side of each WIT import                                 |
+//! | [`policy`]     | which destinations a plugin may reach                            |
+//! | [`plugin`]     | loading a component file: compile, link, list, check             |
+//! | [`spec`]       | a tool definition checked against MCP's rules                    |
+//! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
+//! | [`config`]     | `toolhost.toml`                                                  |
+//!
+//! Only [`server`] knows MCP and JSON-RPC; everything below it deals in
+//! tools, arguments and outcomes.
+
+#![deny(missing_docs)]
+
+pub mod bindings;
+pub mod call;
+pub mod config;
+pub mod confirmation;
+pub mod engine;
+pub mod imports;
+pub mod plugin;
+pub mod policy;
+pub mod registry;
+pub mod server;
+pub mod spec;

@@ -1,0 +1,130 @@
+//! The `toolhost` command line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use toolhost::call::CallEnv;
+use toolhost::config::Config;
+use toolhost::engine::Runtime;
+use toolhost::imports::http::HttpClient;
+use toolhost::plugin::Loader;
+use toolhost::registry::Registry;
+
+/// An MCP gateway that runs every tool as a sandboxed WebAssembly component.
+#[derive(Parser)]
+#[command(name = "toolhost", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the plugin directory's tools to an MCP client over stdio.
+    Serve(PluginArgs),
+    /// Print the tools a plugin directory provides, as a table.
+    List(PluginArgs),
+}
+
+#[derive(clap::Args)]
+struct PluginArgs {
+    /// Directory of tool components (`*.wasm`).
+    #[arg(long, value_name = "DIR")]
+    plugins: PathBuf,
+    /// Configuration file (toolhost.toml): network policy, credentials,
+    /// settings and limits per plugin. Without it, plugins reach nothing.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl PluginArgs {
+    async fn load(&self) -> Result<(CallEnv, Loader, Registry)> {
+        let config = match &self.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        let runtime = Runtime::new(config.max_memory_bytes())?;
+        let http = HttpClient::new(&config).context("cannot build the HTTP client")?;
+        let linker = toolhost::imports::linker(&runtime.engine)?;
+        let loader = Loader {
+            runtime: runtime.clone(),
+            linker: Arc::new(linker),
+            config: Arc::new(config),
+            http: http.clone(),
+        };
+        let registry = Registry::load_dir(&loader, &self.plugins).await?;
+        Ok((CallEnv { runtime, http }, loader, registry))
+    }
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    // stdout carries the protocol; every log line goes to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
+                .unwrap_or_else(|_| "info,rmcp=warn".into()),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => {
+                let (env, loader, registry) = args.load().await?;
+                toolhost::server::serve_stdio(env, loader, registry).await
+            }
+            Command::List(args) => {
+                let (_, _, registry) = args.load().await?;
+                print_table(&registry);
+                Ok(())
+            }
+        }
+    })
+}
+
+fn print_table(registry: &Registry) {
+    let rows: Vec<[String; 4]> = registry
+        .tools()
+        .map(|t| {
+            let a = &t.spec.annotations;
+            let flags = [
+                (a.read_only, "read-only"),
+                (a.destructive, "destructive"),
+                (a.idempotent, "idempotent"),
+                (a.open_world, "open-world"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, name)| *name)
+            .collect::<Vec<_>>()
+            .join(",");
+            [
+                t.spec.name.clone(),
+                t.spec.title.clone(),
+                flags,
+                t.plugin.file.clone(),
+            ]
+        })
+        .collect();
+    let header = ["TOOL", "TITLE", "ANNOTATIONS", "FILE"].map(String::from);
+    let mut widths = header.clone().map(|h| h.len());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+}

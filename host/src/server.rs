@@ -1,0 +1,335 @@
+//! MCP over stdio: the only module (with [`crate::confirmation`]) that knows
+//! the protocol.
+//!
+//! [`Gateway`] implements rmcp's `ServerHandler` for both protocol eras in
+//! one process:
+//! - `tools/list` reads the current [`Registry`];
+//! - `tools/call` looks the tool up (unknown: JSON-RPC `-32602`), picks the
+//!   [`Confirmer`](crate::call::Confirmer) for this client, runs the call
+//!   with [`run_call`], and maps the [`CallOutcome`]: success →
+//!   `structuredContent` plus the same JSON as text; failure → `isError`
+//!   with the envelope `{"ok":false,"result":null,"issues":[…]}`; a
+//!   confirmation for a 2026-07-28 client → `input_required`;
+//! - list changes go to legacy sessions as `notifications/tools/list_changed`
+//!   and to 2026-07-28 clients on their `subscriptions/listen` streams.
+
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
+};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
+use crate::config::Config;
+use crate::confirmation::{
+    Elicit, Replay, RequestStates, elicitation_params, outcome_of, without_elicitation,
+};
+use crate::plugin::Loader;
+use crate::registry::Registry;
+
+/// The key of the confirmation in `inputRequests` / `inputResponses`.
+const CONFIRM_KEY: &str = "confirm";
+
+/// The MCP server: shared by every request of the session.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    env: CallEnv,
+    config: Arc<Config>,
+    /// The tools being served; replaced whole on change.
+    registry: ArcSwap<Registry>,
+    /// Seals `requestState` for 2026-07-28 confirmation rounds.
+    states: RequestStates,
+    /// The legacy session's peer, once `initialized` arrived.
+    legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    /// Open `subscriptions/listen` streams (2026-07-28).
+    listeners: Mutex<Vec<SubscriptionSink>>,
+}
+
+impl Gateway {
+    /// A gateway serving `registry`.
+    pub fn new(env: CallEnv, loader: &Loader, registry: Registry) -> Gateway {
+        let config = loader.config.clone();
+        Gateway {
+            inner: Arc::new(Inner {
+                env,
+                states: RequestStates::new(config.elicitation_timeout),
+                config,
+                registry: ArcSwap::from_pointee(registry),
+                legacy_peer: Mutex::new(None),
+                listeners: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The registry being served.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.inner.registry.load_full()
+    }
+
+    /// Serves `registry` from now on and tells every client its tool list
+    /// changed.
+    pub async fn replace_registry(&self, registry: Registry) {
+        self.inner.registry.store(Arc::new(registry));
+        self.notify_tools_changed().await;
+    }
+
+    /// Sends `tools/list_changed` to the legacy session and every listen
+    /// stream.
+    pub async fn notify_tools_changed(&self) {
+        let peer = self.inner.legacy_peer.lock().expect("not poisoned").clone();
+        if let Some(peer) = peer
+            && let Err(e) = peer.notify_tool_list_changed().await
+        {
+            tracing::debug!("cannot send tools/list_changed: {e}");
+        }
+        let sinks: Vec<SubscriptionSink> =
+            self.inner.listeners.lock().expect("not poisoned").clone();
+        for sink in sinks {
+            if let Err(e) = sink.notify_tool_list_changed().await {
+                tracing::debug!("cannot notify listen stream: {e}");
+            }
+        }
+    }
+
+    fn mcp_tools(&self) -> Vec<Tool> {
+        self.registry()
+            .tools()
+            .map(|t| {
+                let s = &t.spec;
+                let a = &s.annotations;
+                let mut tool = Tool::new(
+                    s.name.clone(),
+                    s.description.clone(),
+                    s.input_schema.clone(),
+                )
+                .with_title(s.title.clone())
+                .with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(a.read_only)
+                        .destructive(a.destructive)
+                        .idempotent(a.idempotent)
+                        .open_world(a.open_world),
+                );
+                if let Some(out) = &s.output_schema {
+                    tool = tool.with_raw_output_schema(out.clone());
+                }
+                tool
+            })
+            .collect()
+    }
+}
+
+/// Whether the request speaks 2026-07-28 or later (no server-to-client
+/// requests; confirmations travel in `input_required` results).
+fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// Whether the client declared the elicitation capability.
+fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some()
+}
+
+/// Forwards progress reports as `notifications/progress`.
+struct PeerProgress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+}
+
+impl ProgressSink for PeerProgress {
+    fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let mut param = ProgressNotificationParam::new(self.token.clone(), progress);
+            if let Some(total) = total {
+                param = param.with_total(total);
+            }
+            if let Some(message) = message {
+                param = param.with_message(message);
+            }
+            if let Err(e) = self.peer.notify_progress(param).await {
+                tracing::debug!("cannot send progress: {e}");
+            }
+        })
+    }
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Tools served by toolhost from sandboxed WebAssembly components. Tools that change \
+                 data preview first (confirm=false) and ask the user before acting (confirm=true).",
+        )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        *self.inner.legacy_peer.lock().expect("not poisoned") = Some(context.peer.clone());
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.mcp_tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let registry = self.registry();
+        let Some(tool) = registry.tool(&request.name).cloned() else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {:?}; call tools/list to see the tools available",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let modern = is_modern(&context);
+
+        let confirmer: Box<dyn Confirmer> = if !can_elicit(&context) {
+            Box::new(without_elicitation(
+                self.inner.config.confirmation,
+                &arguments,
+            ))
+        } else if !modern {
+            Box::new(Elicit {
+                peer: context.peer.clone(),
+                timeout: self.inner.config.elicitation_timeout,
+            })
+        } else {
+            match (&request.request_state, &request.input_responses) {
+                (None, None) => Box::new(Replay::new(Vec::new())),
+                (Some(state), Some(responses)) => {
+                    let mut answered =
+                        self.inner
+                            .states
+                            .open(&tool.spec.name, &arguments, state)
+                            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+                    let answer = responses.get(CONFIRM_KEY).cloned().ok_or_else(|| {
+                        ErrorData::invalid_params(
+                            format!("inputResponses has no {CONFIRM_KEY:?} answer"),
+                            None,
+                        )
+                    })?;
+                    let answer: ElicitResult = serde_json::from_value(answer).map_err(|e| {
+                        ErrorData::invalid_params(
+                            format!(
+                                "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
+                            ),
+                            None,
+                        )
+                    })?;
+                    answered.push(outcome_of(&answer));
+                    Box::new(Replay::new(answered))
+                }
+                _ => {
+                    return Err(ErrorData::invalid_params(
+                        "send requestState and inputResponses together, as the input_required result asked",
+                        None,
+                    ));
+                }
+            }
+        };
+        let progress: Option<Arc<dyn ProgressSink>> =
+            context.meta.get_progress_token().map(|token| {
+                Arc::new(PeerProgress {
+                    peer: context.peer.clone(),
+                    token,
+                }) as _
+            });
+
+        let outcome = tokio::select! {
+            outcome = run_call(&self.inner.env, &tool.plugin, &tool.spec, arguments.clone(), confirmer, progress) => outcome,
+            _ = context.ct.cancelled() => {
+                tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
+                return Err(ErrorData::invalid_request("the request was cancelled", None));
+            }
+        };
+        Ok(match outcome {
+            CallOutcome::Success(value) => CallToolResult::structured(value).into(),
+            CallOutcome::Failed(issues) => CallToolResult::structured_error(
+                json!({"ok": false, "result": null, "issues": issues}),
+            )
+            .into(),
+            CallOutcome::InputRequired { message, answered } => {
+                let state = self
+                    .inner
+                    .states
+                    .seal(&tool.spec.name, &arguments, &answered);
+                let mut requests = InputRequests::new();
+                requests.insert(
+                    CONFIRM_KEY.to_string(),
+                    InputRequest::Elicitation(ElicitRequest::new(elicitation_params(&message))),
+                );
+                InputRequiredResult::new(Some(requests), Some(state)).into()
+            }
+        })
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        self.inner
+            .listeners
+            .lock()
+            .expect("not poisoned")
+            .push(sink);
+        context.cancelled().await;
+        self.inner
+            .listeners
+            .lock()
+            .expect("not poisoned")
+            .retain(|s| s.id() != &id);
+        Ok(())
+    }
+}
+
+/// Serves `registry` on stdin/stdout until the client goes away.
+pub async fn serve_stdio(env: CallEnv, loader: Loader, registry: Registry) -> anyhow::Result<()> {
+    let gateway = Gateway::new(env, &loader, registry);
+    let tools = gateway.registry().tools().count();
+    tracing::info!(tools, "serving on stdio");
+    let service = gateway.serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}

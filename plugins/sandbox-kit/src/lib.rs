@@ -1,0 +1,66 @@
+//! Shared pieces of toolhost's upstream-API sandboxes.
+//!
+//! A sandbox is a small, real HTTP server on loopback that stands in for an
+//! upstream REST API (StatusPro today, Katana later) in tests, the demo and
+//! benchmarks. Each sandbox owns its routes, data and validation; this crate
+//! holds what every sandbox needs around them:
+//!
+//! | module | job |
+//! |---|---|
+//! | [`auth`] | `Authorization: Bearer <key>` check |
+//! | [`rate_limit`] | sliding-window limiter keyed by API key, with named buckets |
+//! | [`fault`] | `X-Sandbox-Fault: 500\|503\|429\|timeout` parsing |
+//! | [`request_log`] | thread-safe, clearable log of every request received |
+//! | [`error_style`] | pluggable error-body shapes (`{"message"}` vs `{"statusCode","name","message"}`) |
+//! | [`gate`] | one middleware running log → auth → fault → rate limit in that order |
+//! | [`server`] | bind `127.0.0.1:port` (port 0 allowed) and serve in the background |
+//!
+//! Errors: each fallible piece has its own small `thiserror` enum or struct
+//! carrying the context a test failure needs (the address that failed to bind,
+//! the bucket that was full, the header value that named no fault).
+//!
+//! # Example
+//!
+//! A gated router, served on a free port, answering a test's request:
+//!
+//! ```
+//! use std::{sync::Arc, time::Duration};
+//! use axum::{Router, routing::get};
+//! use sandbox_kit::{Gate, MessageStyle, RateLimiter, serve};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let limiter = Arc::new(RateLimiter::new(Duration::from_secs(60)).with_bucket("default", 60));
+//! let gate = Gate::new("secret", MessageStyle)
+//!     .with_rate_limiter(limiter, |_, _| vec!["default".to_owned()]);
+//! let log = gate.request_log().clone();
+//! let router = gate.wrap(Router::new().route("/ping", get(|| async { "pong" })));
+//! let server = serve(router, 0).await.unwrap();
+//!
+//! let response = reqwest::Client::new()
+//!     .get(format!("{}/ping", server.url()))
+//!     .bearer_auth("secret")
+//!     .send()
+//!     .await
+//!     .unwrap();
+//! assert_eq!(response.text().await.unwrap(), "pong");
+//! assert_eq!(log.entries()[0].path, "/ping");
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+pub mod auth;
+pub mod error_style;
+pub mod fault;
+pub mod gate;
+pub mod rate_limit;
+pub mod request_log;
+pub mod server;
+
+pub use auth::{AuthError, check_bearer};
+pub use error_style::{ErrorStyle, MessageStyle, NamedStyle};
+pub use fault::{FAULT_HEADER, FAULT_RETRY_AFTER_SECS, Fault, UnknownFault};
+pub use gate::{BucketClassifier, DEFAULT_FAULT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, Gate};
+pub use rate_limit::{RateLimited, RateLimiter};
+pub use request_log::{LoggedRequest, RequestLog};
+pub use server::{ServeError, ServerHandle, serve};

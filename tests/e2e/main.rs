@@ -1,0 +1,8 @@
+//! End-to-end tests: the real `toolhost` binary, real components, rmcp's
+//! client over stdio, in both protocol eras. Run `cargo xtask test` (it
+//! builds the components first).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod foundation;

@@ -1,0 +1,482 @@
+//! Shared harness for the end-to-end tests: build a plugin directory from
+//! the components `cargo xtask build-plugins` made, start the real
+//! `toolhost` binary, and drive it over stdio with rmcp's client in either
+//! protocol era. Also a loopback HTTP server that records what reaches it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
+    ProgressNotificationParam, ProtocolVersion, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ClientServiceExt, ErrorData, ServiceError, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::Notify;
+
+/// Which protocol era the client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` handshake, protocol 2025-11-25.
+    Legacy,
+    /// Stateless 2026-07-28 (`server/discover`, per-request `_meta`).
+    Modern,
+}
+
+/// Both eras, for tests that must hold in each.
+pub const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
+
+/// How the test client answers elicitations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elicitation {
+    /// The client does not declare the capability.
+    Unsupported,
+    /// Accept with `confirm` set to this.
+    Accept(bool),
+    /// Decline.
+    Decline,
+    /// Cancel.
+    Cancel,
+    /// Never answer.
+    Hang,
+}
+
+/// What the client saw besides responses.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Messages of the elicitations it was asked.
+    pub elicitations: Vec<String>,
+    /// `tools/list_changed` notifications (legacy).
+    pub list_changed: usize,
+    /// Progress notifications: (progress, total, message).
+    pub progress: Vec<(f64, Option<f64>, Option<String>)>,
+}
+
+/// The test client.
+#[derive(Clone)]
+pub struct TestClient {
+    elicitation: Elicitation,
+    /// What it saw.
+    pub seen: Arc<Mutex<Seen>>,
+    /// Woken on every event recorded in `seen`.
+    pub changed: Arc<Notify>,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::default();
+        if self.elicitation != Elicitation::Unsupported {
+            caps.elicitation = Some(ElicitationCapability::default());
+        }
+        ClientConfig::new(caps, Implementation::new("toolhost-tests", "0.1.0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let message = match &request {
+            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+            _ => "(not a form)".to_string(),
+        };
+        self.seen.lock().unwrap().elicitations.push(message);
+        self.changed.notify_waiters();
+        Ok(match self.elicitation {
+            Elicitation::Accept(yes) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": yes }))
+            }
+            Elicitation::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Elicitation::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            Elicitation::Hang => std::future::pending().await,
+            Elicitation::Unsupported => {
+                return Err(ErrorData::method_not_found::<
+                    rmcp::model::ElicitationCreateRequestMethod,
+                >());
+            }
+        })
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.seen.lock().unwrap().list_changed += 1;
+        self.changed.notify_waiters();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.seen
+            .lock()
+            .unwrap()
+            .progress
+            .push((params.progress, params.total, params.message));
+        self.changed.notify_waiters();
+    }
+}
+
+/// The directory `cargo xtask build-plugins` fills.
+pub fn components_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("components")
+}
+
+/// The built component `name` (e.g. `hello`), as bytes.
+pub fn component(name: &str) -> Vec<u8> {
+    let path = components_dir().join(format!("{name}.wasm"));
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!("cannot read {}: {e}. Build the components first: `cargo xtask build-plugins` (or run `cargo xtask test`)", path.display())
+    })
+}
+
+/// How to start a host.
+pub struct HostOptions {
+    /// Components to put in the plugin directory, by name.
+    pub components: Vec<String>,
+    /// Extra files for the plugin directory: (file name, bytes).
+    pub extra_files: Vec<(String, Vec<u8>)>,
+    /// `toolhost.toml` text, if any.
+    pub config: Option<String>,
+    /// The client's era.
+    pub era: Era,
+    /// How the client answers elicitations.
+    pub elicitation: Elicitation,
+    /// Environment variables for the host process.
+    pub env: Vec<(String, String)>,
+}
+
+impl HostOptions {
+    /// A host serving `components`, with a legacy client that cannot elicit.
+    pub fn new(components: &[&str]) -> HostOptions {
+        HostOptions {
+            components: components.iter().map(|s| s.to_string()).collect(),
+            extra_files: Vec::new(),
+            config: None,
+            era: Era::Legacy,
+            elicitation: Elicitation::Unsupported,
+            env: Vec::new(),
+        }
+    }
+
+    /// Sets the era.
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// Sets the config file's text.
+    pub fn config(mut self, text: impl Into<String>) -> Self {
+        self.config = Some(text.into());
+        self
+    }
+
+    /// Sets how elicitations are answered.
+    pub fn elicitation(mut self, e: Elicitation) -> Self {
+        self.elicitation = e;
+        self
+    }
+
+    /// Adds a file to the plugin directory.
+    pub fn file(mut self, name: &str, bytes: Vec<u8>) -> Self {
+        self.extra_files.push((name.to_string(), bytes));
+        self
+    }
+
+    /// Sets an environment variable for the host.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+}
+
+/// A running `toolhost serve` with a connected client.
+pub struct Host {
+    /// The client session.
+    pub client: RunningService<RoleClient, TestClient>,
+    /// The client's handler state.
+    pub handler: TestClient,
+    /// Everything the host wrote to stderr so far.
+    pub stderr: Arc<Mutex<String>>,
+    stderr_grew: Arc<Notify>,
+    /// The plugin directory.
+    pub plugins: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Host {
+    /// Starts the host and connects.
+    pub async fn start(options: HostOptions) -> Host {
+        let dir = tempfile::tempdir().unwrap();
+        let plugins = dir.path().join("plugins");
+        std::fs::create_dir(&plugins).unwrap();
+        for name in &options.components {
+            std::fs::write(plugins.join(format!("{name}.wasm")), component(name)).unwrap();
+        }
+        for (name, bytes) in &options.extra_files {
+            std::fs::write(plugins.join(name), bytes).unwrap();
+        }
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command.arg("serve").arg("--plugins").arg(&plugins);
+        if let Some(text) = &options.config {
+            let path = dir.path().join("toolhost.toml");
+            std::fs::write(&path, text).unwrap();
+            command.arg("--config").arg(path);
+        }
+        command.env("TOOLHOST_LOG", "info,toolhost=debug");
+        for (k, v) in &options.env {
+            command.env(k, v);
+        }
+        let (transport, stderr_pipe) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_grew = Arc::new(Notify::new());
+        if let Some(mut pipe) = stderr_pipe {
+            let (stderr, grew) = (stderr.clone(), stderr_grew.clone());
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = pipe.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let text = String::from_utf8_lossy(&buf[..n]).to_string();
+                    eprint!("{text}");
+                    stderr.lock().unwrap().push_str(&text);
+                    grew.notify_waiters();
+                }
+            });
+        }
+        let handler = TestClient {
+            elicitation: options.elicitation,
+            seen: Arc::default(),
+            changed: Arc::new(Notify::new()),
+        };
+        let client = match options.era {
+            Era::Legacy => handler
+                .clone()
+                .serve(transport)
+                .await
+                .expect("the legacy client connects"),
+            Era::Modern => handler
+                .clone()
+                .serve_with_lifecycle(
+                    transport,
+                    rmcp::service::ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("the 2026-07-28 client connects"),
+        };
+        client
+            .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+            .await;
+        Host {
+            client,
+            handler,
+            stderr,
+            stderr_grew,
+            plugins,
+            _dir: dir,
+        }
+    }
+
+    /// Lists every tool.
+    pub async fn tools(&self) -> Vec<Tool> {
+        self.client
+            .list_all_tools()
+            .await
+            .expect("tools/list works")
+    }
+
+    /// Calls `name` with `arguments` (an object), following
+    /// `input_required` rounds as a real client does.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<CallToolResult, ServiceError> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(map) = arguments {
+            params = params.with_arguments(map);
+        }
+        self.client.call_tool(params).await
+    }
+
+    /// Calls and expects a successful result; returns `structuredContent`.
+    pub async fn ok(&self, name: &str, arguments: Value) -> Value {
+        let result = self
+            .call(name, arguments)
+            .await
+            .expect("the call is answered");
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "{name} failed: {:?}",
+            result.structured_content
+        );
+        check_text_matches_structured(&result);
+        result.structured_content.expect("structured content")
+    }
+
+    /// Calls and expects a tool error; returns the envelope's first issue.
+    pub async fn tool_error(&self, name: &str, arguments: Value) -> Value {
+        let result = self
+            .call(name, arguments)
+            .await
+            .expect("the call is answered");
+        assert_eq!(
+            result.is_error,
+            Some(true),
+            "{name} should fail: {:?}",
+            result.structured_content
+        );
+        check_text_matches_structured(&result);
+        let envelope = result.structured_content.expect("an error envelope");
+        assert_eq!(envelope["ok"], json!(false));
+        assert_eq!(envelope["result"], Value::Null);
+        envelope["issues"][0].clone()
+    }
+
+    /// Waits until stderr contains `needle`.
+    pub async fn wait_for_stderr(&self, needle: &str) -> String {
+        let wait = async {
+            loop {
+                let notified = self.stderr_grew.notified();
+                {
+                    let text = self.stderr.lock().unwrap();
+                    if text.contains(needle) {
+                        return text.clone();
+                    }
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "stderr never contained {needle:?}:\n{}",
+                    self.stderr.lock().unwrap()
+                )
+            })
+    }
+
+    /// Waits until `check` holds for what the client saw.
+    pub async fn wait_for_seen(&self, check: impl Fn(&Seen) -> bool) {
+        let wait = async {
+            loop {
+                let notified = self.handler.changed.notified();
+                if check(&self.handler.seen.lock().unwrap()) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .expect("the client saw the event in time");
+    }
+}
+
+/// The text block must carry the same JSON as `structuredContent`.
+fn check_text_matches_structured(result: &CallToolResult) {
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("a text block");
+    let parsed: Value = serde_json::from_str(&text).expect("the text block is JSON");
+    assert_eq!(
+        Some(parsed),
+        result.structured_content,
+        "text and structuredContent differ"
+    );
+}
+
+/// A request that reached a [`Recorder`].
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The method.
+    pub method: String,
+    /// The path.
+    pub path: String,
+    /// The `authorization` header, if any.
+    pub authorization: Option<String>,
+}
+
+/// A loopback HTTP server that records every request and answers 200
+/// (or redirects, under `/redirect?to=URL`).
+pub struct Recorder {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The port.
+    pub port: u16,
+    /// Requests received.
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+    _server: sandbox_kit::ServerHandle,
+}
+
+impl Recorder {
+    /// Starts one.
+    pub async fn start() -> Recorder {
+        use axum::extract::{Query, Request};
+        use axum::response::{IntoResponse, Redirect};
+        let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
+        let log = requests.clone();
+        let router = axum::Router::new()
+            .route(
+                "/redirect",
+                axum::routing::any(
+                    |Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                        Redirect::temporary(&q["to"]).into_response()
+                    },
+                ),
+            )
+            .fallback(move |request: Request| {
+                let log = log.clone();
+                async move {
+                    log.lock().unwrap().push(Recorded {
+                        method: request.method().to_string(),
+                        path: request.uri().path().to_string(),
+                        authorization: request
+                            .headers()
+                            .get("authorization")
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_string),
+                    });
+                    "recorded"
+                }
+            });
+        let server = sandbox_kit::serve(router, 0).await.unwrap();
+        Recorder {
+            url: server.url(),
+            port: server.addr().port(),
+            requests,
+            _server: server,
+        }
+    }
+
+    /// Requests received so far.
+    pub fn received(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// A config block letting `misbehaving.wasm` reach this server.
+    pub fn allow_block(&self, plugin: &str) -> String {
+        format!(
+            "[[plugins.{plugin}.allow]]\nhost = \"127.0.0.1\"\nport = {}\n",
+            self.port
+        )
+    }
+}

@@ -1,0 +1,100 @@
+//! `cargo xtask demo`: toolhost for real, with no account.
+//!
+//! Starts the StatusPro sandbox on a loopback port, writes a `toolhost.toml`
+//! that points the StatusPro components at it (the API key reaches the
+//! sandbox only through the host's credential injection), collects the
+//! bundled components into `target/demo/plugins/`, and runs
+//! `toolhost serve` with this process's stdin and stdout, so the command can
+//! be an MCP client's server command. Everything else goes to stderr.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use anyhow::{Context, Result};
+
+/// The components the demo serves: every StatusPro tool and the example.
+fn is_demo_component(file: &str) -> bool {
+    file.starts_with("statuspro_") || file == "hello.wasm"
+}
+
+pub fn run(root: &Path, components: &Path) -> Result<()> {
+    // The host binary: the same debug build the tests use (its compiler
+    // crates are optimised, see the workspace Cargo.toml).
+    crate::run(crate::cargo(root).args(["build", "--quiet", "--package", "toolhost"]))?;
+    let target = crate::target_dir(root);
+    let toolhost = target.join("debug/toolhost");
+
+    let demo = target.join("demo");
+    let plugins = demo.join("plugins");
+    if plugins.exists() {
+        std::fs::remove_dir_all(&plugins)?;
+    }
+    std::fs::create_dir_all(&plugins)?;
+    for entry in std::fs::read_dir(components)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if is_demo_component(&name) {
+            std::fs::copy(entry.path(), plugins.join(&name))?;
+        }
+    }
+
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let sandbox = statuspro_sandbox::start(statuspro_sandbox::SandboxConfig::default())
+            .await
+            .context("cannot start the StatusPro sandbox")?;
+        let port = sandbox.addr().port();
+        let config = format!(
+            r#"# Written by `cargo xtask demo`: StatusPro tools against the local sandbox.
+[host]
+confirmation = "deny"
+
+[plugins.statuspro]
+files = ["statuspro_*.wasm"]
+config = {{ base_url = "{base}" }}
+
+[[plugins.statuspro.allow]]
+host = "127.0.0.1"
+port = {port}
+methods = ["GET", "POST"]
+
+[[plugins.statuspro.credentials]]
+host = "127.0.0.1"
+header = "Authorization"
+value = "Bearer ${{STATUSPRO_API_KEY}}"
+
+[[plugins.hello.allow]]
+host = "127.0.0.1"
+port = {port}
+methods = ["GET"]
+"#,
+            base = sandbox.base_url(),
+        );
+        let config_path = demo.join("toolhost.toml");
+        std::fs::write(&config_path, config)?;
+        eprintln!(
+            "StatusPro sandbox: {} (demo config: {})",
+            sandbox.base_url(),
+            config_path.display()
+        );
+
+        let status = tokio::process::Command::new(&toolhost)
+            .arg("serve")
+            .arg("--plugins")
+            .arg(&plugins)
+            .arg("--config")
+            .arg(&config_path)
+            .env("STATUSPRO_API_KEY", sandbox.api_key())
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit())
+            .status()
+            .await
+            .with_context(|| format!("cannot start {}", toolhost.display()))?;
+        sandbox.shutdown().await?;
+        if !status.success() {
+            anyhow::bail!("toolhost exited with {status}");
+        }
+        Ok(())
+    })
+}

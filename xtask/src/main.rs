@@ -1,0 +1,165 @@
+//! Project tasks, run as `cargo xtask <task>`:
+//!
+//! - `build-plugins`: build every tool component (each workspace crate with
+//!   a `cdylib` target under `plugins/` or `tests/components/`) for
+//!   `wasm32-wasip2` with the `plugin` profile, and collect the `.wasm` files
+//!   in `target/components/`.
+//! - `test`: `build-plugins`, then `cargo test --workspace`. This is the
+//!   command that runs every test.
+//! - `demo`: `build-plugins`, then run toolhost against the bundled sandboxes
+//!   (see `demo.rs`).
+//!
+//! Everything goes to stderr except what toolhost itself writes, so `demo`
+//! can be an MCP client's server command.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+mod demo;
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    match args.first().map(String::as_str) {
+        Some("build-plugins") => build_plugins(&root).map(|_| ()),
+        Some("test") => {
+            build_plugins(&root)?;
+            run(cargo(&root).args(["test", "--workspace"]).args(&args[1..]))
+        }
+        Some("demo") => {
+            let components = build_plugins(&root)?;
+            demo::run(&root, &components)
+        }
+        _ => {
+            eprintln!("usage: cargo xtask <build-plugins | test [cargo test args] | demo>");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn cargo(root: &Path) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root);
+    // Progress and diagnostics go to stderr; keep stdout for the protocol.
+    c.stdout(std::process::Stdio::from(std::io::stderr()));
+    c
+}
+
+fn run(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run {command:?}"))?;
+    if !status.success() {
+        bail!("{command:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// The target directory cargo uses for this workspace.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Builds every component and copies them to `target/components/`.
+/// Returns that directory.
+pub fn build_plugins(root: &Path) -> Result<PathBuf> {
+    ensure_wasm_target()?;
+    let packages = component_packages(root)?;
+    let mut build = cargo(root);
+    build.args(["build", "--target", "wasm32-wasip2", "--profile", "plugin"]);
+    for p in &packages {
+        build.args(["--package", p]);
+    }
+    run(&mut build).context("building the components failed (is the target installed? `rustup target add wasm32-wasip2`)")?;
+
+    let target = target_dir(root);
+    let out = target.join("components");
+    std::fs::create_dir_all(&out)?;
+    for p in &packages {
+        let file = format!("{}.wasm", p.replace('-', "_"));
+        let built = target.join("wasm32-wasip2/plugin").join(&file);
+        let dest = out.join(&file);
+        // Copy only when changed, so the directory's files keep their
+        // identity when nothing was rebuilt.
+        let bytes =
+            std::fs::read(&built).with_context(|| format!("missing {}", built.display()))?;
+        if std::fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
+            std::fs::write(&dest, &bytes)?;
+        }
+    }
+    eprintln!("components: {} in {}", packages.len(), out.display());
+    Ok(out)
+}
+
+/// Installs the `wasm32-wasip2` target with rustup when it is missing.
+fn ensure_wasm_target() -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output();
+    match installed {
+        Ok(out)
+            if String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .any(|l| l.trim() == "wasm32-wasip2") =>
+        {
+            Ok(())
+        }
+        Ok(_) => {
+            eprintln!("installing the wasm32-wasip2 target with rustup");
+            run(Command::new("rustup")
+                .args(["target", "add", "wasm32-wasip2"])
+                .stdout(std::process::Stdio::from(std::io::stderr())))
+        }
+        // Without rustup, the build below says what is missing.
+        Err(_) => Ok(()),
+    }
+}
+
+/// Workspace packages with a `cdylib` target under `plugins/` or
+/// `tests/components/`.
+fn component_packages(root: &Path) -> Result<Vec<String>> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .output()
+        .context("cannot run cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    let mut names = Vec::new();
+    for package in meta["packages"].as_array().into_iter().flatten() {
+        let manifest = package["manifest_path"].as_str().unwrap_or_default();
+        let is_component = package["targets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| {
+                t["crate_types"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c == "cdylib")
+            });
+        let under = |dir: &str| Path::new(manifest).starts_with(root.join(dir));
+        if is_component && (under("plugins") || under("tests/components")) {
+            names.push(package["name"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
