@@ -101,16 +101,34 @@ impl Tool for ReadonlyPost {
     }
 }
 
-/// Asks for confirmation, then POSTs only when confirmed.
+/// A URL to POST to, two-step.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TwoStep {
+    /// The URL.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// False: preview only. True: ask the user, then POST.
+    #[serde(default)]
+    #[schemars(example = true)]
+    confirm: bool,
+}
+
+/// Previews, or asks for confirmation and then POSTs only when confirmed.
 struct ConfirmThenPost;
 impl Tool for ConfirmThenPost {
-    type Input = Target;
+    type Input = TwoStep;
     type Output = Report;
     const NAME: &'static str = "confirm_then_post";
     const TITLE: &'static str = "Confirm, Then Post";
     const DESCRIPTION: &'static str = "Ask the user, then POST to a URL if they agree. Test tool.";
     const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
-    fn call(&self, input: Target) -> Result<Report, ToolError> {
+    fn call(&self, input: TwoStep) -> Result<Report, ToolError> {
+        if !input.confirm {
+            return Ok(Report {
+                detail: "preview".into(),
+            });
+        }
         let outcome = require_confirmation(&format!("Post to {}?", input.url));
         if !outcome.is_confirmed() {
             return Ok(Report {

@@ -1,0 +1,404 @@
+//! Confirmation: the `confirm` import over elicitation in both eras, the
+//! operator's policy for clients that cannot elicit, the sealed
+//! `requestState` of 2026-07-28 rounds, the host's gate on mutations, and
+//! cancellation while a confirmation is pending.
+
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientRequest, ElicitResult, ElicitationAction,
+    InputRequiredResult, InputResponses, Request,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+
+use crate::support::{ERAS, Elicitation, Era, Host, HostOptions, Recorder};
+
+/// A host serving the misbehaving component, allowed to reach `server`.
+async fn host(server: &Recorder, era: Era, elicitation: Elicitation, extra_config: &str) -> Host {
+    Host::start(
+        HostOptions::new(&["misbehaving"])
+            .era(era)
+            .elicitation(elicitation)
+            .config(format!(
+                "{extra_config}\n{}",
+                server.allow_block("misbehaving")
+            )),
+    )
+    .await
+}
+
+fn post_args(server: &Recorder) -> Value {
+    json!({"url": format!("{}/hook", server.url), "confirm": true})
+}
+
+fn posts(server: &Recorder) -> usize {
+    server
+        .received()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count()
+}
+
+#[tokio::test]
+async fn an_accepted_confirmation_lets_the_mutation_through() {
+    for era in ERAS {
+        let server = Recorder::start().await;
+        let host = host(&server, era, Elicitation::Accept(true), "").await;
+        let out = host.ok("confirm_then_post", post_args(&server)).await;
+        assert_eq!(out["detail"], "posted: 200", "{era:?}");
+        assert_eq!(posts(&server), 1, "{era:?}");
+        let seen = host.handler.seen.lock().unwrap();
+        assert_eq!(
+            seen.elicitations,
+            [format!("Post to {}/hook?", server.url)],
+            "{era:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_preview_asks_nothing_and_sends_nothing() {
+    for era in ERAS {
+        let server = Recorder::start().await;
+        let host = host(&server, era, Elicitation::Accept(true), "").await;
+        let out = host
+            .ok(
+                "confirm_then_post",
+                json!({"url": format!("{}/hook", server.url)}),
+            )
+            .await;
+        assert_eq!(out["detail"], "preview");
+        assert!(server.received().is_empty());
+        assert!(host.handler.seen.lock().unwrap().elicitations.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn decline_cancel_and_accept_with_false_send_nothing_and_say_which() {
+    for era in ERAS {
+        for (answer, expected) in [
+            (Elicitation::Decline, "cancelled"),
+            (Elicitation::Cancel, "cancelled"),
+            (Elicitation::Accept(false), "declined"),
+        ] {
+            let server = Recorder::start().await;
+            let host = host(&server, era, answer, "").await;
+            let out = host.ok("confirm_then_post", post_args(&server)).await;
+            assert_eq!(out["detail"], expected, "{era:?} {answer:?}");
+            assert_eq!(host.handler.seen.lock().unwrap().elicitations.len(), 1);
+            assert!(
+                server.received().is_empty(),
+                "{era:?} {answer:?}: nothing may be sent"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unanswered_legacy_elicitation_expires_as_cancelled() {
+    let server = Recorder::start().await;
+    let host = host(
+        &server,
+        Era::Legacy,
+        Elicitation::Hang,
+        "[host]\nelicitation_timeout_secs = 1\n",
+    )
+    .await;
+    let out = host.ok("confirm_then_post", post_args(&server)).await;
+    assert_eq!(out["detail"], "cancelled");
+    assert!(server.received().is_empty());
+}
+
+#[tokio::test]
+async fn an_expired_request_state_is_refused() {
+    // The 2026-07-28 counterpart of an elicitation timeout: the state lives
+    // for elicitation_timeout_secs, so a late answer is refused.
+    let server = Recorder::start().await;
+    let host = host(
+        &server,
+        Era::Modern,
+        Elicitation::Accept(true),
+        "[host]\nelicitation_timeout_secs = 1\n",
+    )
+    .await;
+    let (params, first) = first_round(&host, &server).await;
+    // Waiting out the state's one-second lifetime is the behaviour under test.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let refused = host
+        .client
+        .call_tool_once(retry(&params, &first, true))
+        .await;
+    assert_refused(refused, "invalid");
+    assert!(server.received().is_empty());
+}
+
+#[tokio::test]
+async fn without_elicitation_the_deny_policy_refuses_and_explains() {
+    for era in ERAS {
+        let server = Recorder::start().await;
+        let host = host(&server, era, Elicitation::Unsupported, "").await;
+        let out = host.ok("confirm_then_post", post_args(&server)).await;
+        assert_eq!(out["detail"], "unsupported", "{era:?}");
+        assert!(server.received().is_empty());
+        assert!(
+            host.handler.seen.lock().unwrap().elicitations.is_empty(),
+            "never elicit an incapable client"
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_elicitation_trust_confirm_flag_takes_confirm_true_as_the_yes() {
+    for era in ERAS {
+        let server = Recorder::start().await;
+        let host = host(
+            &server,
+            era,
+            Elicitation::Unsupported,
+            "[host]\nconfirmation = \"trust-confirm-flag\"\n",
+        )
+        .await;
+        let out = host.ok("confirm_then_post", post_args(&server)).await;
+        assert_eq!(out["detail"], "posted: 200", "{era:?}");
+        assert_eq!(posts(&server), 1);
+        assert!(host.handler.seen.lock().unwrap().elicitations.is_empty());
+        // A lying component cannot mutate without the flag.
+        let issue = host
+            .tool_error(
+                "post_unconfirmed",
+                json!({"url": format!("{}/hook", server.url)}),
+            )
+            .await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED");
+        assert_eq!(posts(&server), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_posts_without_confirming_is_refused() {
+    for era in ERAS {
+        let server = Recorder::start().await;
+        let host = host(&server, era, Elicitation::Accept(true), "").await;
+        let issue = host
+            .tool_error(
+                "post_unconfirmed",
+                json!({"url": format!("{}/hook", server.url)}),
+            )
+            .await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?}");
+        assert!(
+            issue["message"]
+                .as_str()
+                .unwrap()
+                .contains("without the user's confirmation"),
+            "{issue}"
+        );
+        assert!(server.received().is_empty());
+        host.wait_for_stderr("refused: tool post_unconfirmed").await;
+    }
+}
+
+#[tokio::test]
+async fn a_read_only_tool_cannot_post_even_when_confirmed() {
+    for era in ERAS {
+        let server = Recorder::start().await;
+        let host = host(&server, era, Elicitation::Accept(true), "").await;
+        let issue = host
+            .tool_error(
+                "readonly_post",
+                json!({"url": format!("{}/hook", server.url)}),
+            )
+            .await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?}");
+        assert!(
+            issue["message"].as_str().unwrap().contains("read-only"),
+            "{issue}"
+        );
+        assert!(server.received().is_empty());
+    }
+}
+
+/// Runs the first round of a 2026-07-28 confirmation by hand.
+async fn first_round(
+    host: &Host,
+    server: &Recorder,
+) -> (CallToolRequestParams, InputRequiredResult) {
+    let Value::Object(args) = post_args(server) else {
+        unreachable!()
+    };
+    let params = CallToolRequestParams::new("confirm_then_post").with_arguments(args);
+    match host
+        .client
+        .call_tool_once(params.clone())
+        .await
+        .expect("answered")
+    {
+        CallToolResponse::InputRequired(ir) => {
+            let request = serde_json::to_value(&ir.input_requests).unwrap();
+            assert_eq!(request["confirm"]["method"], "elicitation/create");
+            assert_eq!(request["confirm"]["params"]["mode"], "form");
+            let schema = &request["confirm"]["params"]["requestedSchema"];
+            assert_eq!(schema["required"], json!(["confirm"]));
+            assert_eq!(schema["properties"]["confirm"]["type"], "boolean");
+            assert!(schema["properties"]["confirm"]["description"].is_string());
+            assert!(ir.request_state.is_some());
+            (params, ir)
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+fn retry(
+    params: &CallToolRequestParams,
+    round: &InputRequiredResult,
+    yes: bool,
+) -> CallToolRequestParams {
+    retry_with_state(params, round.request_state.clone().unwrap(), yes)
+}
+
+fn retry_with_state(
+    params: &CallToolRequestParams,
+    state: String,
+    yes: bool,
+) -> CallToolRequestParams {
+    let answer = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": yes}));
+    let mut responses = InputResponses::new();
+    responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
+    params
+        .clone()
+        .with_input_responses(responses)
+        .with_request_state(state)
+}
+
+fn assert_refused(result: Result<CallToolResponse, ServiceError>, needle: &str) {
+    match result {
+        Err(ServiceError::McpError(e)) => {
+            assert_eq!(e.code.0, -32602);
+            assert!(
+                e.message.contains("requestState") && e.message.contains(needle),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected the state to be refused, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_tampered_request_state_is_refused_and_nothing_is_sent() {
+    let server = Recorder::start().await;
+    let host = host(&server, Era::Modern, Elicitation::Accept(true), "").await;
+    let (params, round) = first_round(&host, &server).await;
+    let state = round.request_state.clone().unwrap();
+    // Flip one character of the payload.
+    let mut tampered: Vec<char> = state.chars().collect();
+    let i = 6;
+    tampered[i] = if tampered[i] == 'A' { 'B' } else { 'A' };
+    let tampered: String = tampered.into_iter().collect();
+    assert_refused(
+        host.client
+            .call_tool_once(retry_with_state(&params, tampered, true))
+            .await,
+        "altered",
+    );
+    // The same state bound to other arguments is refused too.
+    let Value::Object(other) = json!({"url": format!("{}/other", server.url), "confirm": true})
+    else {
+        unreachable!()
+    };
+    let moved = CallToolRequestParams::new("confirm_then_post").with_arguments(other);
+    assert_refused(
+        host.client
+            .call_tool_once(retry(&moved, &round, true))
+            .await,
+        "different arguments",
+    );
+    assert!(server.received().is_empty());
+}
+
+#[tokio::test]
+async fn a_foreign_request_state_is_refused() {
+    let server = Recorder::start().await;
+    let one = host(&server, Era::Modern, Elicitation::Accept(true), "").await;
+    let two = host(&server, Era::Modern, Elicitation::Accept(true), "").await;
+    let (params, round) = first_round(&one, &server).await;
+    assert_refused(
+        two.client
+            .call_tool_once(retry(&params, &round, true))
+            .await,
+        "another server process",
+    );
+    assert!(server.received().is_empty());
+}
+
+#[tokio::test]
+async fn a_replayed_request_state_is_refused() {
+    let server = Recorder::start().await;
+    let host = host(&server, Era::Modern, Elicitation::Accept(true), "").await;
+    let (params, round) = first_round(&host, &server).await;
+    match host
+        .client
+        .call_tool_once(retry(&params, &round, true))
+        .await
+        .unwrap()
+    {
+        CallToolResponse::Complete(result) => {
+            assert_eq!(result.structured_content.unwrap()["detail"], "posted: 200");
+        }
+        other => panic!("expected the call to complete, got {other:?}"),
+    }
+    assert_eq!(posts(&server), 1);
+    assert_refused(
+        host.client
+            .call_tool_once(retry(&params, &round, true))
+            .await,
+        "already used",
+    );
+    assert_eq!(posts(&server), 1, "the replay sent nothing");
+}
+
+#[tokio::test]
+async fn cancelling_while_a_confirmation_is_pending_ends_the_call_and_sends_nothing() {
+    let server = Recorder::start().await;
+    let host = host(&server, Era::Legacy, Elicitation::Hang, "").await;
+    let Value::Object(args) = post_args(&server) else {
+        unreachable!()
+    };
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("confirm_then_post").with_arguments(args),
+    ));
+    let handle = host
+        .client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    host.wait_for_seen(|s| s.elicitations.len() == 1).await;
+    handle
+        .cancel(Some("the user closed the dialog".into()))
+        .await
+        .unwrap();
+    host.wait_for_stderr("call cancelled by the client").await;
+    assert!(server.received().is_empty());
+    // The host keeps serving.
+    let out = host
+        .ok(
+            "confirm_then_post",
+            json!({"url": format!("{}/hook", server.url)}),
+        )
+        .await;
+    assert_eq!(out["detail"], "preview");
+}
+
+#[tokio::test]
+async fn progress_reaches_the_client_in_both_eras() {
+    for era in ERAS {
+        let host = Host::start(HostOptions::new(&["misbehaving"]).era(era)).await;
+        host.ok("report_progress", json!({})).await;
+        host.wait_for_seen(|s| s.progress.len() == 3).await;
+        let seen = host.handler.seen.lock().unwrap();
+        let steps: Vec<f64> = seen.progress.iter().map(|p| p.0).collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0], "{era:?}");
+        assert_eq!(seen.progress[2].1, Some(3.0));
+        assert_eq!(seen.progress[2].2.as_deref(), Some("step 3"));
+    }
+}
