@@ -7,6 +7,7 @@
 //! | [`server`]     | MCP over stdio (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
+//! | [`watch`]      | hot reload: the plugin directory → the next registry             |
 //! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
 //! | [`imports`]    | the host side of each WIT import                                 |
 //! | [`policy`]     | which destinations a plugin may reach                            |
@@ -31,3 +32,4 @@ pub mod policy;
 pub mod registry;
 pub mod server;
 pub mod spec;
+pub mod watch;

@@ -23,7 +23,16 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the plugin directory's tools to an MCP client over stdio.
-    Serve(PluginArgs),
+    ///
+    /// The directory is watched: copy a component in and its tools appear,
+    /// replace it and they change, delete it and they go; clients are told.
+    Serve {
+        #[command(flatten)]
+        plugins: PluginArgs,
+        /// Do not watch the plugin directory for changes.
+        #[arg(long)]
+        no_watch: bool,
+    },
     /// Print the tools a plugin directory provides, as a table.
     List(PluginArgs),
 }
@@ -75,9 +84,10 @@ fn main() -> Result<()> {
         .build()?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Serve(args) => {
-                let (env, loader, registry) = args.load().await?;
-                toolhost::server::serve_stdio(env, loader, registry).await
+            Command::Serve { plugins, no_watch } => {
+                let (env, loader, registry) = plugins.load().await?;
+                let watch = (!no_watch).then(|| plugins.plugins.clone());
+                toolhost::server::serve_stdio(env, loader, registry, watch).await
             }
             Command::List(args) => {
                 let (_, _, registry) = args.load().await?;

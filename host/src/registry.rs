@@ -7,8 +7,10 @@
 //!
 //! **Name collisions** are settled deterministically: the tool already
 //! serving keeps its name and the newcomer's clashing tool is refused, with
-//! an error naming both files. At startup files load in name order, so the
-//! file that sorts first wins.
+//! an error naming both files. Precisely: plugins are ordered by when their
+//! file was first loaded (at startup, in file-name order; a replaced file
+//! keeps its place), and each name goes to the first plugin in that order
+//! that offers it. When a file is deleted, names it held pass to the next.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,8 +31,19 @@ pub struct ToolRef {
 /// Every tool served, by name.
 #[derive(Clone, Default)]
 pub struct Registry {
-    plugins: BTreeMap<String, Arc<Plugin>>,
+    /// Plugins by file name, with the order they were first loaded in.
+    plugins: BTreeMap<String, Loaded>,
+    /// Tools by name; derived from `plugins` by [`Registry::rebuild`].
     tools: BTreeMap<String, ToolRef>,
+    /// The next load order number.
+    next_order: u64,
+}
+
+#[derive(Clone)]
+struct Loaded {
+    plugin: Arc<Plugin>,
+    /// When the file was first loaded; a replacement keeps its file's order.
+    order: u64,
 }
 
 /// A tool refused because its name is taken.
@@ -67,47 +80,74 @@ impl Registry {
 
     /// Every plugin, by file name.
     pub fn plugins(&self) -> impl Iterator<Item = &Arc<Plugin>> {
-        self.plugins.values()
+        self.plugins.values().map(|l| &l.plugin)
     }
 
     /// The plugin loaded from `file`, if any.
     pub fn plugin(&self, file: &str) -> Option<&Arc<Plugin>> {
-        self.plugins.get(file)
+        self.plugins.get(file).map(|l| &l.plugin)
     }
 
     /// A registry with `plugin` added, replacing any plugin from the same
-    /// file. Tools whose names another file already serves are refused.
+    /// file (which keeps its place in the load order). Returns the tools of
+    /// `plugin` refused because an earlier-loaded file serves their names.
     pub fn with_plugin(&self, plugin: Arc<Plugin>) -> (Registry, Vec<Collision>) {
-        let mut next = self.without_plugin(&plugin.file);
-        let mut collisions = Vec::new();
-        for spec in &plugin.tools {
-            if let Some(existing) = next.tools.get(&spec.name) {
-                collisions.push(Collision {
-                    tool: spec.name.clone(),
-                    serving: existing.plugin.file.clone(),
-                    refused: plugin.file.clone(),
-                });
-                continue;
+        let mut next = self.clone();
+        let order = match next.plugins.get(&plugin.file) {
+            Some(existing) => existing.order,
+            None => {
+                next.next_order += 1;
+                next.next_order
             }
-            next.tools.insert(
-                spec.name.clone(),
-                ToolRef {
-                    plugin: plugin.clone(),
-                    spec: spec.clone(),
-                },
-            );
-        }
-        next.plugins.insert(plugin.file.clone(), plugin);
+        };
+        let file = plugin.file.clone();
+        next.plugins.insert(file.clone(), Loaded { plugin, order });
+        let collisions = next
+            .rebuild()
+            .into_iter()
+            .filter(|c| c.refused == file)
+            .collect();
         (next, collisions)
     }
 
-    /// A registry without the plugin from `file`.
+    /// A registry without the plugin from `file`. Names it held pass to the
+    /// next plugin in load order that offers them.
     pub fn without_plugin(&self, file: &str) -> Registry {
         let mut next = self.clone();
         if next.plugins.remove(file).is_some() {
-            next.tools.retain(|_, t| t.plugin.file != file);
+            next.rebuild();
         }
         next
+    }
+
+    /// Recomputes the tool map: plugins in load order, each tool taking its
+    /// name unless an earlier plugin has it.
+    fn rebuild(&mut self) -> Vec<Collision> {
+        let mut loaded: Vec<&Loaded> = self.plugins.values().collect();
+        loaded.sort_by_key(|l| l.order);
+        let mut tools: BTreeMap<String, ToolRef> = BTreeMap::new();
+        let mut collisions = Vec::new();
+        for l in loaded {
+            for spec in &l.plugin.tools {
+                if let Some(existing) = tools.get(&spec.name) {
+                    collisions.push(Collision {
+                        tool: spec.name.clone(),
+                        serving: existing.plugin.file.clone(),
+                        refused: l.plugin.file.clone(),
+                    });
+                    continue;
+                }
+                tools.insert(
+                    spec.name.clone(),
+                    ToolRef {
+                        plugin: l.plugin.clone(),
+                        spec: spec.clone(),
+                    },
+                );
+            }
+        }
+        self.tools = tools;
+        collisions
     }
 
     /// Loads every `*.wasm` in `dir`, in name order. A file that fails is

@@ -324,9 +324,18 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// Serves `registry` on stdin/stdout until the client goes away.
-pub async fn serve_stdio(env: CallEnv, loader: Loader, registry: Registry) -> anyhow::Result<()> {
+/// Serves `registry` on stdin/stdout until the client goes away, watching
+/// `watch_dir` for plugin changes when given.
+pub async fn serve_stdio(
+    env: CallEnv,
+    loader: Loader,
+    registry: Registry,
+    watch_dir: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
     let gateway = Gateway::new(env, &loader, registry);
+    if let Some(dir) = watch_dir {
+        crate::watch::watch(&dir, loader, gateway.clone())?;
+    }
     let tools = gateway.registry().tools().count();
     tracing::info!(tools, "serving on stdio");
     let service = gateway.serve(rmcp::transport::stdio()).await?;

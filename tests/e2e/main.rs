@@ -7,3 +7,4 @@ mod support;
 
 mod confirmation;
 mod foundation;
+mod hot_reload;

@@ -155,6 +155,8 @@ pub struct HostOptions {
     pub elicitation: Elicitation,
     /// Environment variables for the host process.
     pub env: Vec<(String, String)>,
+    /// Extra arguments for `toolhost serve`.
+    pub args: Vec<String>,
 }
 
 impl HostOptions {
@@ -167,7 +169,14 @@ impl HostOptions {
             era: Era::Legacy,
             elicitation: Elicitation::Unsupported,
             env: Vec::new(),
+            args: Vec::new(),
         }
+    }
+
+    /// Adds an argument to `toolhost serve`.
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.args.push(arg.to_string());
+        self
     }
 
     /// Sets the era.
@@ -228,7 +237,11 @@ impl Host {
             std::fs::write(plugins.join(name), bytes).unwrap();
         }
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
-        command.arg("serve").arg("--plugins").arg(&plugins);
+        command
+            .arg("serve")
+            .arg("--plugins")
+            .arg(&plugins)
+            .args(&options.args);
         if let Some(text) = &options.config {
             let path = dir.path().join("toolhost.toml");
             std::fs::write(&path, text).unwrap();
@@ -292,6 +305,19 @@ impl Host {
             plugins,
             _dir: dir,
         }
+    }
+
+    /// Opens a `subscriptions/listen` stream for tool-list changes
+    /// (2026-07-28 clients).
+    pub async fn listen(&self) -> rmcp::service::Subscription {
+        self.client
+            .listen(
+                rmcp::model::SubscriptionFilter::builder()
+                    .tools_list_changed()
+                    .build(),
+            )
+            .await
+            .expect("the listen stream opens")
     }
 
     /// Lists every tool.
@@ -418,6 +444,8 @@ pub struct Recorded {
 /// A loopback HTTP server that records every request and answers 200
 /// (or redirects, under `/redirect?to=URL`).
 pub struct Recorder {
+    /// Requests to `/hold` wait until this is true.
+    release: tokio::sync::watch::Sender<bool>,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
     /// The port.
@@ -434,7 +462,25 @@ impl Recorder {
         use axum::response::{IntoResponse, Redirect};
         let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
         let log = requests.clone();
+        let (release, released) = tokio::sync::watch::channel(false);
+        let hold_log = requests.clone();
         let router = axum::Router::new()
+            .route(
+                "/hold",
+                axum::routing::get(move || {
+                    let mut released = released.clone();
+                    let log = hold_log.clone();
+                    async move {
+                        log.lock().unwrap().push(Recorded {
+                            method: "GET".into(),
+                            path: "/hold".into(),
+                            authorization: None,
+                        });
+                        let _ = released.wait_for(|r| *r).await;
+                        "released"
+                    }
+                }),
+            )
             .route(
                 "/redirect",
                 axum::routing::any(
@@ -460,11 +506,32 @@ impl Recorder {
             });
         let server = sandbox_kit::serve(router, 0).await.unwrap();
         Recorder {
+            release,
             url: server.url(),
             port: server.addr().port(),
             requests,
             _server: server,
         }
+    }
+
+    /// Lets every request held at `/hold` finish.
+    pub fn release(&self) {
+        self.release.send_replace(true);
+    }
+
+    /// Waits until `n` requests have arrived.
+    pub async fn wait_for_requests(&self, n: usize) {
+        let wait = async {
+            loop {
+                if self.requests.lock().unwrap().len() >= n {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .expect("the requests arrived in time");
     }
 
     /// Requests received so far.
