@@ -343,7 +343,8 @@ pub async fn run_call(
     .await;
 
     let state = store.data_mut();
-    if let Some(Stop::NeedsInput(message)) = state.stop.take() {
+    let stop = state.stop.take();
+    if let Some(Stop::NeedsInput(message)) = stop {
         return CallOutcome::InputRequired {
             message,
             answered: std::mem::take(&mut state.outcomes),
@@ -376,7 +377,7 @@ pub async fn run_call(
         }
         Ok(Err(tool_error)) => CallOutcome::Failed(vec![tool_error.into()]),
         Err(trap) => {
-            let message = if let Some(Stop::Limit(why)) = state.stop.take() {
+            let message = if let Some(Stop::Limit(why)) = stop {
                 why
             } else if state.limiter.hit {
                 format!(
@@ -392,15 +393,25 @@ pub async fn run_call(
     }
 }
 
-/// The first line of a trap's description, without the backtrace.
+/// What a trap means, in words, without the backtrace.
 fn trap_summary(error: &wasmtime::Error) -> String {
-    if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
-        return trap.to_string();
+    match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::StackOverflow) => "it exhausted its call stack".into(),
+        // Rust and C guests keep their stack in linear memory; overflowing
+        // it usually surfaces as an out-of-bounds access.
+        Some(wasmtime::Trap::MemoryOutOfBounds) => {
+            "it accessed memory out of bounds (a stack overflow in the component looks like this)"
+                .into()
+        }
+        Some(wasmtime::Trap::UnreachableCodeReached) => {
+            "it panicked or reached unreachable code".into()
+        }
+        Some(trap) => trap.to_string(),
+        None => error
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("trap")
+            .to_string(),
     }
-    error
-        .to_string()
-        .lines()
-        .next()
-        .unwrap_or("trap")
-        .to_string()
 }

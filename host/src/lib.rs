@@ -14,6 +14,7 @@
 //! | [`plugin`]     | loading a component file: compile, link, list, check             |
 //! | [`spec`]       | a tool definition checked against MCP's rules                    |
 //! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
+//! | [`cache`]      | compiled components on disk, keyed and checksummed               |
 //! | [`config`]     | `toolhost.toml`                                                  |
 //!
 //! Only [`server`] knows MCP and JSON-RPC; everything below it deals in
@@ -22,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod bindings;
+pub mod cache;
 pub mod call;
 pub mod config;
 pub mod confirmation;

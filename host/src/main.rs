@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use toolhost::cache::CompileCache;
 use toolhost::call::CallEnv;
 use toolhost::config::Config;
 use toolhost::engine::Runtime;
@@ -46,6 +47,13 @@ struct PluginArgs {
     /// settings and limits per plugin. Without it, plugins reach nothing.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Where to keep compiled components, so restarts skip compilation.
+    /// Default: $XDG_CACHE_HOME/toolhost or ~/.cache/toolhost.
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile every component at start; keep nothing on disk.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
 }
 
 impl PluginArgs {
@@ -57,11 +65,26 @@ impl PluginArgs {
         let runtime = Runtime::new(config.max_memory_bytes())?;
         let http = HttpClient::new(&config).context("cannot build the HTTP client")?;
         let linker = toolhost::imports::linker(&runtime.engine)?;
+        let cache = if self.no_cache {
+            None
+        } else {
+            match self.cache_dir.clone().or_else(CompileCache::default_dir) {
+                Some(dir) => match CompileCache::open(&dir) {
+                    Ok(cache) => Some(cache),
+                    Err(e) => {
+                        tracing::warn!("compile cache disabled: cannot use {}: {e}", dir.display());
+                        None
+                    }
+                },
+                None => None,
+            }
+        };
         let loader = Loader {
             runtime: runtime.clone(),
             linker: Arc::new(linker),
             config: Arc::new(config),
             http: http.clone(),
+            cache,
         };
         let registry = Registry::load_dir(&loader, &self.plugins).await?;
         Ok((CallEnv { runtime, http }, loader, registry))

@@ -14,6 +14,7 @@ use wasmtime::component::{Component, Linker};
 
 use crate::bindings::PluginPre;
 use crate::bindings::confirm::Outcome;
+use crate::cache::CompileCache;
 use crate::call::{CallState, FixedAnswer, new_store};
 use crate::config::{Config, PluginSettings};
 use crate::engine::Runtime;
@@ -85,6 +86,8 @@ pub struct Loader {
     pub config: Arc<Config>,
     /// The HTTP client (imports need one even while listing).
     pub http: HttpClient,
+    /// Where compiled components are kept, if anywhere.
+    pub cache: Option<CompileCache>,
 }
 
 impl Loader {
@@ -105,10 +108,14 @@ impl Loader {
 
         // Compiling is CPU-bound: keep it off the async workers.
         let engine = self.runtime.engine.clone();
-        let component = tokio::task::spawn_blocking(move || Component::new(&engine, &bytes))
-            .await
-            .map_err(|e| LoadError::Compile(e.to_string()))?
-            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let cache = self.cache.clone();
+        let component = tokio::task::spawn_blocking(move || match cache {
+            Some(cache) => cache.compile(&engine, &bytes),
+            None => Component::new(&engine, &bytes),
+        })
+        .await
+        .map_err(|e| LoadError::Compile(e.to_string()))?
+        .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
         let pre = self
             .linker
             .instantiate_pre(&component)

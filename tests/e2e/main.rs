@@ -5,6 +5,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cache;
 mod confirmation;
 mod foundation;
 mod hot_reload;
+mod sandboxing;

@@ -221,6 +221,8 @@ pub struct Host {
     stderr_grew: Arc<Notify>,
     /// The plugin directory.
     pub plugins: PathBuf,
+    /// The host's process id.
+    pub pid: u32,
     _dir: tempfile::TempDir,
 }
 
@@ -255,6 +257,7 @@ impl Host {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let pid = transport.id().expect("the host is running");
         let stderr = Arc::new(Mutex::new(String::new()));
         let stderr_grew = Arc::new(Notify::new());
         if let Some(mut pipe) = stderr_pipe {
@@ -298,6 +301,7 @@ impl Host {
             .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
             .await;
         Host {
+            pid,
             client,
             handler,
             stderr,
@@ -373,6 +377,16 @@ impl Host {
         envelope["issues"][0].clone()
     }
 
+    /// The host's resident memory in KiB (VmRSS).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc")
+    }
+
     /// Waits until stderr contains `needle`.
     pub async fn wait_for_stderr(&self, needle: &str) -> String {
         let wait = async {
@@ -441,6 +455,20 @@ pub struct Recorded {
     pub authorization: Option<String>,
 }
 
+impl Recorded {
+    fn of(request: &axum::extract::Request) -> Recorded {
+        Recorded {
+            method: request.method().to_string(),
+            path: request.uri().path().to_string(),
+            authorization: request
+                .headers()
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+        }
+    }
+}
+
 /// A loopback HTTP server that records every request and answers 200
 /// (or redirects, under `/redirect?to=URL`).
 pub struct Recorder {
@@ -483,24 +511,22 @@ impl Recorder {
             )
             .route(
                 "/redirect",
-                axum::routing::any(
-                    |Query(q): Query<std::collections::HashMap<String, String>>| async move {
-                        Redirect::temporary(&q["to"]).into_response()
-                    },
-                ),
+                axum::routing::any({
+                    let log = requests.clone();
+                    move |Query(q): Query<std::collections::HashMap<String, String>>,
+                          request: Request| {
+                        let log = log.clone();
+                        async move {
+                            log.lock().unwrap().push(Recorded::of(&request));
+                            Redirect::temporary(&q["to"]).into_response()
+                        }
+                    }
+                }),
             )
             .fallback(move |request: Request| {
                 let log = log.clone();
                 async move {
-                    log.lock().unwrap().push(Recorded {
-                        method: request.method().to_string(),
-                        path: request.uri().path().to_string(),
-                        authorization: request
-                            .headers()
-                            .get("authorization")
-                            .and_then(|v| v.to_str().ok())
-                            .map(str::to_string),
-                    });
+                    log.lock().unwrap().push(Recorded::of(&request));
                     "recorded"
                 }
             });
