@@ -111,6 +111,35 @@ impl Confirmer for Elicit {
     }
 }
 
+/// Asks on the terminal (`toolhost call`): `y` or `yes` confirms, anything
+/// else declines. Without a terminal on stdin, every answer is *declined*.
+pub struct Terminal;
+
+impl Confirmer for Terminal {
+    fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked> {
+        let message = message.to_string();
+        Box::pin(async move {
+            use std::io::IsTerminal;
+            if !std::io::stdin().is_terminal() {
+                eprintln!("{message} [y/N] (no terminal: declined)");
+                return Asked::Answered(Outcome::Declined);
+            }
+            let answer = tokio::task::spawn_blocking(move || {
+                eprint!("{message} [y/N] ");
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).map(|_| line)
+            })
+            .await;
+            let yes = matches!(answer, Ok(Ok(line)) if matches!(line.trim().to_lowercase().as_str(), "y" | "yes"));
+            Asked::Answered(if yes {
+                Outcome::Confirmed
+            } else {
+                Outcome::Declined
+            })
+        })
+    }
+}
+
 /// Answers from earlier `input_required` rounds, in order; a question past
 /// them needs another round.
 pub struct Replay {

@@ -16,6 +16,7 @@
 //! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
 //! | [`cache`]      | compiled components on disk, keyed and checksummed               |
 //! | [`config`]     | `toolhost.toml`                                                  |
+//! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //!
 //! Only [`server`] knows MCP and JSON-RPC; everything below it deals in
 //! tools, arguments and outcomes.
@@ -29,9 +30,11 @@ pub mod config;
 pub mod confirmation;
 pub mod engine;
 pub mod imports;
+pub mod lint;
 pub mod plugin;
 pub mod policy;
 pub mod registry;
+pub mod scaffold;
 pub mod server;
 pub mod spec;
 pub mod watch;

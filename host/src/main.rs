@@ -36,6 +36,35 @@ enum Command {
     },
     /// Print the tools a plugin directory provides, as a table.
     List(PluginArgs),
+    /// Load a component and lint its tools against the tool design
+    /// guidelines; exits non-zero on errors.
+    Check {
+        /// The component file.
+        file: PathBuf,
+    },
+    /// Call one tool from the terminal through the same path as `serve`,
+    /// and print the result. Confirmations are asked on the terminal
+    /// (y/N); without a terminal they are declined.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Its arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        #[command(flatten)]
+        plugins: PluginArgs,
+    },
+    /// Create a tool component crate that builds and passes `check`.
+    New {
+        /// The crate's name, e.g. `weather-tools`.
+        name: String,
+        /// Where to create it.
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// The toolhost-sdk crate to depend on.
+        #[arg(long, value_name = "PATH")]
+        sdk: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -58,6 +87,16 @@ struct PluginArgs {
 
 impl PluginArgs {
     async fn load(&self) -> Result<(CallEnv, Loader, Registry)> {
+        let loader = self.loader().await?;
+        let registry = Registry::load_dir(&loader, &self.plugins).await?;
+        let env = CallEnv {
+            runtime: loader.runtime.clone(),
+            http: loader.http.clone(),
+        };
+        Ok((env, loader, registry))
+    }
+
+    async fn loader(&self) -> Result<Loader> {
         let config = match &self.config {
             Some(path) => Config::load(path)?,
             None => Config::default(),
@@ -79,15 +118,13 @@ impl PluginArgs {
                 None => None,
             }
         };
-        let loader = Loader {
-            runtime: runtime.clone(),
+        Ok(Loader {
+            runtime,
             linker: Arc::new(linker),
             config: Arc::new(config),
-            http: http.clone(),
+            http,
             cache,
-        };
-        let registry = Registry::load_dir(&loader, &self.plugins).await?;
-        Ok((CallEnv { runtime, http }, loader, registry))
+        })
     }
 }
 
@@ -117,8 +154,99 @@ fn main() -> Result<()> {
                 print_table(&registry);
                 Ok(())
             }
+            Command::Check { file } => check(&file).await,
+            Command::Call {
+                tool,
+                arguments,
+                plugins,
+            } => call(&plugins, &tool, &arguments).await,
+            Command::New { name, dir, sdk } => {
+                let sdk = sdk.unwrap_or_else(toolhost::scaffold::default_sdk_path);
+                let created = toolhost::scaffold::create(&dir, &name, &sdk)?;
+                eprintln!(
+                    "created {}\nbuild it:  cd {} && cargo build --target wasm32-wasip2 --release",
+                    created.display(),
+                    created.display()
+                );
+                Ok(())
+            }
         }
     })
+}
+
+/// `toolhost check FILE`.
+async fn check(file: &std::path::Path) -> Result<()> {
+    let args = PluginArgs {
+        plugins: PathBuf::new(),
+        config: None,
+        cache_dir: None,
+        no_cache: true,
+    };
+    let loader = args.loader().await?;
+    let plugin = match loader.load_file(file).await {
+        Ok(plugin) => plugin,
+        Err(e) => {
+            eprintln!("error: {} cannot be loaded: {e}", file.display());
+            std::process::exit(1);
+        }
+    };
+    let mut errors = 0;
+    let mut warnings = 0;
+    for tool in &plugin.tools {
+        for finding in toolhost::lint::lint(tool) {
+            match finding.severity {
+                toolhost::lint::Severity::Error => errors += 1,
+                toolhost::lint::Severity::Warning => warnings += 1,
+            }
+            println!("{finding}");
+        }
+    }
+    println!(
+        "{}: {} tools, {errors} errors, {warnings} warnings",
+        file.display(),
+        plugin.tools.len()
+    );
+    if errors > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `toolhost call TOOL [JSON]`.
+async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
+    let arguments: serde_json::Value = serde_json::from_str(arguments)
+        .context("the arguments are not valid JSON; pass an object such as '{\"name\":\"Ada\"}'")?;
+    let (env, _, registry) = plugins.load().await?;
+    let Some(found) = registry.tool(tool) else {
+        let names: Vec<&str> = registry.tools().map(|t| t.spec.name.as_str()).collect();
+        anyhow::bail!(
+            "no tool named {tool:?}; the directory has: {}",
+            names.join(", ")
+        );
+    };
+    let outcome = toolhost::call::run_call(
+        &env,
+        &found.plugin,
+        &found.spec,
+        arguments,
+        Box::new(toolhost::confirmation::Terminal),
+        None,
+    )
+    .await;
+    match outcome {
+        toolhost::call::CallOutcome::Success(value) => {
+            println!("{}", serde_json::to_string_pretty(&value)?);
+            Ok(())
+        }
+        toolhost::call::CallOutcome::Failed(issues) => {
+            let envelope = serde_json::json!({"ok": false, "result": null, "issues": issues});
+            println!("{}", serde_json::to_string_pretty(&envelope)?);
+            std::process::exit(1);
+        }
+        toolhost::call::CallOutcome::InputRequired { .. } => {
+            unreachable!("the terminal answers every confirmation")
+        }
+    }
 }
 
 fn print_table(registry: &Registry) {

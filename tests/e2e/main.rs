@@ -6,6 +6,7 @@
 mod support;
 
 mod cache;
+mod commands;
 mod confirmation;
 mod foundation;
 mod hot_reload;

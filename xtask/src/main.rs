@@ -8,6 +8,8 @@
 //!   command that runs every test.
 //! - `demo`: `build-plugins`, then run toolhost against the bundled sandboxes
 //!   (see `demo.rs`).
+//! - `fuzz [SECONDS]`: `build-plugins`, then run the `call_json` fuzz target
+//!   (`tests/fuzz`) for SECONDS (default 60). Needs `cargo install cargo-fuzz`.
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
 //! can be an MCP client's server command.
@@ -28,12 +30,19 @@ fn main() -> Result<()> {
             build_plugins(&root)?;
             run(cargo(&root).args(["test", "--workspace"]).args(&args[1..]))
         }
+        Some("fuzz") => {
+            let components = build_plugins(&root)?;
+            let seconds = args.get(1).map(String::as_str).unwrap_or("60");
+            fuzz(&root, &components, seconds)
+        }
         Some("demo") => {
             let components = build_plugins(&root)?;
             demo::run(&root, &components)
         }
         _ => {
-            eprintln!("usage: cargo xtask <build-plugins | test [cargo test args] | demo>");
+            eprintln!(
+                "usage: cargo xtask <build-plugins | test [cargo test args] | demo | fuzz [SECONDS]>"
+            );
             std::process::exit(2);
         }
     }
@@ -62,6 +71,37 @@ fn run(command: &mut Command) -> Result<()> {
         bail!("{command:?} failed with {status}");
     }
     Ok(())
+}
+
+/// Runs the `call_json` fuzz target for `seconds`.
+///
+/// cargo-fuzz passes unstable compiler flags; `RUSTC_BOOTSTRAP=1` lets the
+/// stable toolchain accept them. No sanitizer: the host is safe Rust, and the
+/// target checks the host's own invariants.
+fn fuzz(root: &Path, components: &Path, seconds: &str) -> Result<()> {
+    let fuzz_dir = root.join("tests/fuzz");
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .current_dir(&fuzz_dir)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("TOOLHOST_COMPONENTS", components)
+        .args([
+            "fuzz",
+            "run",
+            "--fuzz-dir",
+            ".",
+            "--dev",
+            "--sanitizer",
+            "none",
+            "call_json",
+        ])
+        .arg("corpus/call_json")
+        .arg("--")
+        .arg(format!("-max_total_time={seconds}"))
+        .arg("-rss_limit_mb=4096")
+        .arg("-max_len=4096");
+    run(&mut command)
+        .context("fuzzing failed (is cargo-fuzz installed? `cargo install cargo-fuzz`)")
 }
 
 /// The target directory cargo uses for this workspace.

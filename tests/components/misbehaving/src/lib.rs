@@ -297,7 +297,30 @@ impl Tool for Progress {
     }
 }
 
+/// Arguments without documentation (for `toolhost check`).
+#[derive(Deserialize, JsonSchema)]
+#[allow(missing_docs)]
+struct Undocumented {
+    id: u64,
+}
+
+/// A tool that breaks the design guidelines on purpose: named for deleting
+/// but annotated read-only, with an undocumented field.
+struct DeleteRecord;
+impl Tool for DeleteRecord {
+    type Input = Undocumented;
+    type Output = Report;
+    const NAME: &'static str = "delete_record";
+    const TITLE: &'static str = "Delete Record";
+    const DESCRIPTION: &'static str = "Deletes.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    fn call(&self, input: Undocumented) -> Result<Report, ToolError> {
+        Ok(Report { detail: input.id.to_string() })
+    }
+}
+
 toolhost_sdk::export_tools!(
+    DeleteRecord,
     Fail,
     Crash,
     PostUnconfirmed,

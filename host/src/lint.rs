@@ -1,0 +1,290 @@
+//! `toolhost check`: lint a component's tools against the project's tool
+//! design guidelines (LLM-first tools: titles, descriptions that say what
+//! and when, every input field described with an example, enums for finite
+//! sets, annotations that match behaviour, an output schema).
+//!
+//! Each [`Finding`] names the tool, what is wrong and how to fix it.
+//! Errors fail the check; warnings are advice.
+
+use serde_json::{Map, Value};
+
+use crate::spec::ToolSpec;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Advice.
+    Warning,
+    /// Fails the check.
+    Error,
+}
+
+/// One problem with one tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// How serious it is.
+    pub severity: Severity,
+    /// The tool.
+    pub tool: String,
+    /// What is wrong.
+    pub problem: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "{level}[{}]: {}\n  fix: {}",
+            self.tool, self.problem, self.fix
+        )
+    }
+}
+
+/// Verbs that name tools which only read.
+const READ_VERBS: &[&str] = &[
+    "list", "get", "search", "lookup", "find", "read", "fetch", "query", "verify",
+];
+/// Verbs that name tools which delete.
+const DELETE_VERBS: &[&str] = &["delete", "remove", "destroy", "purge"];
+/// Words that tell a model when to use a tool.
+const WHEN_CUES: &[&str] = &[
+    "use ", "use it", "call ", "when ", "before ", "after ", "to ",
+];
+
+/// Lints one tool.
+pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut push = |severity, problem: String, fix: &str| {
+        findings.push(Finding {
+            severity,
+            tool: spec.name.clone(),
+            problem,
+            fix: fix.to_string(),
+        });
+    };
+
+    let first = first_sentence(&spec.description);
+    if first.chars().count() < 20 {
+        push(
+            Severity::Error,
+            format!(
+                "the description's first sentence is too short to say what the tool does: {first:?}"
+            ),
+            "start the description with one sentence saying what the tool does, then when to use it",
+        );
+    }
+    let lower = spec.description.to_lowercase();
+    if !WHEN_CUES.iter().any(|c| lower.contains(c)) {
+        push(
+            Severity::Warning,
+            "the description does not say when to use the tool".into(),
+            "add when to use it, e.g. \"Use it before update_order_status.\"",
+        );
+    }
+
+    let verb = spec
+        .name
+        .split(['_', '.', '-'])
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    let a = &spec.annotations;
+    if READ_VERBS.contains(&verb.as_str()) && !a.read_only {
+        push(
+            Severity::Error,
+            format!(
+                "a tool named {:?} reads, but is not annotated read-only",
+                spec.name
+            ),
+            "set read_only (Annotations::READ_ONLY), or rename the tool after what it changes",
+        );
+    }
+    if DELETE_VERBS.contains(&verb.as_str()) && !(a.destructive && a.idempotent && !a.read_only) {
+        push(
+            Severity::Error,
+            format!(
+                "a tool named {:?} deletes: it must be destructive and idempotent, not read-only",
+                spec.name
+            ),
+            "use Annotations::mutating(true, true)",
+        );
+    }
+    let properties = spec
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object);
+    if properties.is_some_and(|p| p.contains_key("confirm")) && a.read_only {
+        push(
+            Severity::Error,
+            "the tool takes a `confirm` parameter but is annotated read-only".into(),
+            "a tool that asks for confirmation changes something: use Annotations::mutating(..)",
+        );
+    }
+    if a.read_only && a.destructive {
+        push(
+            Severity::Error,
+            "the tool is annotated both read-only and destructive".into(),
+            "a read-only tool destroys nothing: set destructive to false",
+        );
+    }
+    if spec.output_schema.is_none() {
+        push(
+            Severity::Error,
+            "the tool declares no output schema".into(),
+            "declare the output type (toolhost-sdk does this from `Tool::Output`)",
+        );
+    }
+
+    let mut fields = Vec::new();
+    if let Some(props) = properties {
+        walk_fields("", props, &mut fields);
+    }
+    for (path, schema) in fields {
+        if schema
+            .get("description")
+            .and_then(Value::as_str)
+            .is_none_or(|d| d.trim().is_empty())
+        {
+            push(
+                Severity::Error,
+                format!("input field `{path}` has no description"),
+                "document the field (a doc comment on the struct field)",
+            );
+        }
+        let has_example = schema
+            .get("examples")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty())
+            || schema.get("example").is_some();
+        if !has_example {
+            push(
+                Severity::Error,
+                format!("input field `{path}` has no example"),
+                "add one, e.g. #[schemars(example = &\"st000003\")]",
+            );
+        }
+        let described = schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_lowercase();
+        let enumerated = schema.get("enum").is_some()
+            || schema.get("const").is_some()
+            || schema.get("items").and_then(|i| i.get("enum")).is_some();
+        if !enumerated && (described.contains("one of") || described.contains(" | ")) {
+            push(
+                Severity::Warning,
+                format!("input field `{path}` lists its values in prose"),
+                "make it an enum so clients and models see the allowed values",
+            );
+        }
+    }
+    findings
+}
+
+/// Collects `(path, schema)` for every property, descending into objects
+/// and array items.
+fn walk_fields<'a>(
+    prefix: &str,
+    props: &'a Map<String, Value>,
+    out: &mut Vec<(String, &'a Value)>,
+) {
+    for (name, schema) in props {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        out.push((path.clone(), schema));
+        if let Some(inner) = schema.get("properties").and_then(Value::as_object) {
+            walk_fields(&path, inner, out);
+        }
+        if let Some(inner) = schema
+            .get("items")
+            .and_then(|i| i.get("properties"))
+            .and_then(Value::as_object)
+        {
+            walk_fields(&format!("{path}[]"), inner, out);
+        }
+    }
+}
+
+/// The text up to and including the first full stop followed by a space or
+/// the end.
+fn first_sentence(text: &str) -> &str {
+    let text = text.trim();
+    match text.find(". ") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::types::{Annotations, ToolDefinition};
+
+    fn spec(
+        name: &str,
+        description: &str,
+        schema: &str,
+        read_only: bool,
+        output: bool,
+    ) -> ToolSpec {
+        ToolSpec::from_definition(ToolDefinition {
+            name: name.into(),
+            title: "T".into(),
+            description: description.into(),
+            input_schema: schema.into(),
+            output_schema: output.then(|| r#"{"type":"object"}"#.into()),
+            annotations: Annotations {
+                read_only,
+                destructive: false,
+                idempotent: true,
+                open_world: true,
+            },
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_good_tool_is_clean() {
+        let s = spec(
+            "list_orders",
+            "List orders with filters. Use it to find an order before changing it.",
+            r#"{"type":"object","properties":{"page":{"type":"integer","description":"Page.","examples":[1]}}}"#,
+            true,
+            true,
+        );
+        assert_eq!(lint(&s), vec![]);
+    }
+
+    #[test]
+    fn findings_name_the_problem() {
+        let s = spec(
+            "delete_note",
+            "Deletes.",
+            r#"{"type":"object","properties":{"id":{"type":"integer"},"kind":{"type":"string","description":"one of a, b","examples":["a"]}}}"#,
+            true,
+            false,
+        );
+        let problems: Vec<String> = lint(&s).into_iter().map(|f| f.problem).collect();
+        let all = problems.join("\n");
+        for needle in [
+            "too short",
+            "deletes",
+            "no output schema",
+            "`id` has no description",
+            "`id` has no example",
+            "`kind` lists its values",
+        ] {
+            assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The command line beyond `serve`: `list`, `check`, `call`, `new`, `--help`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support::{component, components_dir};
+
+fn toolhost(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("TOOLHOST_LOG", "warn")
+        .output()
+        .expect("toolhost runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn plugin_dir(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        std::fs::write(dir.path().join(format!("{name}.wasm")), component(name)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn help_documents_every_command_and_flag() {
+    let out = toolhost(&["--help"]);
+    let help = text(&out.stdout);
+    for command in ["serve", "list", "check", "call", "new"] {
+        assert!(help.contains(command), "{help}");
+    }
+    let serve = text(&toolhost(&["serve", "--help"]).stdout);
+    for flag in ["--plugins", "--config", "--no-watch", "--cache-dir", "--no-cache"] {
+        assert!(serve.contains(flag), "{serve}");
+    }
+}
+
+#[test]
+fn list_prints_a_table() {
+    let dir = plugin_dir(&["hello"]);
+    let out = toolhost(&["list", "--plugins", dir.path().to_str().unwrap()]);
+    assert!(out.status.success());
+    let table = text(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("TOOL") && lines[0].contains("ANNOTATIONS"), "{table}");
+    assert!(lines[1].starts_with("fetch_url") && lines[1].contains("read-only"), "{table}");
+    assert!(lines[2].starts_with("greet") && lines[2].contains("Greet Someone"), "{table}");
+}
+
+#[test]
+fn check_passes_every_shipped_component_and_fails_a_sloppy_one() {
+    let mut shipped = 0;
+    for entry in std::fs::read_dir(components_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        // Test components misbehave on purpose; everything else ships.
+        if ["misbehaving", "echo"].contains(&name.as_str()) || path.extension().is_none_or(|e| e != "wasm") {
+            continue;
+        }
+        let out = toolhost(&["check", path.to_str().unwrap()]);
+        let report = text(&out.stdout);
+        assert!(out.status.success(), "{name} fails the check:\n{report}");
+        assert!(report.contains(" 0 errors, 0 warnings"), "{name}:\n{report}");
+        shipped += 1;
+    }
+    assert!(shipped >= 1);
+
+    let sloppy = components_dir().join("misbehaving.wasm");
+    let out = toolhost(&["check", sloppy.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let report = text(&out.stdout);
+    assert!(report.contains("error[delete_record]"), "{report}");
+    assert!(report.contains("fix:"), "{report}");
+}
+
+#[test]
+fn check_reports_a_file_that_is_not_a_component() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.wasm");
+    std::fs::write(&file, b"nope").unwrap();
+    let out = toolhost(&["check", file.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("not a valid WebAssembly component"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn call_runs_a_tool_once_and_pretty_prints_the_result() {
+    let dir = plugin_dir(&["hello", "misbehaving"]);
+    let plugins = dir.path().to_str().unwrap();
+    let out = toolhost(&["call", "greet", r#"{"name":"Ada"}"#, "--plugins", plugins]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\n  \"message\": \"Hello, Ada!\"\n}\n");
+
+    // A tool error prints the envelope and exits non-zero.
+    let out = toolhost(&["call", "fail", "--plugins", plugins]);
+    assert!(!out.status.success());
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["issues"][0]["code"], "NOT_FOUND");
+
+    // Without a terminal, a confirmation is declined.
+    let out = toolhost(&[
+        "call",
+        "confirm_then_post",
+        r#"{"url":"http://127.0.0.1:9/x","confirm":true}"#,
+        "--plugins",
+        plugins,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["detail"], "declined");
+    assert!(text(&out.stderr).contains("no terminal: declined"));
+
+    // An unknown tool names the ones there are.
+    let out = toolhost(&["call", "nope", "--plugins", plugins]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("greet"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn new_scaffolds_a_component_that_builds_and_passes_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolhost(&["new", "weather-tools", "--dir", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let crate_dir = dir.path().join("weather-tools");
+    assert!(crate_dir.join("src/lib.rs").exists());
+
+    // Build it as an author would; share a target directory between runs.
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/scaffold");
+    let build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&crate_dir)
+        .args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", text(&build.stderr));
+    let wasm = target.join("wasm32-wasip2/release/weather_tools.wasm");
+    let out = toolhost(&["check", wasm.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("1 tools, 0 errors, 0 warnings"), "{}", text(&out.stdout));
+
+    // Creating it again refuses to overwrite.
+    let again = toolhost(&["new", "weather-tools", "--dir", dir.path().to_str().unwrap()]);
+    assert!(!again.status.success());
+    assert!(text(&again.stderr).contains("already exists"));
+}
