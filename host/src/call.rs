@@ -242,9 +242,14 @@ impl CallState {
     ) -> CallState {
         let limits = &settings.limits;
         CallState {
-            // No environment, arguments, preopened directories or sockets;
-            // stdin is empty and stdout/stderr are discarded.
-            wasi: WasiCtx::builder().build(),
+            // No environment, arguments or preopened directories; no TCP,
+            // UDP or name lookup; stdin is empty and stdout/stderr are
+            // discarded. Clocks and randomness work.
+            wasi: WasiCtx::builder()
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .build(),
             table: ResourceTable::new(),
             limiter: MemoryCap {
                 max_bytes: limits.memory_bytes as usize,

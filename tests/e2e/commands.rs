@@ -33,7 +33,13 @@ fn help_documents_every_command_and_flag() {
         assert!(help.contains(command), "{help}");
     }
     let serve = text(&toolhost(&["serve", "--help"]).stdout);
-    for flag in ["--plugins", "--config", "--no-watch", "--cache-dir", "--no-cache"] {
+    for flag in [
+        "--plugins",
+        "--config",
+        "--no-watch",
+        "--cache-dir",
+        "--no-cache",
+    ] {
         assert!(serve.contains(flag), "{serve}");
     }
 }
@@ -45,9 +51,18 @@ fn list_prints_a_table() {
     assert!(out.status.success());
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
-    assert!(lines[0].starts_with("TOOL") && lines[0].contains("ANNOTATIONS"), "{table}");
-    assert!(lines[1].starts_with("fetch_url") && lines[1].contains("read-only"), "{table}");
-    assert!(lines[2].starts_with("greet") && lines[2].contains("Greet Someone"), "{table}");
+    assert!(
+        lines[0].starts_with("TOOL") && lines[0].contains("ANNOTATIONS"),
+        "{table}"
+    );
+    assert!(
+        lines[1].starts_with("fetch_url") && lines[1].contains("read-only"),
+        "{table}"
+    );
+    assert!(
+        lines[2].starts_with("greet") && lines[2].contains("Greet Someone"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -57,13 +72,18 @@ fn check_passes_every_shipped_component_and_fails_a_sloppy_one() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         // Test components misbehave on purpose; everything else ships.
-        if ["misbehaving", "echo"].contains(&name.as_str()) || path.extension().is_none_or(|e| e != "wasm") {
+        if ["misbehaving", "echo"].contains(&name.as_str())
+            || path.extension().is_none_or(|e| e != "wasm")
+        {
             continue;
         }
         let out = toolhost(&["check", path.to_str().unwrap()]);
         let report = text(&out.stdout);
         assert!(out.status.success(), "{name} fails the check:\n{report}");
-        assert!(report.contains(" 0 errors, 0 warnings"), "{name}:\n{report}");
+        assert!(
+            report.contains(" 0 errors, 0 warnings"),
+            "{name}:\n{report}"
+        );
         shipped += 1;
     }
     assert!(shipped >= 1);
@@ -83,7 +103,11 @@ fn check_reports_a_file_that_is_not_a_component() {
     std::fs::write(&file, b"nope").unwrap();
     let out = toolhost(&["check", file.to_str().unwrap()]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("not a valid WebAssembly component"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not a valid WebAssembly component"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -122,7 +146,12 @@ fn call_runs_a_tool_once_and_pretty_prints_the_result() {
 #[test]
 fn new_scaffolds_a_component_that_builds_and_passes_check() {
     let dir = tempfile::tempdir().unwrap();
-    let out = toolhost(&["new", "weather-tools", "--dir", dir.path().to_str().unwrap()]);
+    let out = toolhost(&[
+        "new",
+        "weather-tools",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let crate_dir = dir.path().join("weather-tools");
     assert!(crate_dir.join("src/lib.rs").exists());
@@ -139,10 +168,19 @@ fn new_scaffolds_a_component_that_builds_and_passes_check() {
     let wasm = target.join("wasm32-wasip2/release/weather_tools.wasm");
     let out = toolhost(&["check", wasm.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("1 tools, 0 errors, 0 warnings"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("1 tools, 0 errors, 0 warnings"),
+        "{}",
+        text(&out.stdout)
+    );
 
     // Creating it again refuses to overwrite.
-    let again = toolhost(&["new", "weather-tools", "--dir", dir.path().to_str().unwrap()]);
+    let again = toolhost(&[
+        "new",
+        "weather-tools",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(!again.status.success());
     assert!(text(&again.stderr).contains("already exists"));
 }

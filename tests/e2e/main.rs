@@ -8,6 +8,7 @@ mod support;
 mod cache;
 mod commands;
 mod confirmation;
+mod docs;
 mod foundation;
 mod hot_reload;
 mod sandboxing;

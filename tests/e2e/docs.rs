@@ -1,0 +1,65 @@
+//! Documentation that must not drift from the code.
+
+use std::path::Path;
+
+fn read(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn the_wit_reference_holds_the_contract_verbatim() {
+    let wit = read("wit/plugin.wit");
+    let doc = read("docs/wit-reference.md");
+    let embedded = doc
+        .split("## The file\n\n```wit\n")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix("```\n"))
+        .expect("docs/wit-reference.md ends with the WIT file in a ```wit block");
+    assert_eq!(
+        embedded, wit,
+        "docs/wit-reference.md is out of date with wit/plugin.wit"
+    );
+}
+
+#[test]
+fn every_wit_item_is_explained_in_the_reference() {
+    let wit = read("wit/plugin.wit");
+    let doc = read("docs/wit-reference.md");
+    let explained = doc.split("## The file").next().unwrap();
+    for line in wit.lines().map(str::trim) {
+        let name = ["interface ", "record ", "enum ", "variant "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .or_else(|| line.split_once(": func").map(|(n, _)| n))
+            .map(|n| n.trim_end_matches(" {").trim_start_matches('%').to_string());
+        if let Some(name) = name {
+            assert!(
+                explained.contains(&format!("`{name}")),
+                "docs/wit-reference.md does not explain `{name}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_config_key_is_documented() {
+    let source = read("host/src/config.rs");
+    let doc = read("docs/configuration.md");
+    // Every raw key carries a doc comment starting with the key in backticks.
+    let keys: Vec<&str> = source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("/// `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .collect();
+    assert!(keys.len() >= 15, "{keys:?}");
+    for key in keys {
+        assert!(
+            doc.contains(&format!("`{key}`")),
+            "docs/configuration.md does not document `{key}`"
+        );
+    }
+}
