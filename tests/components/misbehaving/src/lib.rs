@@ -315,7 +315,9 @@ impl Tool for DeleteRecord {
     const DESCRIPTION: &'static str = "Deletes.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
     fn call(&self, input: Undocumented) -> Result<Report, ToolError> {
-        Ok(Report { detail: input.id.to_string() })
+        Ok(Report {
+            detail: input.id.to_string(),
+        })
     }
 }
 
