@@ -57,7 +57,7 @@ async fn tools_are_listed_with_schemas_titles_and_all_four_annotations() {
         );
         assert_eq!(
             tools.len(),
-            2 + 13,
+            2 + 14,
             "{era:?}: every tool of both components"
         );
     }
