@@ -11,4 +11,7 @@ mod confirmation;
 mod docs;
 mod foundation;
 mod hot_reload;
+mod katana;
 mod sandboxing;
+mod second_language;
+mod statuspro;

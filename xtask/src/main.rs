@@ -3,13 +3,18 @@
 //! - `build-plugins`: build every tool component (each workspace crate with
 //!   a `cdylib` target under `plugins/` or `tests/components/`) for
 //!   `wasm32-wasip2` with the `plugin` profile, and collect the `.wasm` files
-//!   in `target/components/`.
-//! - `test`: `build-plugins`, then `cargo test --workspace`. This is the
-//!   command that runs every test.
+//!   in `target/components/`; with componentize-py available, also the
+//!   Python example component (see `python.rs`).
+//! - `setup-python`: create `target/python-venv` with the pinned
+//!   componentize-py, which builds the Python example component.
+//! - `test`: `setup-python` if the venv is missing, `build-plugins`, then
+//!   `cargo test --workspace`. This is the command that runs every test.
 //! - `demo`: `build-plugins`, then run toolhost against the bundled sandboxes
 //!   (see `demo.rs`).
 //! - `fuzz [SECONDS]`: `build-plugins`, then run the `call_json` fuzz target
 //!   (`tests/fuzz`) for SECONDS (default 60). Needs `cargo install cargo-fuzz`.
+//! - `bench [harness args]`: `build-plugins`, then build and run the
+//!   benchmark harness in release mode (see `bench.rs`).
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
 //! can be an MCP client's server command.
@@ -19,14 +24,18 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+mod bench;
 mod demo;
+mod python;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root();
     match args.first().map(String::as_str) {
         Some("build-plugins") => build_plugins(&root).map(|_| ()),
+        Some("setup-python") => python::setup(&root),
         Some("test") => {
+            python::ensure_venv(&root)?;
             build_plugins(&root)?;
             run(cargo(&root).args(["test", "--workspace"]).args(&args[1..]))
         }
@@ -39,9 +48,13 @@ fn main() -> Result<()> {
             let components = build_plugins(&root)?;
             demo::run(&root, &components)
         }
+        Some("bench") => {
+            let components = build_plugins(&root)?;
+            bench::run(&root, &components, &args[1..])
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | test [cargo test args] | demo | fuzz [SECONDS]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo | fuzz [SECONDS] | bench [args]>"
             );
             std::process::exit(2);
         }
@@ -138,6 +151,7 @@ pub fn build_plugins(root: &Path) -> Result<PathBuf> {
             std::fs::write(&dest, &bytes)?;
         }
     }
+    python::build(root, &out)?;
     eprintln!("components: {} in {}", packages.len(), out.display());
     Ok(out)
 }

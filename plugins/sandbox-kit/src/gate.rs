@@ -16,17 +16,29 @@
 //!    names; over a limit it gets 429 with `Retry-After: <seconds>`.
 //! 6. The router's handler runs, with the body it would have had.
 //!
+//! With [`Gate::with_rate_limit_headers`], every response after step 2 (so
+//! every response to an authenticated key: faults, 413s and 429s included)
+//! also carries `X-Ratelimit-Limit`, `X-Ratelimit-Remaining` and
+//! `X-Ratelimit-Reset` for one bucket, read after the request was counted.
+//! The reset is the wall-clock time, in milliseconds since the Unix epoch, at
+//! which the oldest request in the window leaves it and frees a slot (now,
+//! when the key has no request in the window). A 401 has no key to report
+//! on and carries none of them.
+//!
 //! **Architecture Invariant:** the gate knows nothing of a sandbox's routes
 //! beyond what the bucket classifier tells it; error bodies come only from the
 //! [`ErrorStyle`].
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
 
 use axum::{
     Router,
     body::Body,
     extract::{Request, State},
-    http::{HeaderValue, Method, StatusCode, header::RETRY_AFTER},
+    http::{HeaderValue, Method, StatusCode, header::RETRY_AFTER, request::Parts},
     middleware::{self, Next},
     response::Response,
 };
@@ -44,6 +56,17 @@ pub const DEFAULT_FAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default cap on a request body, 1 MiB: far above any real request to
 /// the sandboxed APIs, low enough that a runaway client cannot exhaust memory.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The response header naming the bucket's limit per window (added by
+/// [`Gate::with_rate_limit_headers`]).
+pub const RATE_LIMIT_HEADER: &str = "x-ratelimit-limit";
+
+/// The response header counting the requests left in the current window.
+pub const RATE_REMAINING_HEADER: &str = "x-ratelimit-remaining";
+
+/// The response header giving, in milliseconds since the Unix epoch, when the
+/// next slot frees.
+pub const RATE_RESET_HEADER: &str = "x-ratelimit-reset";
 
 /// Names the rate-limit buckets a request counts against, from its method and
 /// full path.
@@ -69,6 +92,8 @@ pub struct Gate {
     log: RequestLog,
     /// Largest accepted request body.
     max_body_bytes: usize,
+    /// The bucket whose status the `X-Ratelimit-*` headers report, if any.
+    rate_headers: Option<String>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -77,6 +102,7 @@ impl std::fmt::Debug for Gate {
             .field("limiter", &self.limiter)
             .field("fault_timeout", &self.fault_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("rate_headers", &self.rate_headers)
             .finish_non_exhaustive()
     }
 }
@@ -93,6 +119,7 @@ impl Gate {
             fault_timeout: DEFAULT_FAULT_TIMEOUT,
             log: RequestLog::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            rate_headers: None,
         }
     }
 
@@ -122,6 +149,16 @@ impl Gate {
     /// Sets the largest accepted request body, in bytes.
     pub fn with_max_body_bytes(mut self, max: usize) -> Self {
         self.max_body_bytes = max;
+        self
+    }
+
+    /// Adds `X-Ratelimit-Limit`, `-Remaining` and `-Reset` for `bucket` to
+    /// every response to an authenticated request (see the module docs).
+    ///
+    /// Needs a limiter with that bucket ([`Self::with_rate_limiter`]);
+    /// without one, no headers are added.
+    pub fn with_rate_limit_headers(mut self, bucket: impl Into<String>) -> Self {
+        self.rate_headers = Some(bucket.into());
         self
     }
 
@@ -167,6 +204,20 @@ async fn run_gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
         }
     };
 
+    let response = authenticated(&gate, key, parts, bytes, fault_header, next).await;
+    with_rate_headers(&gate, key, response)
+}
+
+/// Steps 3 to 6, for a request that passed authentication with `key`.
+async fn authenticated(
+    gate: &Gate,
+    key: &str,
+    parts: Parts,
+    bytes: Result<axum::body::Bytes, axum::Error>,
+    fault_header: Option<String>,
+    next: Next,
+) -> Response {
+    let path = parts.uri.path();
     let Ok(bytes) = bytes else {
         let message = format!(
             "The request body is larger than {} bytes.",
@@ -177,7 +228,7 @@ async fn run_gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
 
     if let Some(value) = fault_header {
         return match value.parse::<Fault>() {
-            Ok(fault) => inject(&gate, fault).await,
+            Ok(fault) => inject(gate, fault).await,
             Err(err) => gate
                 .style
                 .response(StatusCode::BAD_REQUEST, &err.to_string()),
@@ -185,16 +236,36 @@ async fn run_gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
     }
 
     if let Some(limiter) = &gate.limiter {
-        let buckets = (gate.buckets)(&parts.method, &path);
+        let buckets = (gate.buckets)(&parts.method, path);
         let buckets: Vec<&str> = buckets.iter().map(String::as_str).collect();
         if let Err(limited) = limiter.acquire(key, &buckets) {
             tracing::debug!(%path, bucket = %limited.bucket, "rejected: rate limited");
-            return too_many_requests(&gate, limited.retry_after_secs());
+            return too_many_requests(gate, limited.retry_after_secs());
         }
     }
 
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Adds the `X-Ratelimit-*` headers for `key`, if the gate reports them.
+fn with_rate_headers(gate: &Gate, key: &str, mut response: Response) -> Response {
+    let (Some(bucket), Some(limiter)) = (&gate.rate_headers, &gate.limiter) else {
+        return response;
+    };
+    let Some(status) = limiter.status(key, bucket) else {
+        return response;
+    };
+    let reset_ms = (SystemTime::now() + status.reset_after)
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        });
+    let headers = response.headers_mut();
+    headers.insert(RATE_LIMIT_HEADER, HeaderValue::from(status.limit));
+    headers.insert(RATE_REMAINING_HEADER, HeaderValue::from(status.remaining));
+    headers.insert(RATE_RESET_HEADER, HeaderValue::from(reset_ms));
+    response
 }
 
 /// Produces the response an injected fault asks for.

@@ -1,7 +1,7 @@
 //! Shared pieces of toolhost's upstream-API sandboxes.
 //!
 //! A sandbox is a small, real HTTP server on loopback that stands in for an
-//! upstream REST API (StatusPro today, Katana later) in tests, the demo and
+//! upstream REST API (StatusPro, Katana) in tests, the demo and
 //! benchmarks. Each sandbox owns its routes, data and validation; this crate
 //! holds what every sandbox needs around them:
 //!
@@ -12,7 +12,7 @@
 //! | [`fault`] | `X-Sandbox-Fault: 500\|503\|429\|timeout` parsing |
 //! | [`request_log`] | thread-safe, clearable log of every request received |
 //! | [`error_style`] | pluggable error-body shapes (`{"message"}` vs `{"statusCode","name","message"}`) |
-//! | [`gate`] | one middleware running log → auth → fault → rate limit in that order |
+//! | [`gate`] | one middleware running log → auth → body cap → fault → rate limit, optionally adding `X-Ratelimit-*` headers |
 //! | [`server`] | bind `127.0.0.1:port` (port 0 allowed) and serve in the background |
 //!
 //! Errors: each fallible piece has its own small `thiserror` enum or struct
@@ -60,7 +60,10 @@ pub mod server;
 pub use auth::{AuthError, check_bearer};
 pub use error_style::{ErrorStyle, MessageStyle, NamedStyle};
 pub use fault::{FAULT_HEADER, FAULT_RETRY_AFTER_SECS, Fault, UnknownFault};
-pub use gate::{BucketClassifier, DEFAULT_FAULT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, Gate};
-pub use rate_limit::{RateLimited, RateLimiter};
+pub use gate::{
+    BucketClassifier, DEFAULT_FAULT_TIMEOUT, DEFAULT_MAX_BODY_BYTES, Gate, RATE_LIMIT_HEADER,
+    RATE_REMAINING_HEADER, RATE_RESET_HEADER,
+};
+pub use rate_limit::{BucketStatus, RateLimited, RateLimiter};
 pub use request_log::{LoggedRequest, RequestLog};
 pub use server::{ServeError, ServerHandle, serve};

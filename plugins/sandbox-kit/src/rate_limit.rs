@@ -29,6 +29,19 @@ pub struct RateLimited {
     pub retry_after: Duration,
 }
 
+/// Where one key stands in one bucket: what a client's `X-Ratelimit-*`
+/// headers report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketStatus {
+    /// The bucket's limit per window.
+    pub limit: u32,
+    /// Requests the key may still make in the current window.
+    pub remaining: u32,
+    /// How long until the oldest admission in the window leaves it and frees
+    /// a slot; zero when the key has no admission in the window.
+    pub reset_after: Duration,
+}
+
 impl RateLimited {
     /// [`Self::retry_after`] in whole seconds, rounded up and at least 1: the
     /// value of a `Retry-After` header.
@@ -127,6 +140,37 @@ impl RateLimiter {
         Ok(())
     }
 
+    /// Where `key` stands in `bucket` now, or `None` if the bucket has no
+    /// limit. Read-only: nothing is recorded.
+    pub fn status(&self, key: &str, bucket: &str) -> Option<BucketStatus> {
+        let limit = *self.limits.get(bucket)?;
+        let now = Instant::now();
+        let hits = self
+            .hits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let in_window: Vec<Instant> = hits
+            .get(&(bucket.to_owned(), key.to_owned()))
+            .map(|entry| {
+                entry
+                    .iter()
+                    .copied()
+                    .filter(|&at| now.duration_since(at) < self.window)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let used = u32::try_from(in_window.len()).unwrap_or(u32::MAX);
+        let reset_after = in_window
+            .first()
+            .map(|&oldest| (oldest + self.window).saturating_duration_since(now))
+            .unwrap_or(Duration::ZERO);
+        Some(BucketStatus {
+            limit,
+            remaining: limit.saturating_sub(used),
+            reset_after,
+        })
+    }
+
     /// Forgets every recorded request, as if the sandbox had just started.
     pub fn reset(&self) {
         self.hits
@@ -219,6 +263,33 @@ mod tests {
         assert_eq!(limited(1).retry_after_secs(), 1);
         assert_eq!(limited(1000).retry_after_secs(), 1);
         assert_eq!(limited(1001).retry_after_secs(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn status_reports_remaining_and_reset_without_recording() {
+        let limiter = limiter();
+        assert_eq!(limiter.status("k", "nope"), None);
+        let fresh = limiter.status("k", "default").unwrap();
+        assert_eq!(
+            fresh,
+            BucketStatus {
+                limit: 3,
+                remaining: 3,
+                reset_after: Duration::ZERO
+            }
+        );
+        limiter.acquire("k", &["default"]).unwrap();
+        tokio::time::advance(Duration::from_secs(15)).await;
+        limiter.acquire("k", &["default"]).unwrap();
+        let status = limiter.status("k", "default").unwrap();
+        assert_eq!(status.remaining, 1);
+        // The first admission (t=0) leaves the window at t=60; now t=15.
+        assert_eq!(status.reset_after, Duration::from_secs(45));
+        // Reading the status used no slot.
+        assert_eq!(limiter.status("k", "default").unwrap().remaining, 1);
+        tokio::time::advance(Duration::from_secs(45)).await;
+        assert_eq!(limiter.status("k", "default").unwrap().remaining, 2);
+        assert_eq!(limiter.status("other", "default").unwrap().remaining, 3);
     }
 
     #[tokio::test(start_paused = true)]

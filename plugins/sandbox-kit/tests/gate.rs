@@ -8,7 +8,10 @@ use axum::{
     routing::{get, post},
 };
 use reqwest::{StatusCode, header::RETRY_AFTER};
-use sandbox_kit::{FAULT_HEADER, Gate, NamedStyle, RateLimiter, RequestLog, ServerHandle, serve};
+use sandbox_kit::{
+    FAULT_HEADER, Gate, NamedStyle, RATE_LIMIT_HEADER, RATE_REMAINING_HEADER, RATE_RESET_HEADER,
+    RateLimiter, RequestLog, ServerHandle, serve,
+};
 use serde_json::{Value, json};
 
 /// A tiny gated app: `GET /things` and `POST /things` (echoes the body), one
@@ -155,4 +158,73 @@ async fn shutdown_closes_the_listener() {
         .send()
         .await;
     assert!(err.is_err(), "nothing listens after shutdown");
+}
+
+/// Reads a numeric response header.
+fn header_u64(response: &reqwest::Response, name: &str) -> u64 {
+    response.headers()[name]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|err| panic!("{name} is not a number: {err}"))
+}
+
+#[tokio::test]
+async fn rate_limit_headers_on_every_authenticated_response() {
+    let limiter = Arc::new(RateLimiter::new(Duration::from_secs(60)).with_bucket("default", 2));
+    let gate = Gate::new("k1", NamedStyle)
+        .with_rate_limiter(limiter, |_, _| vec!["default".to_owned()])
+        .with_rate_limit_headers("default");
+    let router = gate.wrap(Router::new().route("/things", get(|| async { "things" })));
+    let server = serve(router, 0).await.unwrap();
+    let client = reqwest::Client::new();
+    let url = format!("{}/things", server.url());
+    let before_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+
+    let first = client.get(&url).bearer_auth("k1").send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(header_u64(&first, RATE_LIMIT_HEADER), 2);
+    assert_eq!(header_u64(&first, RATE_REMAINING_HEADER), 1);
+    let reset = header_u64(&first, RATE_RESET_HEADER);
+    assert!(
+        (before_ms + 59_000..=before_ms + 61_000).contains(&reset),
+        "reset {reset} is about a window after {before_ms}"
+    );
+
+    let second = client.get(&url).bearer_auth("k1").send().await.unwrap();
+    assert_eq!(header_u64(&second, RATE_REMAINING_HEADER), 0);
+    let limited = client.get(&url).bearer_auth("k1").send().await.unwrap();
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(header_u64(&limited, RATE_REMAINING_HEADER), 0);
+    assert!(limited.headers().contains_key(RETRY_AFTER));
+
+    // Injected faults carry them too; a 401 has no key and none.
+    let faulted = client
+        .get(&url)
+        .bearer_auth("k1")
+        .header(FAULT_HEADER, "503")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(faulted.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(header_u64(&faulted, RATE_LIMIT_HEADER), 2);
+    let unauthorized = client.get(&url).bearer_auth("nope").send().await.unwrap();
+    assert_eq!(unauthorized.status(), StatusCode::UNAUTHORIZED);
+    assert!(!unauthorized.headers().contains_key(RATE_LIMIT_HEADER));
+}
+
+#[tokio::test]
+async fn no_rate_limit_headers_unless_asked() {
+    let (server, _log) = app(10, Duration::from_secs(30)).await;
+    let response = reqwest::Client::new()
+        .get(format!("{}/things", server.url()))
+        .bearer_auth("k1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(!response.headers().contains_key(RATE_LIMIT_HEADER));
 }

@@ -1,0 +1,131 @@
+"""A toolhost tool component written in Python: `word_count`.
+
+It implements the WIT world `plugin` (`wit/plugin.wit`) with componentize-py,
+exactly as a Rust component does with toolhost-sdk: the class `Tools`
+below is the exported `tools` interface, and `wit_world.imports.log` is the
+host's `log` import. The bindings (`wit_world`, `componentize_py_types`) are
+generated from `wit/` at build time; see README.md beside this file.
+
+Build: `cargo xtask setup-python && cargo xtask build-plugins` writes
+`target/components/python_wordcount.wasm`.
+"""
+
+import json
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.imports import log
+from wit_world.imports.types import (
+    Annotations,
+    ErrorCode,
+    ToolDefinition,
+    ToolError,
+)
+
+NAME = "word_count"
+
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {
+            "type": "string",
+            "description": "The text to measure: any Unicode text, with lines "
+            "separated by line feeds. Must not be empty.",
+            "examples": ["The quick brown fox\njumps over the lazy dog."],
+        }
+    },
+    "required": ["text"],
+    "additionalProperties": False,
+}
+
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "words": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Runs of non-whitespace characters.",
+        },
+        "characters": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Unicode code points, whitespace included "
+            "(not bytes, not UTF-16 units).",
+        },
+        "lines": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Lines separated by a line feed; a final line "
+            "feed does not start another line.",
+        },
+    },
+    "required": ["words", "characters", "lines"],
+    "additionalProperties": False,
+}
+
+
+def count(text: str) -> dict:
+    """Words, characters and lines of a non-empty `text`."""
+    lines = text.count("\n")
+    if not text.endswith("\n"):
+        lines += 1
+    return {
+        "words": len(text.split()),
+        "characters": len(text),
+        "lines": lines,
+    }
+
+
+class Tools(exports.Tools):
+    """The exported `tools` interface."""
+
+    def list(self) -> list[ToolDefinition]:
+        return [
+            ToolDefinition(
+                name=NAME,
+                title="Count Words",
+                description="Count the words, characters and lines in a text. "
+                "Use it when you need exact counts, e.g. to check a draft "
+                "against a length limit; it reads nothing but its argument "
+                "and has no side effects.",
+                input_schema=json.dumps(INPUT_SCHEMA),
+                output_schema=json.dumps(OUTPUT_SCHEMA),
+                annotations=Annotations(
+                    read_only=True,
+                    destructive=False,
+                    idempotent=True,
+                    open_world=False,
+                ),
+            )
+        ]
+
+    def call(self, name: str, arguments: str) -> str:
+        if name != NAME:
+            # The host only calls tools that `list` returned.
+            raise Err(
+                ToolError(
+                    code=ErrorCode.INTERNAL,
+                    message=f"this component has no tool named {name!r}",
+                    hint=None,
+                    retry_after_ms=None,
+                )
+            )
+        # The host validated `arguments` against INPUT_SCHEMA: `text` is a string.
+        text = json.loads(arguments)["text"]
+        if text == "":
+            log.write(log.Level.DEBUG, "refused an empty text")
+            raise Err(
+                ToolError(
+                    code=ErrorCode.VALIDATION_ERROR,
+                    message="`text` is empty: there is nothing to count",
+                    hint='pass the text itself, e.g. {"text": "one two three"}',
+                    retry_after_ms=None,
+                )
+            )
+        counts = count(text)
+        log.write(
+            log.Level.INFO,
+            f"counted {counts['words']} words, {counts['characters']} characters, "
+            f"{counts['lines']} lines",
+        )
+        return json.dumps(counts)

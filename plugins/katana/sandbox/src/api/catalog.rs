@@ -1,0 +1,86 @@
+//! The read-only lists: variants (E1), suppliers and locations.
+//!
+//! Each is newest (highest id) first, paginated with `page` and `limit`, and
+//! answered as `{"data": [...]}` with the `X-Pagination` header (see
+//! [`crate::input`]). A page past the end is an empty `data`.
+
+use axum::{extract::State, http::Uri, response::Response};
+
+use crate::{
+    api::AppState,
+    error::{ApiError, Details},
+    input::QueryParams,
+    store::VariantFilter,
+};
+
+/// The only `extend` value `GET /variants` accepts.
+const EXTEND_PRODUCT_OR_MATERIAL: &str = "product_or_material";
+
+/// `GET /variants` (E1).
+///
+/// # Query
+///
+/// `ids` (integers), `sku` (exact SKUs), `extend=product_or_material` (adds
+/// the parent item), `page`, `limit`. Arrays take repeated keys or commas.
+#[tracing::instrument(level = "debug", skip_all)]
+pub(crate) async fn list_variants(
+    State(state): State<AppState>,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let ids = params.ids("ids", &mut details);
+    let skus = params.strings("sku");
+    let mut extend_product_or_material = false;
+    for (index, value) in params.strings("extend").iter().enumerate() {
+        if value == EXTEND_PRODUCT_OR_MATERIAL {
+            extend_product_or_material = true;
+        } else {
+            details.add_info(
+                &format!(".extend[{index}]"),
+                "enum",
+                "should be equal to one of the allowed values",
+                serde_json::json!({"allowedValues": [EXTEND_PRODUCT_OR_MATERIAL]}),
+            );
+        }
+    }
+    let page = params.page(&mut details);
+    details.finish()?;
+    let filter = VariantFilter {
+        ids,
+        skus,
+        extend_product_or_material,
+    };
+    let variants = state.store.lock().variants(&filter);
+    Ok(page.respond(variants))
+}
+
+/// `GET /suppliers`: `ids`, `page`, `limit`.
+#[tracing::instrument(level = "debug", skip_all)]
+pub(crate) async fn list_suppliers(
+    State(state): State<AppState>,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let ids = params.ids("ids", &mut details);
+    let page = params.page(&mut details);
+    details.finish()?;
+    let suppliers = state.store.lock().suppliers(&ids);
+    Ok(page.respond(suppliers))
+}
+
+/// `GET /locations`: `ids`, `page`, `limit`.
+#[tracing::instrument(level = "debug", skip_all)]
+pub(crate) async fn list_locations(
+    State(state): State<AppState>,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let ids = params.ids("ids", &mut details);
+    let page = params.page(&mut details);
+    details.finish()?;
+    let locations = state.store.lock().locations(&ids);
+    Ok(page.respond(locations))
+}

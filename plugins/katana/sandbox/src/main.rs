@@ -1,0 +1,78 @@
+//! `katana-sandbox`: runs the Katana sandbox until Ctrl-C or SIGTERM.
+//!
+//! Logs go to stderr (`RUST_LOG` filters them, default `info`); the base URL
+//! to point a Katana client at is printed to stderr once the server is up.
+
+use std::{io::IsTerminal as _, time::Duration};
+
+use anyhow::Context as _;
+use clap::Parser;
+use katana_sandbox::{DEFAULT_API_KEY, SandboxConfig};
+use tracing_subscriber::EnvFilter;
+
+/// A local stand-in for the Katana manufacturing ERP API, with a seeded knife workshop.
+#[derive(Debug, Parser)]
+#[command(name = "katana-sandbox", version, about)]
+struct Args {
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 8788)]
+    port: u16,
+    /// The bearer key clients must send.
+    #[arg(long, default_value = DEFAULT_API_KEY)]
+    api_key: String,
+    /// Requests per key per window.
+    #[arg(long, default_value_t = 60)]
+    rate_limit: u32,
+    /// Length of the sliding rate-limit window, in seconds.
+    #[arg(long, default_value_t = 60)]
+    rate_window_secs: u64,
+    /// Seconds an `X-Sandbox-Fault: timeout` request is held before its 504.
+    #[arg(long, default_value_t = 30)]
+    fault_timeout_secs: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .init();
+    let args = Args::parse();
+
+    let config = SandboxConfig {
+        api_key: args.api_key,
+        rate_limit: args.rate_limit,
+        rate_window: Duration::from_secs(args.rate_window_secs),
+        fault_timeout: Duration::from_secs(args.fault_timeout_secs),
+        port: args.port,
+    };
+    let sandbox = katana_sandbox::start(config).await?;
+    eprintln!(
+        "Katana sandbox: {} (Authorization: Bearer {})",
+        sandbox.base_url(),
+        sandbox.api_key()
+    );
+
+    wait_for_stop_signal().await?;
+    tracing::info!("shutting down");
+    sandbox.shutdown().await
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM where there is one (service managers and
+/// container runtimes stop processes with it).
+async fn wait_for_stop_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result.context("waiting for Ctrl-C"),
+            _ = terminate.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")
+    }
+}

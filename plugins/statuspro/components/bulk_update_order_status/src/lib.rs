@@ -1,0 +1,6 @@
+//! The StatusPro `bulk_update_order_status` tool as a toolhost component
+//! (`statuspro_bulk_update_order_status.wasm`). The tool itself is
+//! [`statuspro_tools::BulkUpdateOrderStatus`]; this crate only exports it, so an operator can
+//! serve and grant each StatusPro tool separately.
+
+toolhost_sdk::export_tools!(statuspro_tools::BulkUpdateOrderStatus);

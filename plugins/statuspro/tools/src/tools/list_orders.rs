@@ -1,0 +1,284 @@
+//! `list_orders`: search and filter orders, one page or all of them.
+
+use toolhost_sdk::progress;
+
+use crate::api;
+use crate::inputs::{
+    DATE_PATTERN, FinancialStatus, FulfillmentStatus, STATUS_CODE_PATTERN, check_date, check_range,
+};
+use crate::output::OrderSummary;
+use crate::paging::{self, MAX_PAGES, Page, WALK_PER_PAGE};
+use crate::prelude::*;
+
+// Schema examples of the list filters: `example = …` takes a path or a
+// literal, not an array expression.
+/// Example of `tags`.
+const EXAMPLE_TAGS: &[&str] = &["vip"];
+/// Example of `tags_any`.
+const EXAMPLE_TAGS_ANY: &[&str] = &["rush", "gift"];
+/// Example of `financial_status`.
+const EXAMPLE_FINANCIAL: &[FinancialStatus] = &[FinancialStatus::Paid];
+/// Example of `fulfillment_status`.
+const EXAMPLE_FULFILLMENT: &[FulfillmentStatus] = &[FulfillmentStatus::Unfulfilled];
+
+/// Arguments of `list_orders`. Every filter is optional; filters combine with AND.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOrdersInput {
+    /// Text to search for, partial and case-insensitive, in the order name, order number, customer name and customer e-mail.
+    #[serde(default)]
+    #[schemars(example = &"Smith", length(min = 1, max = 255))]
+    pub search: Option<String>,
+    /// Only orders currently in this status: an 8-character code like `st000002` (see list_statuses).
+    #[serde(default)]
+    #[schemars(example = &"st000002", length(min = 8, max = 8), regex(pattern = STATUS_CODE_PATTERN))]
+    pub status_code: Option<String>,
+    /// Only orders carrying all of these Shopify tags.
+    #[serde(default)]
+    #[schemars(example = EXAMPLE_TAGS, length(max = 20), inner(length(min = 1, max = 255)))]
+    pub tags: Vec<String>,
+    /// Only orders carrying any of these Shopify tags (at least one).
+    #[serde(default)]
+    #[schemars(example = EXAMPLE_TAGS_ANY, length(max = 20), inner(length(min = 1, max = 255)))]
+    pub tags_any: Vec<String>,
+    /// Only orders in one of these payment states.
+    #[serde(default)]
+    #[schemars(example = EXAMPLE_FINANCIAL, length(max = 8))]
+    pub financial_status: Vec<FinancialStatus>,
+    /// Only orders in one of these shipping states.
+    #[serde(default)]
+    #[schemars(example = EXAMPLE_FULFILLMENT, length(max = 4))]
+    pub fulfillment_status: Vec<FulfillmentStatus>,
+    /// Leave out cancelled orders.
+    #[serde(default)]
+    #[schemars(example = true)]
+    pub exclude_cancelled: bool,
+    /// Only orders due on or after this date (YYYY-MM-DD).
+    #[serde(default)]
+    #[schemars(example = &"2026-03-01", regex(pattern = DATE_PATTERN), extend("format" = "date"))]
+    pub due_date_from: Option<String>,
+    /// Only orders due on or before this date (YYYY-MM-DD).
+    #[serde(default)]
+    #[schemars(example = &"2026-03-31", regex(pattern = DATE_PATTERN), extend("format" = "date"))]
+    pub due_date_to: Option<String>,
+    /// Return only this page (1-based) and its paging facts. Leave it out to get every matching order: pages of per_page rows are read until the last one (at most 100 pages).
+    #[serde(default)]
+    #[schemars(example = 2, range(min = 1))]
+    pub page: Option<u64>,
+    /// Rows per page, 1 to 100 (default 100).
+    #[serde(default)]
+    #[schemars(example = 50, range(min = 1, max = 100))]
+    pub per_page: Option<u32>,
+}
+
+/// What `list_orders` returns.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListOrdersOutput {
+    /// The matching orders, newest first.
+    pub orders: Vec<OrderSummary>,
+    /// How many orders match the filters, over all pages.
+    pub total: u64,
+    /// The page returned, when one page was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u64>,
+    /// Rows per page used.
+    pub per_page: u32,
+    /// The last page there is at this per_page.
+    pub last_page: u64,
+    /// How many pages were read.
+    pub pages_read: u32,
+    /// Whether matching orders exist beyond those returned.
+    pub has_more: bool,
+    /// The page to ask for next (same filters and per_page) to get more; absent when nothing is left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_page: Option<u64>,
+    /// Why fewer orders than total were returned, when that happens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Lists orders.
+pub struct ListOrders;
+
+impl Tool for ListOrders {
+    type Input = ListOrdersInput;
+    type Output = ListOrdersOutput;
+    const NAME: &'static str = "list_orders";
+    const TITLE: &'static str = "List Orders";
+    const DESCRIPTION: &'static str = "List StatusPro orders, optionally filtered by search \
+        text, status, tags, payment or shipping state, cancellation and due-date range; use \
+        it to find orders when you do not know their id. Without `page` it returns every \
+        matching order (reading up to 100 pages of per_page rows, and saying if it stopped \
+        early); with `page` it returns that page and how many pages there are. Rows are \
+        order summaries: id, name, number, customer, current status and due date.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+
+    fn call(&self, input: ListOrdersInput) -> Result<ListOrdersOutput, ToolError> {
+        let filters = filters(&input)?;
+        let client = Client::from_config()?;
+        let per_page = input.per_page.unwrap_or(WALK_PER_PAGE);
+        let fetch = |page: u64| fetch_page(&client, &filters, per_page, page);
+        match input.page {
+            Some(page) => one_page(fetch, page, per_page),
+            None => every_page(fetch, per_page),
+        }
+    }
+}
+
+/// The answer for one asked-for page.
+fn one_page(
+    fetch: impl FnOnce(u64) -> Result<Page<OrderSummary>, ToolError>,
+    page: u64,
+    per_page: u32,
+) -> Result<ListOrdersOutput, ToolError> {
+    let fetched = fetch(page)?;
+    let has_more = page < fetched.last_page;
+    Ok(ListOrdersOutput {
+        orders: fetched.items,
+        total: fetched.total,
+        page: Some(page),
+        per_page,
+        last_page: fetched.last_page,
+        pages_read: 1,
+        has_more,
+        next_page: has_more.then_some(page + 1),
+        note: None,
+    })
+}
+
+/// The answer with every page (up to [`MAX_PAGES`]), reporting progress
+/// after each.
+fn every_page(
+    fetch: impl FnMut(u64) -> Result<Page<OrderSummary>, ToolError>,
+    per_page: u32,
+) -> Result<ListOrdersOutput, ToolError> {
+    let walk = paging::walk(MAX_PAGES, fetch, |read, expected| {
+        progress::report(
+            read.into(),
+            Some(expected as f64),
+            Some(&format!("read page {read} of {expected}")),
+        );
+    })?;
+    let note = walk.next_page.map(|next| {
+        format!(
+            "Stopped after {MAX_PAGES} pages ({} of {} orders). Narrow the filters, or ask \
+             for page={next} onwards one page at a time.",
+            walk.items.len(),
+            walk.total
+        )
+    });
+    Ok(ListOrdersOutput {
+        orders: walk.items,
+        total: walk.total,
+        page: None,
+        per_page,
+        last_page: walk.last_page,
+        pages_read: walk.pages_read,
+        has_more: walk.next_page.is_some(),
+        next_page: walk.next_page,
+        note,
+    })
+}
+
+/// The query parameters for the filters, in the API's spelling
+/// (`tags[]=a&tags[]=b`).
+fn filters(input: &ListOrdersInput) -> Result<Vec<(&'static str, String)>, ToolError> {
+    let mut query = Vec::new();
+    if let Some(search) = &input.search {
+        query.push(("search", search.clone()));
+    }
+    if let Some(code) = &input.status_code {
+        query.push(("status_code", code.clone()));
+    }
+    query.extend(input.tags.iter().map(|t| ("tags[]", t.clone())));
+    query.extend(input.tags_any.iter().map(|t| ("tags_any[]", t.clone())));
+    query.extend(
+        input
+            .financial_status
+            .iter()
+            .map(|s| ("financial_status[]", s.as_str().to_string())),
+    );
+    query.extend(
+        input
+            .fulfillment_status
+            .iter()
+            .map(|s| ("fulfillment_status[]", s.as_str().to_string())),
+    );
+    if input.exclude_cancelled {
+        query.push(("exclude_cancelled", "1".to_string()));
+    }
+    if let Some(from) = &input.due_date_from {
+        check_date("due_date_from", from)?;
+        query.push(("due_date_from", from.clone()));
+    }
+    if let Some(to) = &input.due_date_to {
+        check_date("due_date_to", to)?;
+        query.push(("due_date_to", to.clone()));
+    }
+    if let (Some(from), Some(to)) = (&input.due_date_from, &input.due_date_to) {
+        check_range("due_date_from", from, "due_date_to", to)?;
+    }
+    Ok(query)
+}
+
+/// `GET /orders` for one page, projected.
+fn fetch_page(
+    client: &Client,
+    filters: &[(&'static str, String)],
+    per_page: u32,
+    page: u64,
+) -> Result<Page<OrderSummary>, ToolError> {
+    let mut query = filters.to_vec();
+    query.push(("per_page", per_page.to_string()));
+    query.push(("page", page.to_string()));
+    let body: api::OrderPage = client.get("/orders", &query)?;
+    Ok(Page {
+        items: body.data.iter().map(OrderSummary::from_api).collect(),
+        last_page: body.meta.last_page.max(1),
+        total: body.meta.total,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_use_the_apis_array_spelling() {
+        let input = ListOrdersInput {
+            search: Some("smith".into()),
+            tags: vec!["vip".into(), "rush".into()],
+            financial_status: vec![FinancialStatus::PartiallyPaid],
+            exclude_cancelled: true,
+            due_date_from: Some("2026-03-01".into()),
+            ..Default::default()
+        };
+        let query = filters(&input).unwrap();
+        assert_eq!(
+            query,
+            [
+                ("search", "smith".to_string()),
+                ("tags[]", "vip".to_string()),
+                ("tags[]", "rush".to_string()),
+                ("financial_status[]", "partially_paid".to_string()),
+                ("exclude_cancelled", "1".to_string()),
+                ("due_date_from", "2026-03-01".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn impossible_dates_and_backwards_ranges_are_refused_before_any_request() {
+        let input = ListOrdersInput {
+            due_date_from: Some("2026-02-30".into()),
+            ..Default::default()
+        };
+        assert!(filters(&input).is_err());
+        let input = ListOrdersInput {
+            due_date_from: Some("2026-03-10".into()),
+            due_date_to: Some("2026-03-01".into()),
+            ..Default::default()
+        };
+        assert!(filters(&input).is_err());
+    }
+}

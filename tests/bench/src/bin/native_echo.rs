@@ -1,0 +1,118 @@
+//! `native-echo`: the benchmark's baseline server.
+//!
+//! The same `echo` tool as the `echo` component (`tests/components/echo`),
+//! written directly against rmcp and served over stdio: no wasm, no schema
+//! validator, no sandbox. `toolhost-bench` drives it with the same client as
+//! toolhost, so the difference between the two is what toolhost adds.
+//!
+//! The tool is registered at runtime (a `ServerHandler` with `list_tools`
+//! and `call_tool`), the way toolhost itself serves tools; its arguments are
+//! checked by deserializing them into [`Message`], as a typed rmcp tool does.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The tool's arguments and its result: the same object.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Message {
+    /// Any text; it comes back unchanged.
+    message: String,
+}
+
+/// The server: one tool, no state.
+#[derive(Clone)]
+struct NativeEcho {
+    /// The `echo` definition, built once.
+    tool: Tool,
+}
+
+impl NativeEcho {
+    /// The server, with the `echo` definition built.
+    fn new() -> NativeEcho {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "message": {
+                    "type": "string",
+                    "description": "Any text; it comes back unchanged.",
+                    "examples": ["ping"]
+                }
+            },
+            "required": ["message"],
+            "additionalProperties": false
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!("the schema is an object literal")
+        };
+        let schema: Arc<JsonObject> = Arc::new(schema);
+        let tool = Tool::new(
+            "echo",
+            "Return the message unchanged. A benchmark and connectivity check; it has no \
+             side effects.",
+            schema.clone(),
+        )
+        .with_title("Echo")
+        .with_raw_output_schema(schema)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        );
+        NativeEcho { tool }
+    }
+}
+
+impl ServerHandler for NativeEcho {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("native-echo", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != "echo" {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}; the only tool is \"echo\"", request.name),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let input: Message = serde_json::from_value(arguments)
+            .map_err(|e| ErrorData::invalid_params(format!("bad arguments for echo: {e}"), None))?;
+        let output = serde_json::to_value(input).map_err(|e| {
+            ErrorData::internal_error(format!("cannot encode the result: {e}"), None)
+        })?;
+        Ok(CallToolResult::structured(output).into())
+    }
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> anyhow::Result<()> {
+    let service = NativeEcho::new().serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}

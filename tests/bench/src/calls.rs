@@ -1,0 +1,254 @@
+//! Measurements 1, 2 and 7 (latency half): what one call costs, and how many
+//! calls a second one session carries.
+//!
+//! **Per-call latency.** The same `echo` tool behind three servers: toolhost
+//! (the `echo` component alone in its plugin directory), `native-echo` (rmcp,
+//! no wasm) and, when installed, Python FastMCP. All three are started, each
+//! is checked once (the result must equal the input), warmed up, and then
+//! timed in interleaved blocks (toolhost, native, FastMCP, toolhost, …) so
+//! that a noisy moment on the machine lands on all of them alike. Each call
+//! is timed from just before `tools/call` is sent to when its result is
+//! back in the client, one call at a time. The servers' CPU time
+//! (`/proc/PID/stat`) before and after the timed calls gives the CPU each
+//! spends per call, which is what latency is made of once the machine is
+//! busy.
+//!
+//! **Throughput.** One session each for toolhost and native; `callers`
+//! tasks send `tools/call` concurrently on clones of the session's peer
+//! until a fixed total is done; calls per second = total ÷ wall time.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rmcp::service::{Peer, RoleClient};
+use serde_json::{Value, json};
+
+use crate::fixture::{Cache, Fixture};
+use crate::session::{self, Launch, Session};
+use crate::stats::{self, Samples};
+use crate::table::Row;
+use crate::{Options, Peers};
+
+/// The arguments every echo call sends.
+pub fn echo_arguments() -> Value {
+    json!({ "message": "benchmark ping: the quick brown fox" })
+}
+
+/// Calls per timed block in the interleaved latency run.
+const BLOCK: usize = 250;
+
+/// Resident sizes seen along the way, for the memory rows' baselines.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Resident {
+    /// `native-echo` after its calls, KiB.
+    pub native_kib: Option<u64>,
+    /// FastMCP after its calls, KiB.
+    pub fastmcp_kib: Option<u64>,
+}
+
+/// toolhost serving only the `echo` component, from fresh directories.
+fn echo_toolhost(fx: &Fixture, label: &str) -> Result<Launch> {
+    let plugins = fx.plugin_dir(&format!("{label}-plugins"), &[fx.component("echo")])?;
+    let cache = Cache::Dir(fx.fresh_dir(&format!("{label}-cache"))?);
+    Ok(fx.toolhost("toolhost", &plugins, &cache))
+}
+
+/// Starts a server and checks that `echo` returns its input.
+async fn start_checked(launch: &Launch) -> Result<Session> {
+    let session = Session::start(launch).await?;
+    let arguments = echo_arguments();
+    let result = session::call(&session.peer(), "echo", &arguments)
+        .await
+        .with_context(|| format!("echo on {}", launch.label))?;
+    if result.structured_content.as_ref() != Some(&arguments) {
+        bail!(
+            "echo on {} returned {:?}, not its input",
+            launch.label,
+            result.structured_content
+        );
+    }
+    Ok(session)
+}
+
+/// Times `n` sequential echo calls.
+async fn sequential(peer: &Peer<RoleClient>, n: usize) -> Result<Vec<Duration>> {
+    let arguments = echo_arguments();
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = Instant::now();
+        session::call(peer, "echo", &arguments).await?;
+        times.push(start.elapsed());
+    }
+    Ok(times)
+}
+
+/// Sends `total` echo calls from `callers` concurrent tasks on clones of
+/// `peer`; returns the wall time.
+pub async fn concurrent(peer: &Peer<RoleClient>, callers: usize, total: usize) -> Result<Duration> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::with_capacity(callers);
+    for _ in 0..callers {
+        let peer = peer.clone();
+        let next = next.clone();
+        tasks.push(tokio::spawn(async move {
+            let arguments = echo_arguments();
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                session::call(&peer, "echo", &arguments).await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for task in tasks {
+        task.await.context("a caller panicked")??;
+    }
+    Ok(start.elapsed())
+}
+
+/// Measurement 1 and the latency half of 7.
+pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec<Row>, Resident)> {
+    let mut servers = vec![
+        start_checked(&echo_toolhost(fx, "latency")?).await?,
+        start_checked(&fx.native_echo()).await?,
+    ];
+    if let Ok(fastmcp) = &peers.fastmcp {
+        servers.push(start_checked(fastmcp).await?);
+    }
+    let mut samples = vec![Samples::default(); servers.len()];
+    for server in &servers {
+        eprintln!("  warming up {} ({} calls)", server.label, opts.warmup);
+        sequential(&server.peer(), opts.warmup).await?;
+    }
+    let cpu_before = servers
+        .iter()
+        .map(Session::cpu_time)
+        .collect::<Result<Vec<_>>>()?;
+    let mut done = 0;
+    while done < opts.calls {
+        let n = BLOCK.min(opts.calls - done);
+        for (server, samples) in servers.iter().zip(&mut samples) {
+            samples.extend(sequential(&server.peer(), n).await?);
+        }
+        done += n;
+    }
+    // CPU per call: what the server spent while the calls ran (it is idle
+    // while the others are timed).
+    let mut cpu = Vec::new();
+    for (server, before) in servers.iter().zip(cpu_before) {
+        cpu.push((server.cpu_time()? - before) / opts.calls.max(1) as u32);
+    }
+    let resident = Resident {
+        native_kib: servers[1].rss_kib().ok(),
+        fastmcp_kib: servers.get(2).and_then(|s| s.rss_kib().ok()),
+    };
+    for server in servers {
+        server.stop().await;
+    }
+
+    let (toolhost, native) = (&samples[0], &samples[1]);
+    let n = stats::count(toolhost.len() as u64);
+    let mut rows = Vec::new();
+    for (name, p) in [("p50", 50.0), ("p99", 99.0)] {
+        let (t, b) = (toolhost.percentile(p), native.percentile(p));
+        let met = t.as_secs_f64() <= 1.5 * b.as_secs_f64();
+        rows.push(
+            Row::figure(
+                "1",
+                format!("per-call latency {name}: echo, {n} sequential calls"),
+                stats::duration(t),
+            )
+            .against(
+                format!("native rmcp {}", stats::duration(b)),
+                stats::duration_ratio(t, b),
+            )
+            .target(format!("≤ 1.5× native: {}", stats::verdict(met))),
+        );
+    }
+    rows.push(
+        Row::figure(
+            "1",
+            "server CPU per call (user + system, all threads, /proc/PID/stat)",
+            stats::duration(cpu[0]),
+        )
+        .against(
+            format!("native rmcp {}", stats::duration(cpu[1])),
+            stats::duration_ratio(cpu[0], cpu[1]),
+        ),
+    );
+    match &peers.fastmcp {
+        Ok(_) => {
+            let fast = &samples[2];
+            for (name, p) in [("p50", 50.0), ("p99", 99.0)] {
+                let (t, b) = (toolhost.percentile(p), fast.percentile(p));
+                rows.push(
+                    Row::figure(
+                        "7",
+                        format!("per-call latency {name} vs FastMCP: echo, {n} sequential calls"),
+                        stats::duration(t),
+                    )
+                    .against(
+                        format!("{} {}", peers.fastmcp_name, stats::duration(b)),
+                        stats::duration_ratio(t, b),
+                    ),
+                );
+            }
+            rows.push(
+                Row::figure(
+                    "7",
+                    "server CPU per call vs FastMCP (user + system, all threads)",
+                    stats::duration(cpu[0]),
+                )
+                .against(
+                    format!("{} {}", peers.fastmcp_name, stats::duration(cpu[2])),
+                    stats::duration_ratio(cpu[0], cpu[2]),
+                ),
+            );
+        }
+        Err(why) => rows.push(Row::skipped(
+            "7",
+            "per-call latency vs FastMCP",
+            format!("FastMCP not available ({why})"),
+        )),
+    }
+    Ok((rows, resident))
+}
+
+/// Measurement 2: calls per second at each concurrency.
+pub async fn throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
+    let toolhost = start_checked(&echo_toolhost(fx, "throughput")?).await?;
+    let native = start_checked(&fx.native_echo()).await?;
+    let mut rows = Vec::new();
+    for callers in [1usize, 8, 64] {
+        let mut rates = Vec::new();
+        for server in [&toolhost, &native] {
+            let peer = server.peer();
+            // Warm up at this concurrency (connections, pool slots, caches).
+            concurrent(&peer, callers, opts.warmup.max(callers)).await?;
+            let wall = concurrent(&peer, callers, opts.throughput_calls).await?;
+            rates.push(opts.throughput_calls as f64 / wall.as_secs_f64());
+        }
+        rows.push(
+            Row::figure(
+                "2",
+                format!(
+                    "throughput: {callers} concurrent caller{}, one session, {} echo calls",
+                    if callers == 1 { "" } else { "s" },
+                    stats::count(opts.throughput_calls as u64)
+                ),
+                format!("{} calls/s", stats::count(rates[0].round() as u64)),
+            )
+            .against(
+                format!(
+                    "native rmcp {} calls/s",
+                    stats::count(rates[1].round() as u64)
+                ),
+                stats::ratio(rates[0], rates[1]),
+            ),
+        );
+    }
+    toolhost.stop().await;
+    native.stop().await;
+    Ok(rows)
+}

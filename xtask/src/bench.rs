@@ -1,0 +1,89 @@
+//! `cargo xtask bench`: the benchmark harness, built and run in release mode.
+//!
+//! After the components are built (by `main`), this builds `toolhost` and the
+//! harness crate (`tests/bench`: `toolhost-bench` and `native-echo`) with
+//! `--release`, makes sure Python FastMCP is installed in a virtual
+//! environment under `target/bench/venv` (`python3 -m venv`, then pip), and
+//! runs `toolhost-bench` with their paths. The table goes to stdout and, as
+//! markdown, to `target/bench/results.md`. Arguments after `bench` go to the
+//! harness (`cargo xtask bench --only 1,4`; `--help` lists them).
+//!
+//! `toolhost` is built on its own (`--package toolhost`), so the binary
+//! measured is exactly the one a user builds, whatever features the harness
+//! crate turns on in shared dependencies.
+//!
+//! When FastMCP cannot be installed (no `python3`, no venv module, no
+//! network), its rows say why and everything else still runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+/// Builds, prepares FastMCP, runs the harness with `extra` arguments.
+pub fn run(root: &Path, components: &Path, extra: &[String]) -> Result<()> {
+    crate::run(crate::cargo(root).args(["build", "--release", "--package", "toolhost"]))?;
+    crate::run(crate::cargo(root).args(["build", "--release", "--package", "toolhost-bench"]))?;
+    let target = crate::target_dir(root);
+    let release = target.join("release");
+    let work = target.join("bench");
+    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
+
+    let mut harness = Command::new(release.join("toolhost-bench"));
+    harness
+        .arg("--toolhost")
+        .arg(release.join("toolhost"))
+        .arg("--native-echo")
+        .arg(release.join("native-echo"))
+        .arg("--components")
+        .arg(components)
+        .arg("--work")
+        .arg(&work)
+        .arg("--markdown")
+        .arg(work.join("results.md"));
+    match fastmcp(&work) {
+        Ok(python) => {
+            harness.arg("--python").arg(python);
+        }
+        Err(e) => {
+            eprintln!("FastMCP is not available, its rows will be skipped: {e:#}");
+            harness.arg("--no-fastmcp").arg(format!("{e:#}"));
+        }
+    }
+    harness.args(extra);
+    crate::run(&mut harness)
+}
+
+/// The interpreter of `work/venv`, with `fastmcp` installed (created and
+/// installed when missing).
+fn fastmcp(work: &Path) -> Result<PathBuf> {
+    let venv = work.join("venv");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        eprintln!("creating {} (python3 -m venv)", venv.display());
+        crate::run(
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .stdout(Stdio::from(std::io::stderr())),
+        )
+        .context(
+            "cannot create the virtual environment (is python3 with its venv module installed?)",
+        )?;
+    }
+    let installed = Command::new(&python)
+        .args(["-c", "import fastmcp"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        eprintln!("installing fastmcp into {} (pip)", venv.display());
+        crate::run(
+            Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet", "fastmcp"])
+                .stdout(Stdio::from(std::io::stderr())),
+        )
+        .context("pip could not install fastmcp")?;
+    }
+    Ok(python)
+}
