@@ -4,16 +4,70 @@
 //! clients and models read them directly, and a flat schema is both easier
 //! for them and fewer tokens.
 
-use schemars::{JsonSchema, generate::SchemaSettings};
+use schemars::{
+    JsonSchema,
+    generate::{Contract, SchemaSettings},
+};
 
-/// The JSON Schema of `T`, as JSON text.
-pub(crate) fn schema_text<T: JsonSchema>() -> String {
+/// The JSON Schema of an input type `T`: what `T` accepts when deserialized
+/// (fields with `#[serde(default)]` are optional), as JSON text.
+pub(crate) fn input_schema_text<T: JsonSchema>() -> String {
+    schema_text::<T>(Contract::Deserialize)
+}
+
+/// The JSON Schema of an output type `T`: what `T` produces when serialized
+/// (a field skipped when empty is optional, a field always written is
+/// required), as JSON text.
+pub(crate) fn output_schema_text<T: JsonSchema>() -> String {
+    schema_text::<T>(Contract::Serialize)
+}
+
+fn schema_text<T: JsonSchema>(contract: Contract) -> String {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| {
             settings.meta_schema = None;
             settings.inline_subschemas = true;
+            settings.contract = contract;
         })
         .into_generator();
     let schema = generator.into_root_schema_for::<T>();
     serde_json::to_string(&schema).expect("a generated schema is always serializable")
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A type whose two schemas differ: `count` has a default (optional as
+    /// input, always written as output); `note` is skipped when absent.
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Both {
+        #[serde(default)]
+        count: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    }
+
+    fn parse(text: String) -> Value {
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn an_input_schema_requires_only_what_deserializing_needs() {
+        let schema = parse(input_schema_text::<Both>());
+        assert_eq!(schema.get("required"), None, "{schema}");
+        assert_eq!(schema.get("$schema"), None);
+    }
+
+    #[test]
+    fn an_output_schema_requires_every_field_always_written() {
+        let schema = parse(output_schema_text::<Both>());
+        assert_eq!(schema["required"], json!(["count"]), "{schema}");
+        assert!(schema["properties"]["note"].is_object());
+    }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::bindings::toolhost::plugin::types as wit;
-use crate::schema::schema_text;
+use crate::schema::{input_schema_text, output_schema_text};
 
 /// The error vocabulary shared by every toolhost tool.
 pub use crate::bindings::toolhost::plugin::types::ErrorCode;
@@ -211,8 +211,8 @@ fn definition<I: JsonSchema, O: JsonSchema>(
         name: name.to_string(),
         title: title.to_string(),
         description: description.to_string(),
-        input_schema: schema_text::<I>(),
-        output_schema: Some(schema_text::<O>()),
+        input_schema: input_schema_text::<I>(),
+        output_schema: Some(output_schema_text::<O>()),
         annotations: wit::Annotations {
             read_only: a.read_only,
             destructive: a.destructive,

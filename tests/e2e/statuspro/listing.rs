@@ -80,6 +80,14 @@ async fn the_nine_tools_are_listed_with_titles_and_annotations() {
             );
             let output = tool.output_schema.as_ref().expect("an output schema");
             assert_eq!(output["type"], "object", "{name}: MCP needs an object");
+            if !read_only {
+                // The output schema describes what the tool writes: the flag
+                // every answer carries is required, the preview (absent once
+                // the change was sent) is not.
+                let required = output["required"].as_array().expect("required fields");
+                assert!(required.contains(&"confirmed".into()), "{name}: {output:?}");
+                assert!(!required.contains(&"preview".into()), "{name}: {output:?}");
+            }
         }
         let viable = tools
             .iter()

@@ -189,14 +189,14 @@ async fn declined_and_cancelled_confirmations_send_nothing_and_say_which() {
 }
 
 #[tokio::test]
-async fn a_client_that_cannot_confirm_gets_unsupported_and_how_to_allow_it() {
+async fn a_client_that_cannot_confirm_gets_cancelled_and_how_to_allow_it() {
     for era in ERAS {
         let statuspro = start(era, Elicitation::Unsupported).await;
         for (tool, args, _) in the_four(true) {
             let out = statuspro.host.ok(tool, args).await;
             assert_eq!(
                 (&out["confirmed"], &out["result"]),
-                (&json!(false), &json!("unsupported")),
+                (&json!(false), &json!("cancelled")),
                 "{era:?} {tool}"
             );
             let issue = &out["issues"][0];

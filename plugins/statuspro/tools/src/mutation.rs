@@ -27,13 +27,12 @@ use crate::error::{Issue, api_error};
 #[serde(rename_all = "snake_case")]
 #[schemars(transform = crate::inputs::plain_enum)]
 pub enum NotConfirmed {
-    /// The user dismissed the question, or it expired.
+    /// The user dismissed the question or it expired, or the client cannot
+    /// show confirmations and the operator's policy does not let the call go
+    /// ahead without one (then an issue says so and what to change).
     Cancelled,
     /// The user answered no.
     Declined,
-    /// The client cannot show confirmations and the operator's policy does
-    /// not let the call go ahead without one.
-    Unsupported,
 }
 
 /// What a mutation tool returns; `P` is its preview.
@@ -75,12 +74,9 @@ impl<P> MutationResult<P> {
         }
     }
 
-    /// The answer when the user did not approve.
-    pub fn not_confirmed(preview: P, why: NotConfirmed) -> Self {
-        let issues = match why {
-            NotConfirmed::Unsupported => vec![unsupported_issue()],
-            NotConfirmed::Cancelled | NotConfirmed::Declined => Vec::new(),
-        };
+    /// The answer when the user did not approve; `issues` say why, when the
+    /// user was never asked.
+    pub fn not_confirmed(preview: P, why: NotConfirmed, issues: Vec<Issue>) -> Self {
         MutationResult {
             result: Some(why),
             issues,
@@ -107,7 +103,7 @@ impl<P> MutationResult<P> {
     }
 }
 
-/// The issue explaining an `unsupported` outcome.
+/// The issue explaining a `cancelled` outcome when the client cannot confirm.
 fn unsupported_issue() -> Issue {
     ToolError::new(
         ErrorCode::PermissionDenied,
@@ -132,13 +128,13 @@ pub fn two_step<P>(
     if !confirm {
         return Ok(MutationResult::preview(preview));
     }
-    let why = match require_confirmation(question) {
+    let (why, issues) = match require_confirmation(question) {
         Confirmation::Confirmed => return Ok(MutationResult::executed(&execute()?)),
-        Confirmation::Declined => NotConfirmed::Declined,
-        Confirmation::Cancelled => NotConfirmed::Cancelled,
-        Confirmation::Unsupported => NotConfirmed::Unsupported,
+        Confirmation::Declined => (NotConfirmed::Declined, Vec::new()),
+        Confirmation::Cancelled => (NotConfirmed::Cancelled, Vec::new()),
+        Confirmation::Unsupported => (NotConfirmed::Cancelled, vec![unsupported_issue()]),
     };
-    Ok(MutationResult::not_confirmed(preview, why))
+    Ok(MutationResult::not_confirmed(preview, why, issues))
 }
 
 #[cfg(test)]
@@ -165,18 +161,19 @@ mod tests {
     }
 
     #[test]
-    fn not_confirmed_says_why_and_unsupported_explains_the_policy() {
-        let out = MutationResult::not_confirmed(json!({}), NotConfirmed::Declined);
+    fn not_confirmed_says_why_and_an_unasked_user_is_explained() {
+        let out = MutationResult::not_confirmed(json!({}), NotConfirmed::Declined, Vec::new());
         assert_eq!(
             serde_json::to_value(out).unwrap(),
             json!({"preview": {}, "confirmed": false, "result": "declined"})
         );
         let out = serde_json::to_value(MutationResult::not_confirmed(
             json!({}),
-            NotConfirmed::Unsupported,
+            NotConfirmed::Cancelled,
+            vec![unsupported_issue()],
         ))
         .unwrap();
-        assert_eq!(out["result"], "unsupported");
+        assert_eq!(out["result"], "cancelled");
         assert_eq!(out["issues"][0]["code"], "PERMISSION_DENIED");
         assert!(
             out["issues"][0]["hint"]
