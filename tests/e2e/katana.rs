@@ -44,7 +44,7 @@ pub struct Setup {
     era: Era,
     elicitation: Elicitation,
     api_key: Option<String>,
-    methods: &'static str,
+    methods: &'static [&'static str],
     extra_config: String,
 }
 
@@ -56,7 +56,7 @@ impl Setup {
             era: Era::Legacy,
             elicitation: Elicitation::Unsupported,
             api_key: None,
-            methods: r#"["GET", "POST", "PATCH"]"#,
+            methods: &["GET", "POST", "PATCH"],
             extra_config: String::new(),
         }
     }
@@ -85,8 +85,8 @@ impl Setup {
         self
     }
 
-    /// The methods the `allow` entry grants, as a TOML array.
-    pub fn methods(mut self, methods: &'static str) -> Setup {
+    /// The methods the `allow` entry grants.
+    pub fn methods(mut self, methods: &'static [&'static str]) -> Setup {
         self.methods = methods;
         self
     }
@@ -126,25 +126,8 @@ impl Setup {
 }
 
 /// The operator's configuration for the component against `sandbox`.
-pub fn config(sandbox: &Sandbox, methods: &str, extra: &str) -> String {
-    format!(
-        r#"[plugins.katana]
-files = ["katana.wasm"]
-config = {{ base_url = "{base_url}" }}
-
-[[plugins.katana.allow]]
-host = "127.0.0.1"
-port = {port}
-methods = {methods}
-
-[[plugins.katana.credentials]]
-host = "127.0.0.1"
-header = "Authorization"
-value = "Bearer ${{KATANA_API_KEY}}"
-{extra}"#,
-        base_url = sandbox.base_url(),
-        port = sandbox.addr().port(),
-    )
+pub fn config(sandbox: &Sandbox, methods: &[&str], extra: &str) -> String {
+    sandbox.toolhost_config(methods) + extra
 }
 
 impl Katana {

@@ -129,24 +129,7 @@ impl Setup {
 
 /// The operator's configuration for the nine tools against `sandbox`.
 pub fn config(sandbox: &Sandbox, extra: &str) -> String {
-    format!(
-        r#"[plugins.statuspro]
-files = ["statuspro_*.wasm"]
-config = {{ base_url = "{base_url}" }}
-
-[[plugins.statuspro.allow]]
-host = "127.0.0.1"
-port = {port}
-methods = ["GET", "POST"]
-
-[[plugins.statuspro.credentials]]
-host = "127.0.0.1"
-header = "Authorization"
-value = "Bearer ${{STATUSPRO_API_KEY}}"
-{extra}"#,
-        base_url = sandbox.base_url(),
-        port = sandbox.addr().port(),
-    )
+    sandbox.toolhost_config(&["GET", "POST"]) + extra
 }
 
 impl StatusPro {

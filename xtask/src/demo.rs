@@ -1,9 +1,9 @@
 //! `cargo xtask demo`: toolhost for real, with no account.
 //!
-//! Starts the StatusPro sandbox on a loopback port, writes a `toolhost.toml`
-//! that points the StatusPro components at it (the API key reaches the
-//! sandbox only through the host's credential injection), collects the
-//! bundled components into `target/demo/plugins/`, and runs
+//! Starts the StatusPro and Katana sandboxes on loopback ports, writes a
+//! `toolhost.toml` that points each plugin set at its sandbox (the API keys
+//! reach the sandboxes only through the host's credential injection),
+//! collects the bundled components into `target/demo/plugins/`, and runs
 //! `toolhost serve` with this process's stdin and stdout, so the command can
 //! be an MCP client's server command. Everything else goes to stderr.
 
@@ -12,9 +12,10 @@ use std::process::Stdio;
 
 use anyhow::{Context, Result};
 
-/// The components the demo serves: every StatusPro tool and the example.
+/// The components the demo serves: the nine StatusPro tools, the Katana
+/// component and the Rust example.
 fn is_demo_component(file: &str) -> bool {
-    file.starts_with("statuspro_") || file == "hello.wasm"
+    file.starts_with("statuspro_") || file == "katana.wasm" || file == "hello.wasm"
 }
 
 pub fn run(root: &Path, components: &Path) -> Result<()> {
@@ -40,41 +41,24 @@ pub fn run(root: &Path, components: &Path) -> Result<()> {
 
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let sandbox = statuspro_sandbox::start(statuspro_sandbox::SandboxConfig::default())
+        let statuspro = statuspro_sandbox::start(statuspro_sandbox::SandboxConfig::default())
             .await
             .context("cannot start the StatusPro sandbox")?;
-        let port = sandbox.addr().port();
+        let katana = katana_sandbox::start(katana_sandbox::SandboxConfig::default())
+            .await
+            .context("cannot start the Katana sandbox")?;
         let config = format!(
-            r#"# Written by `cargo xtask demo`: StatusPro tools against the local sandbox.
-[host]
-confirmation = "deny"
-
-[plugins.statuspro]
-files = ["statuspro_*.wasm"]
-config = {{ base_url = "{base}" }}
-
-[[plugins.statuspro.allow]]
-host = "127.0.0.1"
-port = {port}
-methods = ["GET", "POST"]
-
-[[plugins.statuspro.credentials]]
-host = "127.0.0.1"
-header = "Authorization"
-value = "Bearer ${{STATUSPRO_API_KEY}}"
-
-[[plugins.hello.allow]]
-host = "127.0.0.1"
-port = {port}
-methods = ["GET"]
-"#,
-            base = sandbox.base_url(),
+            "# Written by `cargo xtask demo`: StatusPro and Katana tools against local sandboxes.\n\
+             [host]\nconfirmation = \"deny\"\n\n{}\n{}",
+            statuspro.toolhost_config(&["GET", "POST"]),
+            katana.toolhost_config(&["GET", "POST", "PATCH"]),
         );
         let config_path = demo.join("toolhost.toml");
         std::fs::write(&config_path, config)?;
         eprintln!(
-            "StatusPro sandbox: {} (demo config: {})",
-            sandbox.base_url(),
+            "StatusPro sandbox: {}\nKatana sandbox: {}\ndemo config: {}",
+            statuspro.base_url(),
+            katana.base_url(),
             config_path.display()
         );
 
@@ -84,14 +68,16 @@ methods = ["GET"]
             .arg(&plugins)
             .arg("--config")
             .arg(&config_path)
-            .env("STATUSPRO_API_KEY", sandbox.api_key())
+            .env("STATUSPRO_API_KEY", statuspro.api_key())
+            .env("KATANA_API_KEY", katana.api_key())
             .stdin(Stdio::inherit())
             .stdout(Stdio::inherit())
             .stderr(Stdio::inherit())
             .status()
             .await
             .with_context(|| format!("cannot start {}", toolhost.display()))?;
-        sandbox.shutdown().await?;
+        statuspro.shutdown().await?;
+        katana.shutdown().await?;
         if !status.success() {
             anyhow::bail!("toolhost exited with {status}");
         }

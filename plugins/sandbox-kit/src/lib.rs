@@ -14,6 +14,7 @@
 //! | [`error_style`] | pluggable error-body shapes (`{"message"}` vs `{"statusCode","name","message"}`) |
 //! | [`gate`] | one middleware running log → auth → body cap → fault → rate limit, optionally adding `X-Ratelimit-*` headers |
 //! | [`server`] | bind `127.0.0.1:port` (port 0 allowed) and serve in the background |
+//! | [`toolhost_config`] | the `toolhost.toml` block that serves a plugin set against a sandbox |
 //!
 //! Errors: each fallible piece has its own small `thiserror` enum or struct
 //! carrying the context a test failure needs (the address that failed to bind,
@@ -56,6 +57,7 @@ pub mod gate;
 pub mod rate_limit;
 pub mod request_log;
 pub mod server;
+pub mod toolhost_config;
 
 pub use auth::{AuthError, check_bearer};
 pub use error_style::{ErrorStyle, MessageStyle, NamedStyle};
@@ -67,3 +69,4 @@ pub use gate::{
 pub use rate_limit::{BucketStatus, RateLimited, RateLimiter};
 pub use request_log::{LoggedRequest, RequestLog};
 pub use server::{ServeError, ServerHandle, serve};
+pub use toolhost_config::ToolhostBlock;

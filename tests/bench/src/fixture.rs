@@ -206,26 +206,9 @@ fn cache_flags(toolhost: &Path) -> Result<CacheFlags> {
 /// The benchmark's `toolhost.toml`: the StatusPro tools may read the
 /// sandbox, with its key injected by the host (as `cargo xtask demo` does).
 fn config_text(sandbox: &Sandbox) -> String {
-    let port = sandbox.addr().port();
     format!(
-        r#"# Written by toolhost-bench: StatusPro tools against the local sandbox.
-[host]
-confirmation = "deny"
-
-[plugins.statuspro]
-files = ["statuspro_*.wasm"]
-config = {{ base_url = "{base}" }}
-
-[[plugins.statuspro.allow]]
-host = "127.0.0.1"
-port = {port}
-methods = ["GET", "POST"]
-
-[[plugins.statuspro.credentials]]
-host = "127.0.0.1"
-header = "Authorization"
-value = "Bearer ${{STATUSPRO_API_KEY}}"
-"#,
-        base = sandbox.base_url(),
+        "# Written by toolhost-bench: StatusPro tools against the local sandbox.\n\
+         [host]\nconfirmation = \"deny\"\n\n{}",
+        sandbox.toolhost_config(&["GET", "POST"])
     )
 }

@@ -240,7 +240,7 @@ async fn server_errors_are_transient_and_only_gateway_errors_on_reads_are_retrie
 async fn a_method_the_operator_did_not_allow_is_permission_denied_by_the_host() {
     let katana = Setup::new()
         .elicitation(Elicitation::Accept(true))
-        .methods(r#"["GET", "POST"]"#)
+        .methods(&["GET", "POST"])
         .start()
         .await;
     let issue = katana

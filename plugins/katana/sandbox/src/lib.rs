@@ -227,6 +227,21 @@ impl Sandbox {
         &self.config.api_key
     }
 
+    /// The `[plugins.katana]` block of a `toolhost.toml` that serves the
+    /// tools against this sandbox: `base_url` pointed here, this port allowed
+    /// for `methods`, and the key injected by the host from `KATANA_API_KEY`.
+    pub fn toolhost_config(&self, methods: &[&str]) -> String {
+        sandbox_kit::ToolhostBlock {
+            name: "katana",
+            files: "katana.wasm",
+            base_url: &self.base_url(),
+            port: self.addr().port(),
+            methods,
+            key_env: "KATANA_API_KEY",
+        }
+        .to_toml()
+    }
+
     /// The configuration the sandbox was started with.
     pub fn config(&self) -> &SandboxConfig {
         &self.config

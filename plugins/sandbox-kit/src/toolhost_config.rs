@@ -1,0 +1,83 @@
+//! The `toolhost.toml` block that serves a plugin set against a sandbox.
+//!
+//! The block is the one an operator writes for the real API, with the
+//! sandbox's address in place of the API's: the base URL in the plugin's
+//! `config`, the sandbox's loopback port allowed (loopback is refused unless
+//! an entry names it), and the API key injected by the host from an
+//! environment variable as a bearer token, so the components never see it.
+//! The demo, the end-to-end tests and the benchmarks all use it.
+
+/// One `[plugins.NAME]` block pointed at a sandbox.
+#[derive(Debug, Clone)]
+pub struct ToolhostBlock<'a> {
+    /// The block's name, e.g. `statuspro`.
+    pub name: &'a str,
+    /// The component files it covers, as globs, e.g. `statuspro_*.wasm`.
+    pub files: &'a str,
+    /// The value of the plugin's `base_url` config key.
+    pub base_url: &'a str,
+    /// The sandbox's loopback port.
+    pub port: u16,
+    /// The HTTP methods the components may send.
+    pub methods: &'a [&'a str],
+    /// The environment variable the host reads the API key from.
+    pub key_env: &'a str,
+}
+
+impl ToolhostBlock<'_> {
+    /// The block as TOML text, ending with a newline.
+    pub fn to_toml(&self) -> String {
+        let ToolhostBlock {
+            name,
+            files,
+            base_url,
+            port,
+            key_env,
+            ..
+        } = self;
+        let methods = self
+            .methods
+            .iter()
+            .map(|m| format!("\"{m}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            r#"[plugins.{name}]
+files = ["{files}"]
+config = {{ base_url = "{base_url}" }}
+
+[[plugins.{name}.allow]]
+host = "127.0.0.1"
+port = {port}
+methods = [{methods}]
+
+[[plugins.{name}.credentials]]
+host = "127.0.0.1"
+header = "Authorization"
+value = "Bearer ${{{key_env}}}"
+"#
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_allows_the_port_and_injects_the_key() {
+        let toml = ToolhostBlock {
+            name: "shop",
+            files: "shop_*.wasm",
+            base_url: "http://127.0.0.1:4000/v1",
+            port: 4000,
+            methods: &["GET", "POST"],
+            key_env: "SHOP_API_KEY",
+        }
+        .to_toml();
+        assert!(toml.starts_with("[plugins.shop]\nfiles = [\"shop_*.wasm\"]\n"));
+        assert!(toml.contains("config = { base_url = \"http://127.0.0.1:4000/v1\" }"));
+        assert!(toml.contains("port = 4000\nmethods = [\"GET\", \"POST\"]\n"));
+        assert!(toml.contains("value = \"Bearer ${SHOP_API_KEY}\"\n"));
+    }
+}
