@@ -160,7 +160,16 @@ impl Registry {
             .map(|path| {
                 let loader = loader.clone();
                 tokio::spawn(async move {
+                    let started = std::time::Instant::now();
                     let result = loader.load_file(&path).await;
+                    if let Ok(plugin) = &result {
+                        tracing::info!(
+                            file = %plugin.file,
+                            tools = plugin.tools.len(),
+                            ms = started.elapsed().as_millis() as u64,
+                            "loaded"
+                        );
+                    }
                     (path, result)
                 })
             })

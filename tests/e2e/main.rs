@@ -8,6 +8,7 @@ mod support;
 mod cache;
 mod commands;
 mod confirmation;
+mod demo;
 mod docs;
 mod foundation;
 mod hot_reload;

@@ -253,6 +253,29 @@ impl Host {
         for (k, v) in &options.env {
             command.env(k, v);
         }
+        Host::connect(command, options.era, options.elicitation, dir, plugins).await
+    }
+
+    /// Runs `command`, a server on stdio (e.g. the README's demo command),
+    /// and connects to it as an `era` client answering elicitations with
+    /// `elicitation`.
+    pub async fn spawn(
+        command: tokio::process::Command,
+        era: Era,
+        elicitation: Elicitation,
+    ) -> Host {
+        let dir = tempfile::tempdir().unwrap();
+        let plugins = dir.path().to_path_buf();
+        Host::connect(command, era, elicitation, dir, plugins).await
+    }
+
+    async fn connect(
+        command: tokio::process::Command,
+        era: Era,
+        elicitation: Elicitation,
+        dir: tempfile::TempDir,
+        plugins: PathBuf,
+    ) -> Host {
         let (transport, stderr_pipe) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
@@ -276,11 +299,11 @@ impl Host {
             });
         }
         let handler = TestClient {
-            elicitation: options.elicitation,
+            elicitation,
             seen: Arc::default(),
             changed: Arc::new(Notify::new()),
         };
-        let client = match options.era {
+        let client = match era {
             Era::Legacy => handler
                 .clone()
                 .serve(transport)

@@ -7,8 +7,9 @@
 //!   Python example component (see `python.rs`).
 //! - `setup-python`: create `target/python-venv` with the pinned
 //!   componentize-py, which builds the Python example component.
-//! - `test`: `setup-python` if the venv is missing, `build-plugins`, then
-//!   `cargo test --workspace`. This is the command that runs every test.
+//! - `test`: `setup-python` if the venv is missing, `build-plugins`, the
+//!   demo's build of the host, then `cargo test --workspace`. This is the
+//!   command that runs every test.
 //! - `demo`: `build-plugins`, then run toolhost against the bundled sandboxes
 //!   (see `demo.rs`).
 //! - `fuzz [SECONDS]`: `build-plugins`, then run the `call_json` fuzz target
@@ -37,6 +38,9 @@ fn main() -> Result<()> {
         Some("test") => {
             python::ensure_venv(&root)?;
             build_plugins(&root)?;
+            // The demo's own build of the host, which a test runs as the
+            // README's run command does (`tests/e2e/demo.rs`).
+            run(cargo(&root).args(["build", "--quiet", "--package", "toolhost"]))?;
             run(cargo(&root).args(["test", "--workspace"]).args(&args[1..]))
         }
         Some("fuzz") => {

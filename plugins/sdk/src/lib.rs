@@ -70,7 +70,7 @@ pub mod confirm;
 pub mod http;
 pub mod log;
 pub mod progress;
-mod schema;
+pub mod schema;
 mod tool;
 
 pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous};

@@ -3,6 +3,9 @@
 //! Schemas are inlined (no `$defs`/`$ref`) and carry no `$schema` key: MCP
 //! clients and models read them directly, and a flat schema is both easier
 //! for them and fewer tokens.
+//!
+//! A tool's definition uses these; they are public so a tool crate's own
+//! tests can check the schemas its tools will publish.
 
 use schemars::{
     JsonSchema,
@@ -11,14 +14,14 @@ use schemars::{
 
 /// The JSON Schema of an input type `T`: what `T` accepts when deserialized
 /// (fields with `#[serde(default)]` are optional), as JSON text.
-pub(crate) fn input_schema_text<T: JsonSchema>() -> String {
+pub fn input_schema_text<T: JsonSchema>() -> String {
     schema_text::<T>(Contract::Deserialize)
 }
 
 /// The JSON Schema of an output type `T`: what `T` produces when serialized
 /// (a field skipped when empty is optional, a field always written is
 /// required), as JSON text.
-pub(crate) fn output_schema_text<T: JsonSchema>() -> String {
+pub fn output_schema_text<T: JsonSchema>() -> String {
     schema_text::<T>(Contract::Serialize)
 }
 

@@ -22,25 +22,18 @@ mod tests {
     //! The schemas as the SDK renders them (draft 2020-12, subschemas
     //! inlined): what every tool promises models about its fields.
 
-    use schemars::JsonSchema;
-    use schemars::generate::SchemaSettings;
     use serde_json::{Map, Value, json};
     use toolhost_sdk::Tool;
+    use toolhost_sdk::schema::{input_schema_text, output_schema_text};
 
     use super::*;
 
-    fn schema<T: JsonSchema>() -> Value {
-        let generator = SchemaSettings::draft2020_12()
-            .with(|s| {
-                s.meta_schema = None;
-                s.inline_subschemas = true;
-            })
-            .into_generator();
-        serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap()
-    }
-
     fn schemas<T: Tool>() -> (&'static str, Value, Value) {
-        (T::NAME, schema::<T::Input>(), schema::<T::Output>())
+        (
+            T::NAME,
+            serde_json::from_str(&input_schema_text::<T::Input>()).unwrap(),
+            serde_json::from_str(&output_schema_text::<T::Output>()).unwrap(),
+        )
     }
 
     fn all() -> Vec<(&'static str, Value, Value)> {
