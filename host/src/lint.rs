@@ -177,7 +177,7 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
         let enumerated = schema.get("enum").is_some()
             || schema.get("const").is_some()
             || schema.get("items").and_then(|i| i.get("enum")).is_some();
-        if !enumerated && (described.contains("one of") || described.contains(" | ")) {
+        if !enumerated && lists_values_in_prose(&described) {
             push(
                 Severity::Warning,
                 format!("input field `{path}` lists its values in prose"),
@@ -186,6 +186,29 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// Whether a (lower-cased) description enumerates values in words: "one
+/// of a, b or c", or "a | b". "Any one of these tags" is not a list.
+fn lists_values_in_prose(description: &str) -> bool {
+    if description.contains(" | ") {
+        return true;
+    }
+    description.match_indices("one of").any(|(at, found)| {
+        let rest = &description[at + found.len()..];
+        let clause = rest.split(". ").next().unwrap_or(rest);
+        let first = clause
+            .trim_start_matches([' ', ':'])
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(|c: char| !c.is_alphanumeric());
+        let refers_elsewhere = matches!(
+            first,
+            "the" | "these" | "those" | "them" | "its" | "their" | "your" | "our"
+        );
+        !refers_elsewhere && (clause.contains(',') || clause.contains(" or "))
+    })
 }
 
 /// Collects `(path, schema)` for every property, descending into objects
@@ -285,6 +308,25 @@ mod tests {
             "`kind` lists its values",
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
+        }
+    }
+
+    #[test]
+    fn values_listed_in_prose_are_told_from_references_to_other_things() {
+        for listed in [
+            "one of a, b",
+            "the status: one of open, closed or held",
+            "open | closed",
+        ] {
+            assert!(lists_values_in_prose(listed), "{listed}");
+        }
+        for not_listed in [
+            "match orders with any one of these tags, e.g. rush",
+            "one of the order's tags",
+            "pick one of them, or leave it empty",
+            "an order number",
+        ] {
+            assert!(!lists_values_in_prose(not_listed), "{not_listed}");
         }
     }
 }
