@@ -1,6 +1,11 @@
 //! The README's run command, `cargo xtask demo`, as a client starts it: it
 //! serves the nine StatusPro tools, the six Katana tools and the example,
 //! each plugin set answering from its own sandbox with no account.
+//!
+//! The test adds `--no-build`: `cargo xtask test` has built the components,
+//! and rebuilding the host binary here could replace it under the other
+//! tests running at the same time. Everything after the build is the
+//! command's own path.
 
 use std::path::Path;
 
@@ -13,9 +18,15 @@ async fn the_demo_serves_statuspro_and_katana_against_their_sandboxes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut command = tokio::process::Command::new(env!("CARGO"));
     // What `cargo xtask demo` expands to (the alias in .cargo/config.toml).
-    command
-        .current_dir(root)
-        .args(["run", "--quiet", "--package", "xtask", "--", "demo"]);
+    command.current_dir(root).args([
+        "run",
+        "--quiet",
+        "--package",
+        "xtask",
+        "--",
+        "demo",
+        "--no-build",
+    ]);
     let demo = Host::spawn(command, Era::Legacy, Elicitation::Unsupported).await;
 
     let mut names: Vec<String> = demo

@@ -8,9 +8,12 @@
 //! markdown, to `target/bench/results.md`. Arguments after `bench` go to the
 //! harness (`cargo xtask bench --only 1,4`; `--help` lists them).
 //!
-//! `toolhost` is built on its own (`--package toolhost`), so the binary
-//! measured is exactly the one a user builds, whatever features the harness
-//! crate turns on in shared dependencies.
+//! `toolhost` and the harness are built in one cargo invocation, so the
+//! dependencies they share (tokio, rmcp, reqwest, …) compile once: 6.5
+//! minutes from an empty `target/` on 2 cores instead of about 13.5 for two
+//! builds. Cargo unifies features across the two, so the measured `toolhost`
+//! also carries what the harness turns on in shared crates (rmcp's client
+//! side, for one); none of it is on the call path.
 //!
 //! When FastMCP cannot be installed (no `python3`, no venv module, no
 //! network), its rows say why and everything else still runs.
@@ -22,8 +25,14 @@ use anyhow::{Context, Result};
 
 /// Builds, prepares FastMCP, runs the harness with `extra` arguments.
 pub fn run(root: &Path, components: &Path, extra: &[String]) -> Result<()> {
-    crate::run(crate::cargo(root).args(["build", "--release", "--package", "toolhost"]))?;
-    crate::run(crate::cargo(root).args(["build", "--release", "--package", "toolhost-bench"]))?;
+    crate::run(crate::cargo(root).args([
+        "build",
+        "--release",
+        "--package",
+        "toolhost",
+        "--package",
+        "toolhost-bench",
+    ]))?;
     let target = crate::target_dir(root);
     let release = target.join("release");
     let work = target.join("bench");

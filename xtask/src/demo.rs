@@ -18,10 +18,14 @@ fn is_demo_component(file: &str) -> bool {
     file.starts_with("statuspro_") || file == "katana.wasm" || file == "hello.wasm"
 }
 
-pub fn run(root: &Path, components: &Path) -> Result<()> {
+/// Serves the components in `components` against fresh sandboxes, first
+/// building the host when `build` is set.
+pub fn run(root: &Path, components: &Path, build: bool) -> Result<()> {
     // The host binary: the same debug build the tests use (its compiler
     // crates are optimised, see the workspace Cargo.toml).
-    crate::run(crate::cargo(root).args(["build", "--quiet", "--package", "toolhost"]))?;
+    if build {
+        crate::run(crate::cargo(root).args(["build", "--quiet", "--package", "toolhost"]))?;
+    }
     let target = crate::target_dir(root);
     let toolhost = target.join("debug/toolhost");
 

@@ -7,11 +7,12 @@
 //!   Python example component (see `python.rs`).
 //! - `setup-python`: create `target/python-venv` with the pinned
 //!   componentize-py, which builds the Python example component.
-//! - `test`: `setup-python` if the venv is missing, `build-plugins`, the
-//!   demo's build of the host, then `cargo test --workspace`. This is the
-//!   command that runs every test.
-//! - `demo`: `build-plugins`, then run toolhost against the bundled sandboxes
-//!   (see `demo.rs`).
+//! - `test`: `setup-python` if the venv is missing, `build-plugins`, then
+//!   `cargo test --workspace`. This is the command that runs every test.
+//! - `demo [--no-build]`: `build-plugins`, then run toolhost against the
+//!   bundled sandboxes (see `demo.rs`); `--no-build` serves what is already
+//!   built (the end-to-end test of the demo uses it, so it never rebuilds
+//!   the binary other tests are running).
 //! - `fuzz [SECONDS]`: `build-plugins`, then run the `call_json` fuzz target
 //!   (`tests/fuzz`) for SECONDS (default 60). Needs `cargo install cargo-fuzz`.
 //! - `bench [harness args]`: `build-plugins`, then build and run the
@@ -38,9 +39,6 @@ fn main() -> Result<()> {
         Some("test") => {
             python::ensure_venv(&root)?;
             build_plugins(&root)?;
-            // The demo's own build of the host, which a test runs as the
-            // README's run command does (`tests/e2e/demo.rs`).
-            run(cargo(&root).args(["build", "--quiet", "--package", "toolhost"]))?;
             run(cargo(&root).args(["test", "--workspace"]).args(&args[1..]))
         }
         Some("fuzz") => {
@@ -48,9 +46,12 @@ fn main() -> Result<()> {
             let seconds = args.get(1).map(String::as_str).unwrap_or("60");
             fuzz(&root, &components, seconds)
         }
+        Some("demo") if args.get(1).map(String::as_str) == Some("--no-build") => {
+            demo::run(&root, &target_dir(&root).join("components"), false)
+        }
         Some("demo") => {
             let components = build_plugins(&root)?;
-            demo::run(&root, &components)
+            demo::run(&root, &components, true)
         }
         Some("bench") => {
             let components = build_plugins(&root)?;
@@ -58,7 +59,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo | fuzz [SECONDS] | bench [args]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args]>"
             );
             std::process::exit(2);
         }
