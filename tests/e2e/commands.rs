@@ -3,12 +3,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::support::{component, components_dir};
+use crate::support::{component, components_dir, test_cache_home};
 
 fn toolhost(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(args)
         .env("TOOLHOST_LOG", "warn")
+        .env("XDG_CACHE_HOME", test_cache_home())
         .output()
         .expect("toolhost runs")
 }

@@ -127,10 +127,20 @@ impl ClientHandler for TestClient {
 
 /// The directory `cargo xtask build-plugins` fills.
 pub fn components_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    target_dir().join("components")
+}
+
+/// Where test hosts keep their default compile cache: inside the
+/// checkout, never the user's home. Set as `XDG_CACHE_HOME`.
+pub fn test_cache_home() -> PathBuf {
+    target_dir().join("test-cache")
+}
+
+/// The workspace's `target/` directory.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    target.join("components")
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
 }
 
 /// The built component `name` (e.g. `hello`), as bytes.
@@ -250,6 +260,10 @@ impl Host {
             command.arg("--config").arg(path);
         }
         command.env("TOOLHOST_LOG", "info,toolhost=debug");
+        // The default compile cache, kept inside the checkout: tests never
+        // write to the user's home, and every test host shares the compiled
+        // components (a test that needs its own cache passes --cache-dir).
+        command.env("XDG_CACHE_HOME", test_cache_home());
         for (k, v) in &options.env {
             command.env(k, v);
         }
