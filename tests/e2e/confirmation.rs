@@ -389,6 +389,48 @@ async fn cancelling_while_a_confirmation_is_pending_ends_the_call_and_sends_noth
     assert_eq!(out["detail"], "preview");
 }
 
+/// The 2026-07-28 counterpart of cancelling a pending confirmation: the
+/// server holds no pending call (it answered `input_required`), so the
+/// user's cancel reaches it as the retry's answer, or not at all.
+#[tokio::test]
+async fn a_2026_client_that_cancels_the_pending_confirmation_sends_nothing() {
+    let server = Recorder::start().await;
+    let host = host(&server, Era::Modern, Elicitation::Accept(true), "").await;
+    let (params, round) = first_round(&host, &server).await;
+
+    // The user dismissed the dialog: the client retries with `cancel`.
+    let mut responses = InputResponses::new();
+    responses.insert(
+        "confirm".into(),
+        serde_json::to_value(ElicitResult::new(ElicitationAction::Cancel)).unwrap(),
+    );
+    let cancelled = params
+        .clone()
+        .with_input_responses(responses)
+        .with_request_state(round.request_state.clone().unwrap());
+    match host
+        .client
+        .call_tool_once(cancelled)
+        .await
+        .expect("answered")
+    {
+        CallToolResponse::Complete(result) => {
+            assert_eq!(result.structured_content.unwrap()["detail"], "cancelled");
+        }
+        other => panic!("expected a result, got {other:?}"),
+    }
+    assert!(server.received().is_empty(), "a cancel sends nothing");
+
+    // The state was spent on the cancel: a later yes cannot revive it.
+    assert_refused(
+        host.client
+            .call_tool_once(retry(&params, &round, true))
+            .await,
+        "already used",
+    );
+    assert!(server.received().is_empty());
+}
+
 #[tokio::test]
 async fn progress_reaches_the_client_in_both_eras() {
     for era in ERAS {
