@@ -220,6 +220,40 @@ async fn a_name_that_resolves_to_a_private_address_is_refused() {
 }
 
 #[tokio::test]
+async fn one_plugins_allow_private_does_not_extend_to_another() {
+    let server = Recorder::start().await;
+    let url = format!("http://localhost:{}/x", server.port);
+    // Both may reach `localhost`; only `hello` may reach it on a private
+    // address.
+    let host = host(&format!(
+        "[[plugins.misbehaving.allow]]\nhost = \"localhost\"\nport = {port}\n\n\
+         [[plugins.hello.allow]]\nhost = \"localhost\"\nport = {port}\nallow_private = true\n",
+        port = server.port
+    ))
+    .await;
+    let issue = host.tool_error("get", json!({"url": url})).await;
+    assert_eq!(issue["code"], "PERMISSION_DENIED");
+    assert!(
+        issue["message"]
+            .as_str()
+            .unwrap()
+            .contains("non-public address"),
+        "{issue}"
+    );
+    assert!(server.received().is_empty());
+
+    // `hello`, whose rule allows it, gets through on the same name.
+    let fetched = host.ok("fetch_url", json!({"url": url})).await;
+    assert_eq!(fetched["status"], 200, "{fetched}");
+    assert_eq!(server.received().len(), 1);
+
+    // And misbehaving is still refused afterwards (no shared connection
+    // or cached answer lends it the address).
+    host.tool_error("get", json!({"url": url})).await;
+    assert_eq!(server.received().len(), 1);
+}
+
+#[tokio::test]
 async fn a_redirect_to_a_forbidden_host_is_not_followed() {
     let allowed = Recorder::start().await;
     let forbidden = Recorder::start().await;

@@ -8,7 +8,9 @@
 //! 2. **Per-call budget**: `limits.http_requests_per_call`.
 //! 3. **Network policy** ([`NetworkPolicy::check`]): host, port, method.
 //! 4. **Address check**, in the DNS resolver ([`PolicyResolver`]): a name
-//!    resolving to a non-public address is refused unless a rule allows it.
+//!    resolving to a non-public address is refused unless a rule of the
+//!    calling plugin allows it (each plugin with such rules has its own
+//!    client and resolver).
 //!
 //! Credentials configured for the destination are then set (replacing any
 //! header of the same name the guest sent). Redirects are followed here, not
@@ -16,7 +18,7 @@
 //! the destination they belong to. The body is read up to
 //! `limits.http_body_bytes`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,34 +46,57 @@ const FORBIDDEN_HEADERS: &[&str] = &[
     "trailer",
 ];
 
-/// The host's one HTTP client, shared by every plugin (connections are
-/// reused across calls).
+/// The host's HTTP clients: one shared by every plugin, and one for each
+/// plugin block with `allow_private` rules, whose resolver lets exactly
+/// that block's names resolve to non-public addresses. Connections are
+/// reused across calls.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: Client,
+    /// For plugins without `allow_private` rules: no name may resolve to a
+    /// non-public address.
+    shared: Client,
+    /// By plugin block name.
+    private: Arc<HashMap<String, Client>>,
 }
 
 impl HttpClient {
-    /// Builds the client. Names matched by a rule with `allow_private` in
-    /// any plugin may resolve to non-public addresses; every other name may
-    /// not.
+    /// Builds the clients from every plugin block's rules.
     pub fn new(config: &Config) -> anyhow::Result<HttpClient> {
-        let private_rules: Vec<HostRule> = config
-            .plugins
-            .iter()
-            .flat_map(|p| p.network.rules())
-            .filter(|r| r.allows_private())
-            .cloned()
-            .collect();
-        let client = Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(PolicyResolver { private_rules }))
-            .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()?;
-        Ok(HttpClient { client })
+        let mut private = HashMap::new();
+        for plugin in &config.plugins {
+            let rules: Vec<HostRule> = plugin
+                .network
+                .rules()
+                .iter()
+                .filter(|r| r.allows_private())
+                .cloned()
+                .collect();
+            if !rules.is_empty() {
+                private.insert(plugin.name.clone(), build_client(rules)?);
+            }
+        }
+        Ok(HttpClient {
+            shared: build_client(Vec::new())?,
+            private: Arc::new(private),
+        })
     }
+
+    /// The client for requests of the plugin block `plugin`.
+    fn client_for(&self, plugin: &str) -> &Client {
+        self.private.get(plugin).unwrap_or(&self.shared)
+    }
+}
+
+/// A client whose resolver lets only names matched by `private_rules`
+/// resolve to non-public addresses.
+fn build_client(private_rules: Vec<HostRule>) -> reqwest::Result<Client> {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(PolicyResolver { private_rules }))
+        .user_agent(concat!("toolhost/", env!("CARGO_PKG_VERSION")))
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build()
 }
 
 /// Resolves names with the system resolver and refuses non-public answers
@@ -212,7 +237,7 @@ impl CallState {
             }
             let mut builder = self
                 .http
-                .client
+                .client_for(&self.settings.name)
                 .request(method.clone(), url.clone())
                 .headers(hop_headers);
             if let Some(b) = &body {
