@@ -4,7 +4,7 @@
 use rmcp::ServiceError;
 use serde_json::json;
 
-use crate::support::{ERAS, Host, HostOptions, Recorder};
+use crate::support::{ERAS, Host, HostOptions, Recorder, hints};
 
 #[tokio::test]
 async fn tools_are_listed_with_schemas_titles_and_all_four_annotations() {
@@ -35,14 +35,8 @@ async fn tools_are_listed_with_schemas_titles_and_all_four_annotations() {
         assert_eq!(greet.input_schema["required"], json!(["name"]));
         let output = greet.output_schema.as_ref().expect("an output schema");
         assert_eq!(output["type"], "object");
-        let a = greet.annotations.as_ref().expect("annotations");
         assert_eq!(
-            (
-                a.read_only_hint,
-                a.destructive_hint,
-                a.idempotent_hint,
-                a.open_world_hint
-            ),
+            hints(greet),
             (Some(true), Some(false), Some(true), Some(false)),
             "{era:?}"
         );

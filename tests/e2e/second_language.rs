@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::support::{ERAS, Host, HostOptions, components_dir};
+use crate::support::{ERAS, Host, HostOptions, components_dir, hints};
 
 /// Fails with the way to build the component when it is missing: this test
 /// must not pass by skipping.
@@ -50,14 +50,8 @@ async fn the_python_tool_is_listed_with_its_schemas_and_annotations() {
         for field in ["words", "characters", "lines"] {
             assert_eq!(output["properties"][field]["type"], "integer", "{field}");
         }
-        let a = tool.annotations.as_ref().expect("annotations");
         assert_eq!(
-            (
-                a.read_only_hint,
-                a.destructive_hint,
-                a.idempotent_hint,
-                a.open_world_hint
-            ),
+            hints(tool),
             (Some(true), Some(false), Some(true), Some(false)),
             "{era:?}"
         );

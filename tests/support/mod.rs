@@ -136,6 +136,18 @@ pub fn test_cache_home() -> PathBuf {
     target_dir().join("test-cache")
 }
 
+/// A listed tool's four annotation hints: read-only, destructive,
+/// idempotent, open-world (`None` where the tool left one out).
+pub fn hints(tool: &Tool) -> (Option<bool>, Option<bool>, Option<bool>, Option<bool>) {
+    let a = tool.annotations.as_ref().expect("annotations");
+    (
+        a.read_only_hint,
+        a.destructive_hint,
+        a.idempotent_hint,
+        a.open_world_hint,
+    )
+}
+
 /// The workspace's `target/` directory.
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")

@@ -13,7 +13,7 @@
 //! | [`request_log`] | thread-safe, clearable log of every request received |
 //! | [`error_style`] | pluggable error-body shapes (`{"message"}` vs `{"statusCode","name","message"}`) |
 //! | [`gate`] | one middleware running log → auth → body cap → fault → rate limit, optionally adding `X-Ratelimit-*` headers |
-//! | [`server`] | bind `127.0.0.1:port` (port 0 allowed) and serve in the background |
+//! | [`server`] | bind `127.0.0.1:port` (port 0 allowed) and serve in the background; wait for a stop signal |
 //! | [`toolhost_config`] | the `toolhost.toml` block that serves a plugin set against a sandbox |
 //!
 //! Errors: each fallible piece has its own small `thiserror` enum or struct
@@ -68,5 +68,5 @@ pub use gate::{
 };
 pub use rate_limit::{BucketStatus, RateLimited, RateLimiter};
 pub use request_log::{LoggedRequest, RequestLog};
-pub use server::{ServeError, ServerHandle, serve};
+pub use server::{ServeError, ServerHandle, serve, wait_for_stop_signal};
 pub use toolhost_config::ToolhostBlock;

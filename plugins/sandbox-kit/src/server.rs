@@ -117,3 +117,22 @@ pub async fn serve(router: Router, port: u16) -> Result<ServerHandle, ServeError
         task: Some(task),
     })
 }
+
+/// Resolves on Ctrl-C, or on SIGTERM where there is one (service managers
+/// and container runtimes stop processes with it): how a sandbox binary
+/// knows to shut down.
+pub async fn wait_for_stop_signal() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result,
+            _ = terminate.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await
+    }
+}

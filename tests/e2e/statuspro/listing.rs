@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::StatusPro;
-use crate::support::{ERAS, Host, HostOptions};
+use crate::support::{ERAS, Host, HostOptions, hints};
 
 /// `(name, title, read_only, destructive, idempotent)`; all are open-world.
 const EXPECTED: [(&str, &str, bool, bool, bool); 9] = [
@@ -56,14 +56,8 @@ async fn the_nine_tools_are_listed_with_titles_and_annotations() {
                 .find(|t| t.name == name)
                 .unwrap_or_else(|| panic!("{name} is listed"));
             assert_eq!(tool.title.as_deref(), Some(title), "{era:?} {name}");
-            let a = tool.annotations.as_ref().expect("annotations");
             assert_eq!(
-                (
-                    a.read_only_hint,
-                    a.destructive_hint,
-                    a.idempotent_hint,
-                    a.open_world_hint
-                ),
+                hints(tool),
                 (
                     Some(read_only),
                     Some(destructive),

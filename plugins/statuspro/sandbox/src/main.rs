@@ -59,25 +59,9 @@ async fn main() -> anyhow::Result<()> {
         sandbox.api_key()
     );
 
-    wait_for_stop_signal().await?;
+    sandbox_kit::wait_for_stop_signal()
+        .await
+        .context("waiting for Ctrl-C or SIGTERM")?;
     tracing::info!("shutting down");
     sandbox.shutdown().await
-}
-
-/// Resolves on Ctrl-C, or on SIGTERM where there is one (service managers and
-/// container runtimes stop processes with it).
-async fn wait_for_stop_signal() -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result.context("waiting for Ctrl-C"),
-            _ = terminate.recv() => Ok(()),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")
-    }
 }
