@@ -38,6 +38,17 @@ impl Confirmation {
     }
 }
 
+/// Why nothing changed when the answer was [`Confirmation::Unsupported`]:
+/// the first half of what a tool reports then.
+pub const UNSUPPORTED_REASON: &str =
+    "This MCP client cannot show confirmation prompts, so nothing was changed.";
+
+/// What to change when the answer was [`Confirmation::Unsupported`]: the
+/// second half of what a tool reports then.
+pub const UNSUPPORTED_HINT: &str = "Use a client that supports elicitation, or the operator \
+    can set `confirmation = \"trust-confirm-flag\"` under [host] in toolhost.toml to let \
+    `confirm: true` stand for the user's approval.";
+
 /// Asks the user to approve `message` and waits for the answer.
 pub fn require_confirmation(message: &str) -> Confirmation {
     match wit::request(message) {

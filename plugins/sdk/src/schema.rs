@@ -37,6 +37,25 @@ fn schema_text<T: JsonSchema>(contract: Contract) -> String {
     serde_json::to_string(&schema).expect("a generated schema is always serializable")
 }
 
+/// Schema transform for `#[schemars(transform = plain_enum)]`: turns the
+/// `oneOf` of documented constants that schemars makes for an enum whose
+/// variants have doc comments into a plain `{"type": "string", "enum":
+/// [...]}`, which is shorter for models and what clients render as a
+/// choice. The Rust docs stay for readers.
+pub fn plain_enum(schema: &mut schemars::Schema) {
+    use serde_json::Value;
+    let Some(Value::Array(variants)) = schema.get("oneOf") else {
+        return;
+    };
+    let values: Option<Vec<Value>> = variants.iter().map(|v| v.get("const").cloned()).collect();
+    let Some(values) = values else {
+        return;
+    };
+    schema.remove("oneOf");
+    schema.insert("type".into(), "string".into());
+    schema.insert("enum".into(), Value::Array(values));
+}
+
 #[cfg(test)]
 mod tests {
     use schemars::JsonSchema;
@@ -72,5 +91,25 @@ mod tests {
         let schema = parse(output_schema_text::<Both>());
         assert_eq!(schema["required"], json!(["count"]), "{schema}");
         assert!(schema["properties"]["note"].is_object());
+    }
+
+    /// An enum whose variants are documented.
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    #[schemars(transform = plain_enum)]
+    #[allow(dead_code)]
+    enum Colour {
+        /// The colour of the sky.
+        Blue,
+        /// The colour of grass.
+        Green,
+    }
+
+    #[test]
+    fn a_documented_enum_becomes_a_plain_string_enum() {
+        let schema = parse(input_schema_text::<Colour>());
+        assert_eq!(schema["type"], "string", "{schema}");
+        assert_eq!(schema["enum"], json!(["blue", "green"]));
+        assert_eq!(schema.get("oneOf"), None);
     }
 }

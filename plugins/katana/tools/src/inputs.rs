@@ -109,22 +109,7 @@ pub fn check_not_negative(field: &str, value: f64) -> Result<(), ToolError> {
     }
 }
 
-/// Schema transform: turns the `oneOf` of documented constants that
-/// schemars makes for an enum whose variants have doc comments into a plain
-/// `{"type": "string", "enum": [...]}`, which is shorter for models and
-/// what clients render as a choice.
-pub fn plain_enum(schema: &mut Schema) {
-    let Some(Value::Array(variants)) = schema.get("oneOf") else {
-        return;
-    };
-    let values: Option<Vec<Value>> = variants.iter().map(|v| v.get("const").cloned()).collect();
-    let Some(values) = values else {
-        return;
-    };
-    schema.remove("oneOf");
-    schema.insert("type".into(), "string".into());
-    schema.insert("enum".into(), Value::Array(values));
-}
+pub use toolhost_sdk::schema::plain_enum;
 
 /// A quantity or amount for people: no trailing `.0`, at most six decimals
 /// (`20`, `2.5`, `0.3`).

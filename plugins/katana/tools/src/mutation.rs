@@ -18,7 +18,9 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolhost_sdk::confirm::{Confirmation, require_confirmation};
+use toolhost_sdk::confirm::{
+    Confirmation, UNSUPPORTED_HINT, UNSUPPORTED_REASON, require_confirmation,
+};
 
 /// What became of a call to a mutating tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -82,7 +84,7 @@ impl Report {
             Stop::Declined => (Outcome::Declined, format!("{action} declined by user")),
             Stop::Cancelled => (Outcome::Cancelled, format!("{action} cancelled by user")),
             Stop::Unsupported => {
-                warnings.push(UNSUPPORTED_WARNING.to_string());
+                warnings.push(format!("{UNSUPPORTED_REASON} {UNSUPPORTED_HINT}"));
                 (
                     Outcome::Cancelled,
                     format!("{action} cancelled: this client cannot ask the user to confirm"),
@@ -101,12 +103,6 @@ impl Report {
         }
     }
 }
-
-/// The warning of an `unsupported` answer.
-pub const UNSUPPORTED_WARNING: &str = "This MCP client cannot show confirmation prompts, so \
-    nothing was changed. Use a client that supports elicitation, or the operator may set \
-    `confirmation = \"trust-confirm-flag\"` under [host] in toolhost.toml to let confirm=true \
-    stand for the user's approval.";
 
 /// Why a confirmed call did not go ahead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use toolhost_sdk::ToolError;
 
 /// The pattern of a status code: `st` and six digits.
@@ -85,22 +84,7 @@ impl FulfillmentStatus {
     }
 }
 
-/// Schema transform: turns the `oneOf` of documented constants that
-/// schemars makes for an enum whose variants have doc comments into a plain
-/// `{"type": "string", "enum": [...]}`, which is shorter for models and
-/// what clients render as a choice. The Rust docs stay for readers.
-pub fn plain_enum(schema: &mut schemars::Schema) {
-    let Some(Value::Array(variants)) = schema.get("oneOf") else {
-        return;
-    };
-    let values: Option<Vec<Value>> = variants.iter().map(|v| v.get("const").cloned()).collect();
-    let Some(values) = values else {
-        return;
-    };
-    schema.remove("oneOf");
-    schema.insert("type".into(), "string".into());
-    schema.insert("enum".into(), Value::Array(values));
-}
+pub use toolhost_sdk::schema::plain_enum;
 
 /// `Ok` when `value` (already `YYYY-MM-DD` by the schema) is a real
 /// calendar day; a `VALIDATION_ERROR` naming `field` otherwise.
@@ -164,6 +148,8 @@ pub fn yes() -> bool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     #[test]

@@ -16,7 +16,9 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolhost_sdk::confirm::{Confirmation, require_confirmation};
+use toolhost_sdk::confirm::{
+    Confirmation, UNSUPPORTED_HINT, UNSUPPORTED_REASON, require_confirmation,
+};
 use toolhost_sdk::http::Response;
 use toolhost_sdk::{ErrorCode, ToolError};
 
@@ -105,16 +107,9 @@ impl<P> MutationResult<P> {
 
 /// The issue explaining a `cancelled` outcome when the client cannot confirm.
 fn unsupported_issue() -> Issue {
-    ToolError::new(
-        ErrorCode::PermissionDenied,
-        "This MCP client cannot show confirmation prompts, so the change was not made.",
-    )
-    .with_hint(
-        "Use a client that supports elicitation, or the operator can set \
-         `confirmation = \"trust-confirm-flag\"` under [host] in toolhost.toml to let \
-         `confirm: true` stand for the user's approval.",
-    )
-    .into()
+    ToolError::new(ErrorCode::PermissionDenied, UNSUPPORTED_REASON)
+        .with_hint(UNSUPPORTED_HINT)
+        .into()
 }
 
 /// Runs the flow: a preview for `confirm: false`; otherwise asks
