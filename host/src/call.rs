@@ -311,11 +311,11 @@ pub async fn run_call(
     env: &CallEnv,
     plugin: &Arc<Plugin>,
     tool: &Arc<ToolSpec>,
-    arguments: Value,
+    arguments: &Value,
     confirmer: Box<dyn Confirmer>,
     progress: Option<Arc<dyn ProgressSink>>,
 ) -> CallOutcome {
-    if let Err(errors) = tool.validate(&arguments) {
+    if let Err(errors) = tool.validate(arguments) {
         let message = format!(
             "the arguments do not match the tool's input schema: {}",
             errors.join("; ")

@@ -228,7 +228,7 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
         &env,
         &found.plugin,
         &found.spec,
-        arguments,
+        &arguments,
         Box::new(toolhost::confirmation::Terminal),
         None,
     )

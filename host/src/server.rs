@@ -203,7 +203,7 @@ impl ServerHandler for Gateway {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let registry = self.registry();
@@ -216,7 +216,7 @@ impl ServerHandler for Gateway {
                 None,
             ));
         };
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let arguments = Value::Object(request.arguments.take().unwrap_or_default());
         let modern = is_modern(&context);
 
         let confirmer: Box<dyn Confirmer> = if !can_elicit(&context) {
@@ -272,7 +272,7 @@ impl ServerHandler for Gateway {
             });
 
         let outcome = tokio::select! {
-            outcome = run_call(&self.inner.env, &tool.plugin, &tool.spec, arguments.clone(), confirmer, progress) => outcome,
+            outcome = run_call(&self.inner.env, &tool.plugin, &tool.spec, &arguments, confirmer, progress) => outcome,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
                 return Err(ErrorData::invalid_request("the request was cancelled", None));

@@ -95,7 +95,7 @@ fuzz_target!(|data: &[u8]| {
             &f.env,
             &tool.plugin,
             &tool.spec,
-            arguments.clone(),
+            &arguments,
             Box::new(FixedAnswer(Outcome::Unsupported)),
             None,
         ));
