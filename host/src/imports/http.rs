@@ -199,6 +199,9 @@ impl CallState {
             .unwrap_or(limits.http_timeout)
             .min(limits.http_timeout)
             .min(self.remaining());
+        // One deadline for the whole request: every redirect hop and the
+        // body together, not each of them.
+        let deadline = tokio::time::Instant::now() + timeout;
 
         for hop in 0..=MAX_REDIRECTS {
             if self.requests_made >= limits.http_requests_per_call {
@@ -243,7 +246,7 @@ impl CallState {
             if let Some(b) = &body {
                 builder = builder.body(b.clone());
             }
-            let response = match tokio::time::timeout(timeout, builder.send()).await {
+            let response = match tokio::time::timeout_at(deadline, builder.send()).await {
                 Err(_) => return Err(Error::Timeout),
                 Ok(Err(e)) => return Err(transport_error(&e)),
                 Ok(Ok(r)) => r,
@@ -269,7 +272,7 @@ impl CallState {
                 url = next;
                 continue;
             }
-            return read_response(response, limits.http_body_bytes, timeout).await;
+            return read_response(response, limits.http_body_bytes, deadline).await;
         }
         Err(Error::ConnectionFailed(format!(
             "more than {MAX_REDIRECTS} redirects"
@@ -280,7 +283,7 @@ impl CallState {
 async fn read_response(
     mut response: reqwest::Response,
     max_body: u64,
-    timeout: Duration,
+    deadline: tokio::time::Instant,
 ) -> Result<Response, Error> {
     if response.content_length().is_some_and(|n| n > max_body) {
         return Err(Error::BodyTooLarge(max_body));
@@ -301,7 +304,7 @@ async fn read_response(
         }
         Ok(())
     };
-    tokio::time::timeout(timeout, read)
+    tokio::time::timeout_at(deadline, read)
         .await
         .map_err(|_| Error::Timeout)??;
     Ok(Response {
