@@ -45,6 +45,7 @@ pub struct Setup {
     elicitation: Elicitation,
     api_key: Option<String>,
     methods: &'static [&'static str],
+    settings: Vec<(&'static str, &'static str)>,
     extra_config: String,
 }
 
@@ -57,6 +58,7 @@ impl Setup {
             elicitation: Elicitation::Unsupported,
             api_key: None,
             methods: &["GET", "POST", "PATCH"],
+            settings: Vec::new(),
             extra_config: String::new(),
         }
     }
@@ -91,6 +93,12 @@ impl Setup {
         self
     }
 
+    /// Sets a key of the plugin's `config` table besides `base_url`.
+    pub fn setting(mut self, key: &'static str, value: &'static str) -> Setup {
+        self.settings.push((key, value));
+        self
+    }
+
     /// Appends TOML to the generated `toolhost.toml`.
     pub fn config(mut self, toml: &str) -> Setup {
         self.extra_config.push_str(toml);
@@ -118,16 +126,13 @@ impl Setup {
                 .era(self.era)
                 .elicitation(self.elicitation)
                 .env("KATANA_API_KEY", &key)
-                .config(config(&sandbox, self.methods, &self.extra_config)),
+                .config(
+                    sandbox.toolhost_config_with(self.methods, &self.settings) + &self.extra_config,
+                ),
         )
         .await;
         Katana { sandbox, host }
     }
-}
-
-/// The operator's configuration for the component against `sandbox`.
-pub fn config(sandbox: &Sandbox, methods: &[&str], extra: &str) -> String {
-    sandbox.toolhost_config(methods) + extra
 }
 
 impl Katana {

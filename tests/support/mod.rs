@@ -47,6 +47,9 @@ pub enum Elicitation {
     Cancel,
     /// Never answer.
     Hang,
+    /// Accept with `confirm: true`, after a pause: a user who takes this
+    /// long to decide.
+    AcceptAfter(Duration),
 }
 
 /// What the client saw besides responses.
@@ -98,6 +101,11 @@ impl ClientHandler for TestClient {
             Elicitation::Decline => ElicitResult::new(ElicitationAction::Decline),
             Elicitation::Cancel => ElicitResult::new(ElicitationAction::Cancel),
             Elicitation::Hang => std::future::pending().await,
+            Elicitation::AcceptAfter(pause) => {
+                tokio::time::sleep(pause).await;
+                ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(json!({ "confirm": true }))
+            }
             Elicitation::Unsupported => {
                 return Err(ErrorData::method_not_found::<
                     rmcp::model::ElicitationCreateRequestMethod,

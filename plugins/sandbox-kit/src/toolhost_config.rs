@@ -22,6 +22,8 @@ pub struct ToolhostBlock<'a> {
     pub methods: &'a [&'a str],
     /// The environment variable the host reads the API key from.
     pub key_env: &'a str,
+    /// Further `config` keys beside `base_url`, as `(key, value)`.
+    pub settings: &'a [(&'a str, &'a str)],
 }
 
 impl ToolhostBlock<'_> {
@@ -35,6 +37,11 @@ impl ToolhostBlock<'_> {
             key_env,
             ..
         } = self;
+        let settings: String = self
+            .settings
+            .iter()
+            .map(|(key, value)| format!(", {key} = \"{value}\""))
+            .collect();
         let methods = self
             .methods
             .iter()
@@ -44,7 +51,7 @@ impl ToolhostBlock<'_> {
         format!(
             r#"[plugins.{name}]
 files = ["{files}"]
-config = {{ base_url = "{base_url}" }}
+config = {{ base_url = "{base_url}"{settings} }}
 
 [[plugins.{name}.allow]]
 host = "127.0.0.1"
@@ -73,10 +80,13 @@ mod tests {
             port: 4000,
             methods: &["GET", "POST"],
             key_env: "SHOP_API_KEY",
+            settings: &[("retry_deadline_ms", "1500")],
         }
         .to_toml();
         assert!(toml.starts_with("[plugins.shop]\nfiles = [\"shop_*.wasm\"]\n"));
-        assert!(toml.contains("config = { base_url = \"http://127.0.0.1:4000/v1\" }"));
+        assert!(toml.contains(
+            "config = { base_url = \"http://127.0.0.1:4000/v1\", retry_deadline_ms = \"1500\" }"
+        ));
         assert!(toml.contains("port = 4000\nmethods = [\"GET\", \"POST\"]\n"));
         assert!(toml.contains("value = \"Bearer ${SHOP_API_KEY}\"\n"));
     }

@@ -4,6 +4,9 @@
 //! forced with the sandbox's fault header (added by the host like any
 //! operator header), and a method the operator did not allow.
 
+use std::time::Duration;
+
+use katana_sandbox::model::ManufacturingOrderStatus;
 use katana_sandbox::{SandboxConfig, seed};
 use serde_json::json;
 
@@ -173,6 +176,58 @@ async fn a_short_rate_limit_wait_is_retried_once_then_reported() {
     let logged = katana.sandbox.requests();
     assert_eq!(logged.len(), 2, "one try and one retry, no more");
     assert!(logged.iter().all(|r| r.fault.as_deref() == Some("429")));
+}
+
+/// The retry clock leaves out the time the user took to confirm, as the
+/// host's call deadline does. Timeline: the two reads of `fulfill_order`
+/// spend the sandbox's limit of 2 requests per 4 s window; the user takes
+/// 1 s to say yes (the deliberate pause under test, longer than the
+/// 0.5 s the 3.5 s retry deadline leaves beside a 3 s wait); the `PATCH`
+/// gets a 429 with `Retry-After: 3` (the window's rest, rounded up); the
+/// retry, 3 s later, falls after the window and succeeds. Counting the
+/// pause, the retry would end past the deadline and the call would fail.
+#[tokio::test]
+async fn a_write_rate_limited_after_a_slow_confirmation_is_retried_once() {
+    let katana = Setup::new()
+        .sandbox(SandboxConfig {
+            rate_limit: 2,
+            rate_window: Duration::from_secs(4),
+            ..SandboxConfig::default()
+        })
+        .elicitation(Elicitation::AcceptAfter(Duration::from_secs(1)))
+        .setting("retry_deadline_ms", "3500")
+        .start()
+        .await;
+    let out = katana
+        .host
+        .ok(
+            "fulfill_order",
+            json!({"order_id": seed::MO_NOT_STARTED, "order_type": "manufacturing",
+                   "confirm": true}),
+        )
+        .await;
+    assert_eq!(
+        (&out["result"], &out["status"]),
+        (&json!("confirmed"), &json!("DONE"))
+    );
+    let path = format!("PATCH /manufacturing_orders/{}", seed::MO_NOT_STARTED);
+    assert_eq!(
+        katana.writes(),
+        [path.clone(), path],
+        "the write, refused with 429, and its one retry"
+    );
+    assert_eq!(
+        katana
+            .sandbox
+            .manufacturing_order(seed::MO_NOT_STARTED)
+            .unwrap()
+            .status,
+        ManufacturingOrderStatus::Done
+    );
+    katana
+        .host
+        .wait_for_stderr("retrying once in 3000 ms")
+        .await;
 }
 
 #[tokio::test]

@@ -231,6 +231,12 @@ impl Sandbox {
     /// tools against this sandbox: `base_url` pointed here, this port allowed
     /// for `methods`, and the key injected by the host from `KATANA_API_KEY`.
     pub fn toolhost_config(&self, methods: &[&str]) -> String {
+        self.toolhost_config_with(methods, &[])
+    }
+
+    /// [`Sandbox::toolhost_config`] with further plugin `config` keys, e.g.
+    /// `("retry_deadline_ms", "1500")`.
+    pub fn toolhost_config_with(&self, methods: &[&str], settings: &[(&str, &str)]) -> String {
         sandbox_kit::ToolhostBlock {
             name: "katana",
             files: "katana.wasm",
@@ -238,6 +244,7 @@ impl Sandbox {
             port: self.addr().port(),
             methods,
             key_env: "KATANA_API_KEY",
+            settings,
         }
         .to_toml()
     }

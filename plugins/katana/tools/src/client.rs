@@ -9,12 +9,18 @@
 //! ([`crate::error`]). A request is retried at most once per call, and only
 //! when the wait fits the call's time ([`retry_wait`]): after a 429 (any
 //! method: Katana did not process it) and after a 502–504 to a `GET`.
+//!
+//! The call's time is counted the way the host counts it: from the start of
+//! the call, leaving out the time the user took to answer a confirmation
+//! ([`Client::confirm`]). The host extends the call's deadline by that
+//! wait, so a slow "yes" must not cost the write its retry.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use toolhost_sdk::confirm::{Confirmation, require_confirmation};
 use toolhost_sdk::http::{Method, Request, Response};
 use toolhost_sdk::{ToolError, config};
 
@@ -34,9 +40,15 @@ pub const MAX_PAGES: u32 = 100;
 /// Longest wait before the one retry.
 pub const MAX_RETRY_WAIT_MS: u64 = 5_000;
 
-/// The retry must start this soon after the call began: the host's default
-/// call limit is 30 s, and the retried request needs time too.
+/// The retry must start this soon after the call began (confirmation wait
+/// excluded): the host's default call limit is 30 s, and the retried
+/// request needs time too. The operator's `retry_deadline_ms` setting
+/// ([`RETRY_DEADLINE_SETTING`]) replaces it.
 pub const RETRY_DEADLINE_MS: u64 = 20_000;
+
+/// The `config` key that sets the retry deadline in milliseconds; lower it
+/// together with the host's `limits.call_timeout_secs`.
+pub const RETRY_DEADLINE_SETTING: &str = "retry_deadline_ms";
 
 /// How long to wait after a 502–504 that carries no `Retry-After`.
 const GATEWAY_RETRY_MS: u64 = 500;
@@ -50,12 +62,14 @@ const IDS_PER_REQUEST: usize = 100;
 /// Whether to retry a request that answered `status`, and after how many
 /// milliseconds: never when the call already retried once, only for a 429
 /// (any method) or a 502–504 to a `GET`, and only when the wait is at most
-/// [`MAX_RETRY_WAIT_MS`] and ends before [`RETRY_DEADLINE_MS`].
+/// [`MAX_RETRY_WAIT_MS`] and ends before `deadline_ms` (counted, like
+/// `elapsed_ms`, from the start of the call).
 pub fn retry_wait(
     is_get: bool,
     status: u16,
     retry_after_ms: Option<u64>,
     elapsed_ms: u64,
+    deadline_ms: u64,
     already_retried: bool,
 ) -> Option<u64> {
     if already_retried {
@@ -66,8 +80,7 @@ pub fn retry_wait(
         502..=504 if is_get => retry_after_ms.unwrap_or(GATEWAY_RETRY_MS),
         _ => return None,
     };
-    (wait <= MAX_RETRY_WAIT_MS && elapsed_ms.saturating_add(wait) <= RETRY_DEADLINE_MS)
-        .then_some(wait)
+    (wait <= MAX_RETRY_WAIT_MS && elapsed_ms.saturating_add(wait) <= deadline_ms).then_some(wait)
 }
 
 /// Reads every page: `fetch(page)` returns a page's rows and its
@@ -100,26 +113,63 @@ pub fn walk_pages<T>(
 pub struct Client {
     /// The API root without a trailing slash.
     base_url: String,
-    /// When the call began, for the retry deadline.
-    started: Instant,
+    /// When the call began, moved later by every confirmation wait: the
+    /// origin of the retry deadline.
+    started: Cell<Instant>,
+    /// Milliseconds after `started` by which the one retry must start.
+    retry_deadline_ms: u64,
     /// Whether this call already used its one retry.
     retried: Cell<bool>,
 }
 
 impl Client {
     /// A client for the API at the operator's `base_url` setting, or
-    /// Katana's own.
-    pub fn from_config() -> Client {
-        Client::new(&config::get("base_url").unwrap_or_else(|| DEFAULT_BASE_URL.to_string()))
+    /// Katana's own, with the operator's `retry_deadline_ms` if set.
+    pub fn from_config() -> Result<Client, ToolError> {
+        let base_url = config::get("base_url").unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+        let deadline = match config::get(RETRY_DEADLINE_SETTING) {
+            None => RETRY_DEADLINE_MS,
+            Some(text) => parse_deadline(&text)?,
+        };
+        Ok(Client::new(&base_url).with_retry_deadline_ms(deadline))
     }
 
     /// A client for the API at `base_url`.
     pub fn new(base_url: &str) -> Client {
         Client {
             base_url: base_url.trim_end_matches('/').to_string(),
-            started: Instant::now(),
+            started: Cell::new(Instant::now()),
+            retry_deadline_ms: RETRY_DEADLINE_MS,
             retried: Cell::new(false),
         }
+    }
+
+    /// Sets how long after the call began the one retry may still start.
+    pub fn with_retry_deadline_ms(mut self, millis: u64) -> Client {
+        self.retry_deadline_ms = millis;
+        self
+    }
+
+    /// Asks the user to approve `question` (see
+    /// [`require_confirmation`]). The time the answer took does not count
+    /// against the retry deadline, as the host does not count it against
+    /// the call's.
+    pub fn confirm(&self, question: &str) -> Confirmation {
+        let asked = Instant::now();
+        let answer = require_confirmation(question);
+        self.leave_out(asked.elapsed());
+        answer
+    }
+
+    /// Moves the start of the call later by `wait`, time that is not the
+    /// call's own (a confirmation).
+    fn leave_out(&self, wait: Duration) {
+        self.started.set(self.started.get() + wait);
+    }
+
+    /// Milliseconds since the call began, confirmation waits left out.
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.get().elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The absolute URL of `path` (which starts with `/`).
@@ -136,12 +186,12 @@ impl Client {
             .clone()
             .send()
             .map_err(|e| with_request(e, name, path))?;
-        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let Some(wait) = retry_wait(
             method == Method::Get,
             response.status,
             response.retry_after_ms(),
-            elapsed,
+            self.elapsed_ms(),
+            self.retry_deadline_ms,
             self.retried.get(),
         ) else {
             return Ok(response);
@@ -297,6 +347,20 @@ impl Client {
     }
 }
 
+/// The `retry_deadline_ms` setting's value, or an error telling the
+/// operator what to write.
+fn parse_deadline(text: &str) -> Result<u64, ToolError> {
+    text.trim().parse().map_err(|_| {
+        ToolError::internal(format!(
+            "the setting {RETRY_DEADLINE_SETTING} = {text:?} is not a number of milliseconds"
+        ))
+        .with_hint(format!(
+            "set `{RETRY_DEADLINE_SETTING} = \"20000\"` (or leave it out) under \
+             [plugins.katana] config in toolhost.toml"
+        ))
+    })
+}
+
 /// The method's name, for messages.
 fn method_name(method: Method) -> &'static str {
     match method {
@@ -320,32 +384,69 @@ mod tests {
         assert_eq!(client.url("/variants"), "http://127.0.0.1:8080/v1/variants");
     }
 
+    const DEADLINE: u64 = RETRY_DEADLINE_MS;
+
     #[test]
     fn a_429_is_retried_once_for_any_method_when_the_wait_fits() {
-        assert_eq!(retry_wait(false, 429, Some(1000), 0, false), Some(1000));
-        assert_eq!(retry_wait(true, 429, None, 0, false), Some(1000));
-        assert_eq!(retry_wait(true, 429, Some(1000), 0, true), None, "once");
         assert_eq!(
-            retry_wait(true, 429, Some(30_000), 0, false),
+            retry_wait(false, 429, Some(1000), 0, DEADLINE, false),
+            Some(1000)
+        );
+        assert_eq!(retry_wait(true, 429, None, 0, DEADLINE, false), Some(1000));
+        assert_eq!(
+            retry_wait(true, 429, Some(1000), 0, DEADLINE, true),
+            None,
+            "once"
+        );
+        assert_eq!(
+            retry_wait(true, 429, Some(30_000), 0, DEADLINE, false),
             None,
             "too long"
         );
         assert_eq!(
-            retry_wait(true, 429, Some(2000), 19_000, false),
+            retry_wait(true, 429, Some(2000), 19_000, DEADLINE, false),
             None,
             "past the deadline"
+        );
+        assert_eq!(
+            retry_wait(true, 429, Some(2000), 19_000, 30_000, false),
+            Some(2000),
+            "the operator's deadline"
         );
     }
 
     #[test]
     fn gateway_errors_are_retried_for_gets_only() {
         for status in [502, 503, 504] {
-            assert_eq!(retry_wait(true, status, None, 0, false), Some(500));
-            assert_eq!(retry_wait(false, status, None, 0, false), None);
+            assert_eq!(
+                retry_wait(true, status, None, 0, DEADLINE, false),
+                Some(500)
+            );
+            assert_eq!(retry_wait(false, status, None, 0, DEADLINE, false), None);
         }
         for status in [200, 204, 400, 401, 404, 422, 500] {
-            assert_eq!(retry_wait(true, status, None, 0, false), None, "{status}");
+            assert_eq!(
+                retry_wait(true, status, None, 0, DEADLINE, false),
+                None,
+                "{status}"
+            );
         }
+    }
+
+    #[test]
+    fn a_confirmation_wait_is_left_out_of_the_calls_time() {
+        let client = Client::new("http://127.0.0.1:8080/v1");
+        client.leave_out(Duration::from_secs(60));
+        // The call began (moved) a minute from now: no time has passed.
+        assert_eq!(client.elapsed_ms(), 0);
+    }
+
+    #[test]
+    fn the_deadline_setting_is_milliseconds() {
+        assert_eq!(parse_deadline(" 1500 ").unwrap(), 1500);
+        let e = parse_deadline("20s").unwrap_err();
+        assert!(e.message.contains("retry_deadline_ms"), "{e}");
+        assert!(e.hint.unwrap().contains("toolhost.toml"));
     }
 
     fn pages(sizes: &[usize], header: bool) -> (Vec<usize>, bool, u32) {

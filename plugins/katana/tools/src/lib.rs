@@ -20,7 +20,7 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`client`] | the API client over the host's `http` import: base URL from config, paging, the one retry |
+//! | [`client`] | the API client over the host's `http` import: settings from config, paging, the one retry, confirmations |
 //! | [`api`] | Katana's wire shapes, read leniently, and the request bodies |
 //! | [`error`] | HTTP failures to the shared error vocabulary: Katana's message, the first `details` entry as hint |
 //! | [`mutation`] | the two-step confirmation flow and the fields every mutation reports |
@@ -40,7 +40,8 @@
 //!   tool error with the shared codes; nothing is reported as success that
 //!   Katana did not accept.
 //! * **At most one retry per call**, and only when the wait fits in the
-//!   call's time (see [`client::retry_wait`]).
+//!   call's time (see [`client::retry_wait`]), counted as the host counts
+//!   it: a confirmation's wait is not the call's time.
 
 #![deny(missing_docs)]
 

@@ -5,7 +5,7 @@
 //!    `GET` requests; the result is `preview` and `is_preview` is true.
 //! 2. `confirm: true`: the tool first checks what it can (a refusal here is
 //!    a tool error, before anyone is asked), then asks the user through the
-//!    host ([`decide`]) with its fixed question.
+//!    host ([`approve`]) with its fixed question.
 //!    * accepted with `confirm: true`: the change is sent; `confirmed`.
 //!    * accepted with `confirm: false`: `declined`, "… declined by user".
 //!    * declined or dismissed: `cancelled`, "… cancelled by user".
@@ -18,9 +18,9 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolhost_sdk::confirm::{
-    Confirmation, UNSUPPORTED_HINT, UNSUPPORTED_REASON, require_confirmation,
-};
+use toolhost_sdk::confirm::{Confirmation, UNSUPPORTED_HINT, UNSUPPORTED_REASON};
+
+use crate::client::Client;
 
 /// What became of a call to a mutating tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -77,13 +77,20 @@ impl Report {
         }
     }
 
-    /// The report when the user did not approve `action` (e.g. "Purchase
-    /// order PO-25-010 creation"): the preview's warnings stay.
-    pub fn stopped(why: Stop, action: &str, mut warnings: Vec<String>) -> Report {
-        let (result, message) = match why {
-            Stop::Declined => (Outcome::Declined, format!("{action} declined by user")),
-            Stop::Cancelled => (Outcome::Cancelled, format!("{action} cancelled by user")),
-            Stop::Unsupported => {
+    /// The report when the user's `answer` was not a yes, saying who
+    /// stopped `action` (e.g. "Purchase order PO-25-010 creation"); the
+    /// preview's `warnings` stay. `None` for a yes: the change goes ahead.
+    pub fn not_confirmed(
+        answer: Confirmation,
+        action: &str,
+        warnings: &[String],
+    ) -> Option<Report> {
+        let mut warnings = warnings.to_vec();
+        let (result, message) = match answer {
+            Confirmation::Confirmed => return None,
+            Confirmation::Declined => (Outcome::Declined, format!("{action} declined by user")),
+            Confirmation::Cancelled => (Outcome::Cancelled, format!("{action} cancelled by user")),
+            Confirmation::Unsupported => {
                 warnings.push(format!("{UNSUPPORTED_REASON} {UNSUPPORTED_HINT}"));
                 (
                     Outcome::Cancelled,
@@ -91,7 +98,7 @@ impl Report {
                 )
             }
         };
-        Report {
+        Some(Report {
             is_preview: true,
             result,
             message,
@@ -100,43 +107,22 @@ impl Report {
                 "Nothing was changed. Call again with confirm=true when the user wants to go ahead."
                     .to_string(),
             ],
-        }
+        })
     }
 }
 
-/// Why a confirmed call did not go ahead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// The user answered no.
-    Declined,
-    /// The user dismissed the question.
-    Cancelled,
-    /// The client cannot ask.
-    Unsupported,
-}
-
-/// What to do with a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Return the preview.
-    Preview,
-    /// The user confirmed: make the change.
-    Proceed,
-    /// Return the preview, reporting why nothing was changed.
-    Stop(Stop),
-}
-
-/// For `confirm: false`, [`Decision::Preview`] without asking; otherwise
-/// asks the user `question` and maps the answer.
-pub fn decide(confirm: bool, question: &str) -> Decision {
-    if !confirm {
-        return Decision::Preview;
-    }
-    match require_confirmation(question) {
-        Confirmation::Confirmed => Decision::Proceed,
-        Confirmation::Declined => Decision::Stop(Stop::Declined),
-        Confirmation::Cancelled => Decision::Stop(Stop::Cancelled),
-        Confirmation::Unsupported => Decision::Stop(Stop::Unsupported),
+/// Asks the user `question` through `client` (whose retry clock leaves the
+/// wait out). A yes is `Ok(())`: make the change. Anything else is the
+/// report to return instead ([`Report::not_confirmed`]).
+pub fn approve(
+    client: &Client,
+    question: &str,
+    action: &str,
+    warnings: &[String],
+) -> Result<(), Report> {
+    match Report::not_confirmed(client.confirm(question), action, warnings) {
+        None => Ok(()),
+        Some(stopped) => Err(stopped),
     }
 }
 
@@ -158,7 +144,14 @@ mod tests {
 
     #[test]
     fn not_confirmed_reports_say_who_stopped_it() {
-        let declined = Report::stopped(Stop::Declined, "Purchase order PO-1 creation", vec![]);
+        assert_eq!(
+            Report::not_confirmed(Confirmation::Confirmed, "X", &[]),
+            None,
+            "a yes goes ahead"
+        );
+        let declined =
+            Report::not_confirmed(Confirmation::Declined, "Purchase order PO-1 creation", &[])
+                .unwrap();
         assert_eq!(
             (
                 declined.result,
@@ -171,10 +164,11 @@ mod tests {
                 true
             )
         );
-        let cancelled = Report::stopped(Stop::Cancelled, "X", vec!["kept".into()]);
+        let cancelled =
+            Report::not_confirmed(Confirmation::Cancelled, "X", &["kept".into()]).unwrap();
         assert_eq!(cancelled.message, "X cancelled by user");
         assert_eq!(cancelled.warnings, ["kept"]);
-        let unsupported = Report::stopped(Stop::Unsupported, "X", vec![]);
+        let unsupported = Report::not_confirmed(Confirmation::Unsupported, "X", &[]).unwrap();
         assert_eq!(unsupported.result, Outcome::Cancelled);
         assert!(unsupported.warnings[0].contains("trust-confirm-flag"));
     }

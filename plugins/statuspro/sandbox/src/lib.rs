@@ -231,6 +231,7 @@ impl Sandbox {
             port: self.addr().port(),
             methods,
             key_env: "STATUSPRO_API_KEY",
+            settings: &[],
         }
         .to_toml()
     }

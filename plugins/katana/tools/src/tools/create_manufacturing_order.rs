@@ -9,7 +9,7 @@ use toolhost_sdk::http::Method;
 
 use crate::api::{ManufacturingOrder, NewManufacturingOrder};
 use crate::inputs::{check_positive, num, unix_seconds};
-use crate::mutation::{Decision, Report, decide};
+use crate::mutation::{Report, approve};
 use crate::prelude::*;
 
 /// Arguments of `create_manufacturing_order`.
@@ -133,17 +133,14 @@ impl Tool for CreateManufacturingOrder {
             input.variant_id,
             num(input.planned_quantity)
         );
-        match decide(input.confirm, &question) {
-            Decision::Preview => return Ok(out),
-            Decision::Stop(why) => {
-                out.report = Report::stopped(
-                    why,
-                    &format!("Manufacturing order {order_no} creation"),
-                    warnings,
-                );
-                return Ok(out);
-            }
-            Decision::Proceed => {}
+        if !input.confirm {
+            return Ok(out);
+        }
+        let client = Client::from_config()?;
+        let action = format!("Manufacturing order {order_no} creation");
+        if let Err(stopped) = approve(&client, &question, &action, &warnings) {
+            out.report = stopped;
+            return Ok(out);
         }
 
         let body = NewManufacturingOrder {
@@ -155,7 +152,7 @@ impl Tool for CreateManufacturingOrder {
             production_deadline_date: input.production_deadline_date.as_deref(),
             additional_info: input.additional_info.as_deref(),
         };
-        let created: ManufacturingOrder = Client::from_config().write_json(
+        let created: ManufacturingOrder = client.write_json(
             Method::Post,
             "/manufacturing_orders",
             &body,

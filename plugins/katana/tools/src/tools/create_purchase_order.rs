@@ -12,7 +12,7 @@ use toolhost_sdk::http::Method;
 
 use crate::api::{NewPurchaseOrder, NewPurchaseOrderRow, PurchaseOrder};
 use crate::inputs::{Lines, check_not_empty, check_not_negative, check_positive, now_iso, round};
-use crate::mutation::{Decision, Report, decide};
+use crate::mutation::{Report, approve};
 use crate::prelude::*;
 
 /// The currency pattern: an ISO 4217 code.
@@ -145,14 +145,14 @@ impl Tool for CreatePurchaseOrder {
             "Create purchase order {number} with {} items totaling {total:.2}?",
             lines.len()
         );
-        match decide(input.confirm, &question) {
-            Decision::Preview => return Ok(out),
-            Decision::Stop(why) => {
-                out.report =
-                    Report::stopped(why, &format!("Purchase order {number} creation"), warnings);
-                return Ok(out);
-            }
-            Decision::Proceed => {}
+        if !input.confirm {
+            return Ok(out);
+        }
+        let client = Client::from_config()?;
+        let action = format!("Purchase order {number} creation");
+        if let Err(stopped) = approve(&client, &question, &action, &warnings) {
+            out.report = stopped;
+            return Ok(out);
         }
 
         let body = NewPurchaseOrder {
@@ -176,7 +176,6 @@ impl Tool for CreatePurchaseOrder {
                 })
                 .collect(),
         };
-        let client = Client::from_config();
         let created: PurchaseOrder = client.write_json(
             Method::Post,
             "/purchase_orders",

@@ -23,7 +23,7 @@ use crate::api::{
     Fulfillment, FulfillmentRow, ManufacturingOrder, NewFulfillment, SalesOrder, Variant,
 };
 use crate::inputs::{num, plain_enum};
-use crate::mutation::{Decision, Outcome, Report, decide};
+use crate::mutation::{Outcome, Report, approve};
 use crate::prelude::*;
 
 /// Arguments of `fulfill_order`.
@@ -91,7 +91,7 @@ impl Tool for FulfillOrder {
     const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
 
     fn call(&self, input: FulfillOrderInput) -> Result<Self::Output, ToolError> {
-        let client = Client::from_config();
+        let client = Client::from_config()?;
         match input.order_type {
             OrderType::Manufacturing => manufacturing(&client, input.order_id, input.confirm),
             OrderType::Sales => sales(&client, input.order_id, input.confirm),
@@ -165,17 +165,10 @@ fn manufacturing(client: &Client, id: u64, confirm: bool) -> Result<FulfillOrder
         return Ok(out);
     }
     let question = format!("Mark manufacturing order {number} as DONE and update inventory?");
-    match decide(true, &question) {
-        Decision::Proceed => {}
-        Decision::Stop(why) => {
-            out.report = Report::stopped(
-                why,
-                &format!("Completion of manufacturing order {number}"),
-                warnings,
-            );
-            return Ok(out);
-        }
-        Decision::Preview => unreachable!("confirm is true"),
+    let action = format!("Completion of manufacturing order {number}");
+    if let Err(stopped) = approve(client, &question, &action, &warnings) {
+        out.report = stopped;
+        return Ok(out);
     }
     let updated: ManufacturingOrder = client.write_json(
         Method::Patch,
@@ -269,17 +262,10 @@ fn sales(client: &Client, id: u64, confirm: bool) -> Result<FulfillOrderOutput, 
         ));
     }
     let question = format!("Create fulfillment for sales order {number} and update inventory?");
-    match decide(true, &question) {
-        Decision::Proceed => {}
-        Decision::Stop(why) => {
-            out.report = Report::stopped(
-                why,
-                &format!("Fulfillment of sales order {number}"),
-                warnings,
-            );
-            return Ok(out);
-        }
-        Decision::Preview => unreachable!("confirm is true"),
+    let action = format!("Fulfillment of sales order {number}");
+    if let Err(stopped) = approve(client, &question, &action, &warnings) {
+        out.report = stopped;
+        return Ok(out);
     }
     let body = NewFulfillment {
         sales_order_id: id,

@@ -14,7 +14,7 @@ use toolhost_sdk::http::Method;
 
 use crate::api::{PurchaseOrder, Receipt};
 use crate::inputs::{Lines, check_not_empty, check_positive, now_iso, num};
-use crate::mutation::{Decision, Report, decide};
+use crate::mutation::{Report, approve};
 use crate::prelude::*;
 
 /// Arguments of `receive_purchase_order`.
@@ -87,7 +87,7 @@ impl Tool for ReceivePurchaseOrder {
             check_positive("quantity", item.quantity)?;
         }
         let lines = input.items.as_slice();
-        let client = Client::from_config();
+        let client = Client::from_config()?;
         let order = client.purchase_order(input.order_id)?;
         let number = number(&order);
         let problems = problems(&order, lines);
@@ -125,17 +125,10 @@ impl Tool for ReceivePurchaseOrder {
             "Receive {} items for purchase order {number} and update inventory?",
             lines.len()
         );
-        match decide(true, &question) {
-            Decision::Proceed => {}
-            Decision::Stop(why) => {
-                out.report = Report::stopped(
-                    why,
-                    &format!("Receipt for purchase order {number}"),
-                    Vec::new(),
-                );
-                return Ok(out);
-            }
-            Decision::Preview => unreachable!("confirm is true"),
+        let action = format!("Receipt for purchase order {number}");
+        if let Err(stopped) = approve(&client, &question, &action, &[]) {
+            out.report = stopped;
+            return Ok(out);
         }
 
         let now = now_iso();

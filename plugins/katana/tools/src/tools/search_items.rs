@@ -70,7 +70,7 @@ impl Tool for SearchItems {
             return Err(ToolError::validation("query is blank")
                 .with_hint("give a SKU or words from an item's name, e.g. \"KNF-8IN\""));
         }
-        let variants = Client::from_config().variants()?;
+        let variants = Client::from_config()?.variants()?;
         Ok(search(&variants, &input.query, input.limit as usize))
     }
 }

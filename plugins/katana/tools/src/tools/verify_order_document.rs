@@ -164,7 +164,7 @@ impl Tool for VerifyOrderDocument {
                 check_not_negative("unit_price", price)?;
             }
         }
-        let client = Client::from_config();
+        let client = Client::from_config()?;
         let order = client.purchase_order(input.order_id)?;
         let ids: Vec<u64> = order
             .purchase_order_rows
