@@ -1,11 +1,11 @@
 //! The five read tools' success paths: projections, filters, paging (one
-//! page, and every page with progress), history and its cap, lookups, the
-//! catalog and viable statuses.
+//! page, and every page with progress, and a walk cut short by the rate
+//! limit), history and its cap, lookups, the catalog and viable statuses.
 
 use serde_json::{Value, json};
-use statuspro_sandbox::seed;
+use statuspro_sandbox::{SandboxConfig, seed};
 
-use super::StatusPro;
+use super::{Setup, StatusPro};
 
 /// The `id`s of a list result's rows.
 fn ids(out: &Value) -> Vec<u64> {
@@ -84,6 +84,61 @@ async fn list_orders_walks_with_100_rows_a_page_by_default() {
         statuspro.sandbox.requests()[0].query.as_deref(),
         Some("per_page=100&page=1")
     );
+}
+
+/// A walk that meets the rate limit part way returns the pages it read,
+/// where to resume and the `RATE_LIMIT` issue, instead of failing whole.
+#[tokio::test]
+async fn list_orders_cut_short_by_the_rate_limit_returns_what_it_read_and_where_to_resume() {
+    let statuspro = Setup::new()
+        .sandbox(SandboxConfig {
+            rate_limit_per_minute: 3,
+            ..SandboxConfig::default()
+        })
+        .start()
+        .await;
+    let host = &statuspro.host;
+    let all = seeded(|_| true);
+    let out = host.ok("list_orders", json!({"per_page": 10})).await;
+    assert_eq!(ids(&out), all[..30], "pages 1 to 3, newest first");
+    assert_eq!(
+        (
+            &out["total"],
+            &out["pages_read"],
+            &out["last_page"],
+            &out["has_more"],
+            &out["next_page"]
+        ),
+        (&json!(48), &json!(3), &json!(5), &json!(true), &json!(4))
+    );
+    let issues = out["issues"].as_array().expect("issues");
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0]["code"], "RATE_LIMIT");
+    let retry = issues[0]["retry_after_ms"]
+        .as_u64()
+        .expect("retry_after_ms");
+    assert!(
+        (1000..=60_000).contains(&retry) && retry % 1000 == 0,
+        "{retry}"
+    );
+    assert!(issues[0]["hint"].as_str().unwrap().contains("60 requests"));
+    let note = out["note"].as_str().expect("a note");
+    assert!(
+        note.contains("page=4") && note.contains("30 of 48"),
+        "{note}"
+    );
+    assert_eq!(
+        statuspro.sandbox.requests().len(),
+        4,
+        "three pages and the refused fourth, no retry"
+    );
+
+    // Resuming where the answer said, once the limit allows, gets the rest.
+    statuspro.sandbox.reset_rate_limits();
+    let next = host
+        .ok("list_orders", json!({"per_page": 10, "page": 4}))
+        .await;
+    assert_eq!(ids(&next), all[30..40]);
 }
 
 #[tokio::test]

@@ -32,7 +32,7 @@
 //! | [`error`] | HTTP failures to the shared error vocabulary, with hints; the `issues` entries of mutation results |
 //! | [`inputs`] | input pieces several tools share: enums, date and status-code checks |
 //! | [`mutation`] | the two-step confirmation flow of the four mutations |
-//! | [`paging`] | walking `GET /orders` page by page, with a cap |
+//! | [`paging`] | walking `GET /orders` page by page, with a cap; a walk cut short keeps what it read |
 //! | `tools` | one module per tool |
 //!
 //! # Invariants
@@ -48,7 +48,9 @@
 //!   tool error (`isError: true`) with one issue; a mutation whose request
 //!   reached the API reports `success: false`, the HTTP status and the
 //!   issues, since the model must know the request was made.
-//! * **No silent retries.** A 429 becomes `RATE_LIMIT` with `retry_after_ms`.
+//! * **No silent retries.** A 429 becomes `RATE_LIMIT` with `retry_after_ms`
+//!   (in a walk of every page, after the first, an issue beside the orders
+//!   read).
 
 #![deny(missing_docs)]
 

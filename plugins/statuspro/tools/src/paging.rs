@@ -5,10 +5,14 @@
 //! it stopped early and where to continue. The walk is generic over how a
 //! page is fetched so its stopping rules are tested without an API.
 //!
-//! A failed page fails the walk: the caller gets the error (a 429 with its
-//! `retry_after_ms`), never a silent retry.
+//! Never a silent retry. A failed first page fails the walk: nothing was
+//! read, and the caller gets the error. A later page that fails for a
+//! reason that passes (a 429 with its `retry_after_ms`, a 5xx or timeout)
+//! ends the walk with what was read, the error, and the page to resume
+//! from, so a long walk that meets the 60-requests-a-minute limit loses
+//! nothing. Any other failure fails the walk.
 
-use toolhost_sdk::ToolError;
+use toolhost_sdk::{ErrorCode, ToolError};
 
 /// Rows per page when walking.
 pub const WALK_PER_PAGE: u32 = 100;
@@ -39,13 +43,18 @@ pub struct Walk<T> {
     pub last_page: u64,
     /// Rows over all pages, from the latest page read.
     pub total: u64,
-    /// The first page not read, when the walk stopped at the cap.
+    /// The first page not read, when the walk stopped early (at the cap,
+    /// or at a page that failed).
     pub next_page: Option<u64>,
+    /// Why the page at `next_page` could not be read, when one failed.
+    pub interrupted: Option<ToolError>,
 }
 
-/// Reads pages 1, 2, … with `fetch` until the last page, an empty page, or
-/// `max_pages` pages. `on_page(pages_read, pages_expected)` runs after each
-/// page, e.g. to report progress.
+/// Reads pages 1, 2, … with `fetch` until the last page, an empty page,
+/// `max_pages` pages, or a page after the first that fails with
+/// `RATE_LIMIT` or `TRANSIENT` (see the module docs).
+/// `on_page(pages_read, pages_expected)` runs after each page, e.g. to
+/// report progress.
 pub fn walk<T>(
     max_pages: u32,
     mut fetch: impl FnMut(u64) -> Result<Page<T>, ToolError>,
@@ -57,10 +66,19 @@ pub fn walk<T>(
         last_page: 1,
         total: 0,
         next_page: None,
+        interrupted: None,
     };
     let mut page = 1u64;
     loop {
-        let fetched = fetch(page)?;
+        let fetched = match fetch(page) {
+            Ok(fetched) => fetched,
+            Err(e) if page > 1 && resumable(&e) => {
+                walk.next_page = Some(page);
+                walk.interrupted = Some(e);
+                return Ok(walk);
+            }
+            Err(e) => return Err(e),
+        };
         walk.pages_read += 1;
         walk.last_page = fetched.last_page.max(1);
         walk.total = fetched.total;
@@ -76,6 +94,11 @@ pub fn walk<T>(
         }
         page += 1;
     }
+}
+
+/// Whether asking for the same page later may succeed.
+fn resumable(error: &ToolError) -> bool {
+    matches!(error.code, ErrorCode::RateLimit | ErrorCode::Transient)
 }
 
 #[cfg(test)]
@@ -123,25 +146,47 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_failed_page_fails_the_walk_without_retrying() {
+    /// A listing of 300 rows, 100 a page, whose page `failing` fails with `code`.
+    fn failing_at(failing: u64, code: ErrorCode) -> (Result<Walk<u64>, ToolError>, u32) {
         let mut calls = 0;
         let result = walk(
             100,
             |page| {
                 calls += 1;
-                if page == 2 {
-                    Err(ToolError::new(
-                        toolhost_sdk::ErrorCode::RateLimit,
-                        "slow down",
-                    ))
+                if page == failing {
+                    Err(ToolError::new(code, "slow down").with_retry_after_ms(7000))
                 } else {
                     listing(300, 100)(page)
                 }
             },
             |_, _| {},
         );
-        assert_eq!(result.unwrap_err().code, toolhost_sdk::ErrorCode::RateLimit);
+        (result, calls)
+    }
+
+    #[test]
+    fn a_rate_limited_page_ends_the_walk_with_what_was_read_without_retrying() {
+        let (result, calls) = failing_at(3, ErrorCode::RateLimit);
+        let walk = result.unwrap();
+        assert_eq!(calls, 3, "no retry");
+        assert_eq!(walk.items, (0..200).collect::<Vec<_>>());
+        assert_eq!((walk.pages_read, walk.next_page), (2, Some(3)));
+        let why = walk.interrupted.unwrap();
+        assert_eq!(
+            (why.code, why.retry_after_ms),
+            (ErrorCode::RateLimit, Some(7000))
+        );
+        let (result, _) = failing_at(2, ErrorCode::Transient);
+        assert_eq!(result.unwrap().next_page, Some(2));
+    }
+
+    #[test]
+    fn a_failed_first_page_or_a_lasting_failure_fails_the_walk() {
+        let (result, calls) = failing_at(1, ErrorCode::RateLimit);
+        assert_eq!(result.unwrap_err().code, ErrorCode::RateLimit);
+        assert_eq!(calls, 1);
+        let (result, calls) = failing_at(2, ErrorCode::PermissionDenied);
+        assert_eq!(result.unwrap_err().code, ErrorCode::PermissionDenied);
         assert_eq!(calls, 2);
     }
 }

@@ -3,6 +3,7 @@
 use toolhost_sdk::progress;
 
 use crate::api;
+use crate::error::Issue;
 use crate::inputs::{
     DATE_PATTERN, FinancialStatus, FulfillmentStatus, STATUS_CODE_PATTERN, check_date, check_range,
 };
@@ -95,6 +96,9 @@ pub struct ListOrdersOutput {
     /// Why fewer orders than total were returned, when that happens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why the walk stopped before the last page, when a page could not be read (e.g. RATE_LIMIT with retry_after_ms); the orders read before it are returned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<Issue>,
 }
 
 /// Lists orders.
@@ -108,8 +112,8 @@ impl Tool for ListOrders {
     const DESCRIPTION: &'static str = "List StatusPro orders, optionally filtered by search \
         text, status, tags, payment or shipping state, cancellation and due-date range; use \
         it to find orders when you do not know their id. Without `page` it returns every \
-        matching order (reading up to 100 pages of per_page rows, and saying if it stopped \
-        early); with `page` it returns that page and how many pages there are. Rows are \
+        matching order (reading up to 100 pages of per_page rows; if it stops early, at that \
+        cap or at the rate limit, it returns what it read, next_page and why); with `page` it returns that page and how many pages there are. Rows are \
         order summaries: id, name, number, customer, current status and due date.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
 
@@ -143,6 +147,7 @@ fn one_page(
         has_more,
         next_page: has_more.then_some(page + 1),
         note: None,
+        issues: Vec::new(),
     })
 }
 
@@ -159,13 +164,23 @@ fn every_page(
             Some(&format!("read page {read} of {expected}")),
         );
     })?;
-    let note = walk.next_page.map(|next| {
-        format!(
-            "Stopped after {MAX_PAGES} pages ({} of {} orders). Narrow the filters, or ask \
+    let read = walk.items.len();
+    let note = walk.next_page.map(|next| match &walk.interrupted {
+        None => format!(
+            "Stopped after {MAX_PAGES} pages ({read} of {} orders). Narrow the filters, or ask \
              for page={next} onwards one page at a time.",
-            walk.items.len(),
             walk.total
-        )
+        ),
+        Some(why) => format!(
+            "Stopped at page {next} of {}, which StatusPro did not return ({read} of {} orders \
+             read; see issues). Ask for page={next} onwards one page at a time, with the same \
+             filters and per_page{}.",
+            walk.last_page,
+            walk.total,
+            why.retry_after_ms
+                .map(|ms| format!(", after waiting {ms} ms"))
+                .unwrap_or_default()
+        ),
     });
     Ok(ListOrdersOutput {
         orders: walk.items,
@@ -177,6 +192,7 @@ fn every_page(
         has_more: walk.next_page.is_some(),
         next_page: walk.next_page,
         note,
+        issues: walk.interrupted.into_iter().map(Issue::from).collect(),
     })
 }
 
