@@ -8,10 +8,11 @@
 //! timed in interleaved blocks (toolhost, native, FastMCP, toolhost, …) so
 //! that a noisy moment on the machine lands on all of them alike. Each call
 //! is timed from just before `tools/call` is sent to when its result is
-//! back in the client, one call at a time. The servers' CPU time
-//! (`/proc/PID/stat`) before and after the timed calls gives the CPU each
-//! spends per call, which is what latency is made of once the machine is
-//! busy.
+//! back in the client, one call at a time. The servers' CPU time (each
+//! thread's `/proc/PID/task/TID/schedstat`, in nanoseconds) before and
+//! after the timed calls gives the CPU each spends per call, which is what
+//! latency is made of once the machine is busy. FastMCP that is missing or
+//! fails to start skips only its own rows (7), with the reason.
 //!
 //! **Throughput.** One session each for toolhost and native; `callers`
 //! tasks send `tools/call` concurrently on clones of the session's peer
@@ -113,9 +114,21 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
         start_checked(&echo_toolhost(fx, "latency")?).await?,
         start_checked(&fx.native_echo()).await?,
     ];
-    if let Ok(fastmcp) = &peers.fastmcp {
-        servers.push(start_checked(fastmcp).await?);
-    }
+    // FastMCP is a comparison, not the subject: when it cannot be served,
+    // its rows say why and the others are measured all the same.
+    let fastmcp = match &peers.fastmcp {
+        Ok(launch) => match start_checked(launch).await {
+            Ok(session) => {
+                servers.push(session);
+                Ok(())
+            }
+            Err(e) => {
+                eprintln!("  FastMCP did not start: {e:#}");
+                Err(format!("FastMCP did not start: {e:#}"))
+            }
+        },
+        Err(why) => Err(format!("FastMCP not available ({why})")),
+    };
     let mut samples = vec![Samples::default(); servers.len()];
     for server in &servers {
         eprintln!("  warming up {} ({} calls)", server.label, opts.warmup);
@@ -137,7 +150,8 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
     // while the others are timed).
     let mut cpu = Vec::new();
     for (server, before) in servers.iter().zip(cpu_before) {
-        cpu.push((server.cpu_time()? - before) / opts.calls.max(1) as u32);
+        let spent = server.cpu_time()?.saturating_sub(before);
+        cpu.push(spent / opts.calls.max(1) as u32);
     }
     let resident = Resident {
         native_kib: servers[1].rss_kib().ok(),
@@ -169,7 +183,7 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
     rows.push(
         Row::figure(
             "1",
-            "server CPU per call (user + system, all threads, /proc/PID/stat)",
+            "server CPU per call (user + system, all threads, schedstat ns)",
             stats::duration(cpu[0]),
         )
         .against(
@@ -177,8 +191,8 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
             stats::duration_ratio(cpu[0], cpu[1]),
         ),
     );
-    match &peers.fastmcp {
-        Ok(_) => {
+    match fastmcp {
+        Ok(()) => {
             let fast = &samples[2];
             for (name, p) in [("p50", 50.0), ("p99", 99.0)] {
                 let (t, b) = (toolhost.percentile(p), fast.percentile(p));
@@ -206,11 +220,7 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
                 ),
             );
         }
-        Err(why) => rows.push(Row::skipped(
-            "7",
-            "per-call latency vs FastMCP",
-            format!("FastMCP not available ({why})"),
-        )),
+        Err(why) => rows.push(Row::skipped("7", "per-call latency vs FastMCP", why)),
     }
     Ok((rows, resident))
 }

@@ -164,11 +164,22 @@ pub async fn echo_only(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<Ve
         ),
     ];
     let what = "cold start vs FastMCP: echo only (toolhost: warm compile cache)";
-    match &peers.fastmcp {
+    // A FastMCP that fails to start skips its own row only.
+    let fastmcp = match &peers.fastmcp {
         Ok(fastmcp) => {
             eprintln!("  {} FastMCP starts", opts.fastmcp_cold_runs);
-            time_start(fastmcp, &expected).await?;
-            let fast = repeat(opts.fastmcp_cold_runs, &expected, |_| Ok(fastmcp.clone())).await?;
+            let starts = async {
+                time_start(fastmcp, &expected).await?;
+                repeat(opts.fastmcp_cold_runs, &expected, |_| Ok(fastmcp.clone())).await
+            };
+            starts
+                .await
+                .map_err(|e| format!("FastMCP did not start: {e:#}"))
+        }
+        Err(why) => Err(format!("FastMCP not available ({why})")),
+    };
+    match fastmcp {
+        Ok(fast) => {
             rows.push(
                 Row::figure(
                     "7",
@@ -184,11 +195,7 @@ pub async fn echo_only(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<Ve
                 ),
             );
         }
-        Err(why) => rows.push(Row::skipped(
-            "7",
-            what,
-            format!("FastMCP not available ({why})"),
-        )),
+        Err(why) => rows.push(Row::skipped("7", what, why)),
     }
     Ok(rows)
 }
