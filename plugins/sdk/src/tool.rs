@@ -5,9 +5,11 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use schemars::JsonSchema;
-use serde::Serialize;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::DeserializeOwned;
+use serde::{Serialize, Serializer};
 
 use crate::bindings::toolhost::plugin::types as wit;
 use crate::schema::{input_schema_text, output_schema_text};
@@ -60,17 +62,78 @@ impl Annotations {
     }
 }
 
+impl ErrorCode {
+    /// Every code, in the WIT's order.
+    pub const ALL: [ErrorCode; 7] = [
+        ErrorCode::ValidationError,
+        ErrorCode::PermissionDenied,
+        ErrorCode::NotFound,
+        ErrorCode::Conflict,
+        ErrorCode::RateLimit,
+        ErrorCode::Transient,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as clients see it in an issue: `VALIDATION_ERROR`,
+    /// `PERMISSION_DENIED`, `NOT_FOUND`, `CONFLICT`, `RATE_LIMIT`,
+    /// `TRANSIENT` or `INTERNAL`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::ValidationError => "VALIDATION_ERROR",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::RateLimit => "RATE_LIMIT",
+            ErrorCode::Transient => "TRANSIENT",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+/// Serialized as [`ErrorCode::as_str`] spells it.
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A string enum of the [`ErrorCode::as_str`] spellings.
+impl JsonSchema for ErrorCode {
+    fn schema_name() -> Cow<'static, str> {
+        "ErrorCode".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        json_schema!({ "type": "string", "enum": codes })
+    }
+}
+
 /// A failed tool call: the client sees `isError: true` and the envelope
 /// `{"ok":false,"result":null,"issues":[…]}` built from this.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It serializes as one entry of that `issues` list, so a tool whose
+/// result reports problems beside its data (a partial list, a change the
+/// upstream refused) can put `ToolError`s in its output and clients read
+/// them as they read the envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(
+    description = "One problem: a code from the shared vocabulary, what went wrong, and what to do about it."
+)]
 pub struct ToolError {
-    /// The category.
+    /// The category, from the shared vocabulary.
     pub code: ErrorCode,
     /// What went wrong, in one sentence.
     pub message: String,
     /// What the caller could do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-    /// For [`ErrorCode::RateLimit`]: milliseconds to wait before retrying.
+    /// For `RATE_LIMIT`: milliseconds to wait before retrying.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
 }
 
@@ -297,4 +360,45 @@ pub fn call(
         ToolError::not_found(format!("this component has no tool named {name:?}"))
     })?;
     tool.invoke(arguments).map_err(Into::into)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::output_schema_text;
+
+    #[test]
+    fn an_error_serializes_as_an_issue_of_the_envelope() {
+        let limited = ToolError::new(ErrorCode::RateLimit, "slow down").with_retry_after_ms(1000);
+        assert_eq!(
+            serde_json::to_value(limited).unwrap(),
+            json!({"code": "RATE_LIMIT", "message": "slow down", "retry_after_ms": 1000})
+        );
+        let hinted = ToolError::validation("bad").with_hint("fix it");
+        assert_eq!(
+            serde_json::to_value(hinted).unwrap(),
+            json!({"code": "VALIDATION_ERROR", "message": "bad", "hint": "fix it"})
+        );
+    }
+
+    #[test]
+    fn its_schema_lists_every_code_and_requires_code_and_message() {
+        let schema: serde_json::Value =
+            serde_json::from_str(&output_schema_text::<ToolError>()).unwrap();
+        assert_eq!(
+            schema["properties"]["code"]["enum"],
+            json!([
+                "VALIDATION_ERROR",
+                "PERMISSION_DENIED",
+                "NOT_FOUND",
+                "CONFLICT",
+                "RATE_LIMIT",
+                "TRANSIENT",
+                "INTERNAL"
+            ])
+        );
+        assert_eq!(schema["required"], json!(["code", "message"]));
+    }
 }

@@ -8,12 +8,12 @@
 //! hint, the way out of a non-viable status change (call
 //! `get_viable_statuses`), and what to do about the other codes.
 //!
-//! [`Issue`] is one entry of a mutation result's `issues` list: the same
-//! fields as the host's error envelope, so a model reads both the same way.
+//! An entry of a result's `issues` list (a mutation the API refused, a walk
+//! cut short) is the SDK's [`ToolError`] itself, which serializes as one
+//! issue of the host's error envelope, so a model reads both the same way.
 
-use schemars::JsonSchema;
 use serde::de::{MapAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 use toolhost_sdk::http::{self, Response};
 use toolhost_sdk::{ErrorCode, ToolError};
 
@@ -108,67 +108,6 @@ impl<'de> Deserialize<'de> for FirstFieldError {
     }
 }
 
-/// The error vocabulary, as it appears in an issue's `code`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[schemars(transform = crate::inputs::plain_enum)]
-pub enum IssueCode {
-    /// The request was invalid.
-    ValidationError,
-    /// Credentials or policy refused it.
-    PermissionDenied,
-    /// The thing asked for does not exist.
-    NotFound,
-    /// It conflicts with the current state.
-    Conflict,
-    /// Too many requests; see `retry_after_ms`.
-    RateLimit,
-    /// A temporary failure.
-    Transient,
-    /// Anything else.
-    Internal,
-}
-
-impl From<ErrorCode> for IssueCode {
-    fn from(code: ErrorCode) -> IssueCode {
-        match code {
-            ErrorCode::ValidationError => IssueCode::ValidationError,
-            ErrorCode::PermissionDenied => IssueCode::PermissionDenied,
-            ErrorCode::NotFound => IssueCode::NotFound,
-            ErrorCode::Conflict => IssueCode::Conflict,
-            ErrorCode::RateLimit => IssueCode::RateLimit,
-            ErrorCode::Transient => IssueCode::Transient,
-            ErrorCode::Internal => IssueCode::Internal,
-        }
-    }
-}
-
-/// One problem in a mutation's result.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct Issue {
-    /// The category, from the shared vocabulary.
-    pub code: IssueCode,
-    /// What went wrong.
-    pub message: String,
-    /// What to do about it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-    /// For `RATE_LIMIT`: milliseconds to wait before trying again.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_after_ms: Option<u64>,
-}
-
-impl From<ToolError> for Issue {
-    fn from(e: ToolError) -> Issue {
-        Issue {
-            code: e.code.into(),
-            message: e.message,
-            hint: e.hint,
-            retry_after_ms: e.retry_after_ms,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,17 +179,6 @@ mod tests {
         assert_eq!(
             api_error(&response(503, "", &[])).code,
             ErrorCode::Transient
-        );
-    }
-
-    #[test]
-    fn issues_serialize_like_the_host_envelope() {
-        let issue: Issue = ToolError::new(ErrorCode::RateLimit, "slow down")
-            .with_retry_after_ms(1000)
-            .into();
-        assert_eq!(
-            serde_json::to_value(issue).unwrap(),
-            serde_json::json!({"code": "RATE_LIMIT", "message": "slow down", "retry_after_ms": 1000})
         );
     }
 }

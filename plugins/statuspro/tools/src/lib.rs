@@ -29,7 +29,7 @@
 //! | [`client`] | the API client over the host's `http` import; base URL from config |
 //! | [`api`] | the API's wire shapes, deserialized leniently |
 //! | [`output`] | the token-lean shapes the tools return, and the projections to them |
-//! | [`error`] | HTTP failures to the shared error vocabulary, with hints; the `issues` entries of mutation results |
+//! | [`error`] | HTTP failures to the shared error vocabulary, with hints |
 //! | [`inputs`] | input pieces several tools share: enums, date and status-code checks |
 //! | [`mutation`] | the two-step confirmation flow of the four mutations |
 //! | [`paging`] | walking `GET /orders` page by page, with a cap; a walk cut short keeps what it read |

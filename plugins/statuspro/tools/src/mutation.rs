@@ -22,7 +22,7 @@ use toolhost_sdk::confirm::{
 use toolhost_sdk::http::Response;
 use toolhost_sdk::{ErrorCode, ToolError};
 
-use crate::error::{Issue, api_error};
+use crate::error::api_error;
 
 /// Why a mutation was not made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -59,7 +59,7 @@ pub struct MutationResult<P> {
     pub note: Option<String>,
     /// What went wrong, when something did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub issues: Vec<Issue>,
+    pub issues: Vec<ToolError>,
 }
 
 impl<P> MutationResult<P> {
@@ -78,7 +78,7 @@ impl<P> MutationResult<P> {
 
     /// The answer when the user did not approve; `issues` say why, when the
     /// user was never asked.
-    pub fn not_confirmed(preview: P, why: NotConfirmed, issues: Vec<Issue>) -> Self {
+    pub fn not_confirmed(preview: P, why: NotConfirmed, issues: Vec<ToolError>) -> Self {
         MutationResult {
             result: Some(why),
             issues,
@@ -99,17 +99,15 @@ impl<P> MutationResult<P> {
             issues: if success {
                 Vec::new()
             } else {
-                vec![api_error(response).into()]
+                vec![api_error(response)]
             },
         }
     }
 }
 
 /// The issue explaining a `cancelled` outcome when the client cannot confirm.
-fn unsupported_issue() -> Issue {
-    ToolError::new(ErrorCode::PermissionDenied, UNSUPPORTED_REASON)
-        .with_hint(UNSUPPORTED_HINT)
-        .into()
+fn unsupported_issue() -> ToolError {
+    ToolError::new(ErrorCode::PermissionDenied, UNSUPPORTED_REASON).with_hint(UNSUPPORTED_HINT)
 }
 
 /// Runs the flow: a preview for `confirm: false`; otherwise asks

@@ -3,7 +3,6 @@
 use toolhost_sdk::progress;
 
 use crate::api;
-use crate::error::Issue;
 use crate::inputs::{
     DATE_PATTERN, FinancialStatus, FulfillmentStatus, STATUS_CODE_PATTERN, check_date, check_range,
 };
@@ -98,7 +97,7 @@ pub struct ListOrdersOutput {
     pub note: Option<String>,
     /// Why the walk stopped before the last page, when a page could not be read (e.g. RATE_LIMIT with retry_after_ms); the orders read before it are returned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub issues: Vec<Issue>,
+    pub issues: Vec<ToolError>,
 }
 
 /// Lists orders.
@@ -192,7 +191,7 @@ fn every_page(
         has_more: walk.next_page.is_some(),
         next_page: walk.next_page,
         note,
-        issues: walk.interrupted.into_iter().map(Issue::from).collect(),
+        issues: walk.interrupted.into_iter().collect(),
     })
 }
 
