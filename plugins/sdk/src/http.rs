@@ -5,6 +5,11 @@
 //! in tools that are not read-only. Credentials the operator configured for
 //! the destination are added by the host and never visible here.
 //!
+//! Every error from [`Request::send`] and [`Response::json`] starts with
+//! the request it concerns (`GET /v1/orders: …`, the URL's path without its
+//! query), so the model and the operator see which request failed. Build
+//! URLs from the operator's base URL with [`join`].
+//!
 //! ```no_run
 //! # use toolhost_sdk::{http, ToolError};
 //! # #[derive(serde::Deserialize)] struct Order { id: u64 }
@@ -23,6 +28,32 @@ use crate::bindings::toolhost::plugin::http as wit;
 use crate::tool::{ErrorCode, ToolError};
 
 pub use wit::Method;
+
+impl Method {
+    /// The method's name: `GET`, `POST`, …
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+        }
+    }
+}
+
+/// `path` under the API root `base`, with exactly one `/` between them
+/// whatever the operator wrote: `join("https://api.example.com/v1/",
+/// "/orders")` is `https://api.example.com/v1/orders`.
+pub fn join(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
 
 /// A request being built. Send it with [`Request::send`].
 #[derive(Debug, Clone)]
@@ -97,11 +128,19 @@ impl Request {
         &self.url
     }
 
+    /// `METHOD path`: the method and the URL's path without its query,
+    /// as errors name the request.
+    pub fn request_line(&self) -> String {
+        format!("{} {}", self.method.as_str(), url_path(&self.url))
+    }
+
     /// Sends the request. A response of any status is `Ok`; see
     /// [`Response::error_for_status`]. Failures to get a response become
-    /// tool errors: a policy refusal is `PERMISSION_DENIED`, a timeout or a
-    /// connection failure `TRANSIENT`.
+    /// tool errors whose message starts with [`Request::request_line`]: a
+    /// policy refusal is `PERMISSION_DENIED`, a timeout or a connection
+    /// failure `TRANSIENT`.
     pub fn send(self) -> Result<Response, ToolError> {
+        let request_line = self.request_line();
         let request = wit::Request {
             method: self.method,
             url: self.url,
@@ -109,14 +148,35 @@ impl Request {
             body: self.body,
             timeout_ms: self.timeout_ms,
         };
-        wit::send(&request)
-            .map(|r| Response {
+        match wit::send(&request) {
+            Ok(r) => Ok(Response {
                 status: r.status,
                 headers: r.headers,
                 body: r.body,
-            })
-            .map_err(transport_error)
+                request_line,
+            }),
+            Err(e) => Err(prefixed(transport_error(e), &request_line)),
+        }
     }
+}
+
+/// The path of `url` (after the scheme and authority), without its query
+/// or fragment; `/` when it has none.
+fn url_path(url: &str) -> &str {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = after_scheme
+        .find('/')
+        .map_or("/", |slash| &after_scheme[slash..]);
+    let end = path.find(['?', '#']).unwrap_or(path.len());
+    &path[..end]
+}
+
+/// `error` with `request_line` in front of its message.
+fn prefixed(mut error: ToolError, request_line: &str) -> ToolError {
+    if !request_line.is_empty() {
+        error.message = format!("{request_line}: {}", error.message);
+    }
+    error
 }
 
 fn transport_error(e: wit::Error) -> ToolError {
@@ -141,7 +201,7 @@ fn transport_error(e: wit::Error) -> ToolError {
 }
 
 /// A complete response.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Response {
     /// The status code.
     pub status: u16,
@@ -149,6 +209,9 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Vec<u8>,
+    /// The request this answers, as [`Request::request_line`] names it
+    /// (empty in a response made by hand); errors start with it.
+    pub request_line: String,
 }
 
 impl Response {
@@ -165,13 +228,17 @@ impl Response {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Parses the body as JSON.
+    /// Parses the body as JSON. The error's message starts with the
+    /// request's [`Request::request_line`].
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
         serde_json::from_slice(&self.body).map_err(|e| {
-            ToolError::internal(format!(
-                "the upstream service sent an unexpected response (HTTP {}): {e}",
-                self.status
-            ))
+            prefixed(
+                ToolError::internal(format!(
+                    "the upstream service sent an unexpected response (HTTP {}): {e}",
+                    self.status
+                )),
+                &self.request_line,
+            )
         })
     }
 
@@ -228,4 +295,50 @@ pub fn error_for_status(response: &Response) -> ToolError {
         error.retry_after_ms = Some(response.retry_after_ms().unwrap_or(60_000));
     }
     error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_puts_one_slash_between_base_and_path() {
+        for base in ["http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/"] {
+            for path in ["/orders/1", "orders/1"] {
+                assert_eq!(join(base, path), "http://127.0.0.1:8080/v1/orders/1");
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_is_named_by_method_and_path_without_the_query() {
+        let request = Request::get("https://api.example.com/v1/orders")
+            .query(&[("search", "jon@example.com")]);
+        assert_eq!(request.request_line(), "GET /v1/orders");
+        assert_eq!(
+            Request::post("http://127.0.0.1:9/x#frag").request_line(),
+            "POST /x"
+        );
+        assert_eq!(
+            Request::new(Method::Patch, "http://127.0.0.1:9").request_line(),
+            "PATCH /"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_body_names_the_request() {
+        let response = Response {
+            status: 200,
+            body: b"not json".to_vec(),
+            request_line: "GET /v1/orders".into(),
+            ..Response::default()
+        };
+        let error = response.json::<serde_json::Value>().unwrap_err();
+        assert!(
+            error.message.starts_with(
+                "GET /v1/orders: the upstream service sent an unexpected response (HTTP 200)"
+            ),
+            "{error}"
+        );
+    }
 }

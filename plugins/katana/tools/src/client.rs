@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use toolhost_sdk::confirm::{Confirmation, require_confirmation};
-use toolhost_sdk::http::{Method, Request, Response};
+use toolhost_sdk::http::{self, Method, Request, Response};
 use toolhost_sdk::{ToolError, config};
 
 use crate::api;
-use crate::error::{after_write, api_error, unreadable_answer, with_request};
+use crate::error::{after_write, api_error, unreadable_answer};
 
 /// Katana's API root, used when the operator sets no `base_url`.
 pub const DEFAULT_BASE_URL: &str = "https://api.katanamrp.com/v1";
@@ -111,7 +111,7 @@ pub fn walk_pages<T>(
 /// A client for one call.
 #[derive(Debug)]
 pub struct Client {
-    /// The API root without a trailing slash.
+    /// The API root.
     base_url: String,
     /// When the call began, moved later by every confirmation wait: the
     /// origin of the retry deadline.
@@ -137,7 +137,7 @@ impl Client {
     /// A client for the API at `base_url`.
     pub fn new(base_url: &str) -> Client {
         Client {
-            base_url: base_url.trim_end_matches('/').to_string(),
+            base_url: base_url.to_string(),
             started: Cell::new(Instant::now()),
             retry_deadline_ms: RETRY_DEADLINE_MS,
             retried: Cell::new(false),
@@ -174,18 +174,14 @@ impl Client {
 
     /// The absolute URL of `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base_url)
+        http::join(&self.base_url, path)
     }
 
-    /// Sends `request`, retrying once when [`retry_wait`] allows. Answers
-    /// of any status are `Ok`; a request that got no answer is an error
-    /// naming it.
-    fn send(&self, request: Request, method: Method, path: &str) -> Result<Response, ToolError> {
-        let name = method_name(method);
-        let response = request
-            .clone()
-            .send()
-            .map_err(|e| with_request(e, name, path))?;
+    /// Sends `request` (`method`), retrying once when [`retry_wait`]
+    /// allows. Answers of any status are `Ok`; a request that got no answer
+    /// is an error naming it.
+    fn send(&self, request: Request, method: Method) -> Result<Response, ToolError> {
+        let response = request.clone().send()?;
         let Some(wait) = retry_wait(
             method == Method::Get,
             response.status,
@@ -198,11 +194,11 @@ impl Client {
         };
         self.retried.set(true);
         toolhost_sdk::log::info(&format!(
-            "{name} {path} answered {}; retrying once in {wait} ms",
-            response.status
+            "{} answered {}; retrying once in {wait} ms",
+            response.request_line, response.status
         ));
         std::thread::sleep(Duration::from_millis(wait));
-        request.send().map_err(|e| with_request(e, name, path))
+        request.send()
     }
 
     /// `GET path?query`, parsed as `T`; `missing` names what a 404 means.
@@ -212,11 +208,11 @@ impl Client {
         query: &[(&str, String)],
         missing: &str,
     ) -> Result<T, ToolError> {
-        let response = self.send(Request::get(self.url(path)).query(query), Method::Get, path)?;
+        let response = self.send(Request::get(self.url(path)).query(query), Method::Get)?;
         if !response.is_success() {
             return Err(api_error(&response, missing));
         }
-        response.json().map_err(|e| with_request(e, "GET", path))
+        response.json()
     }
 
     /// One page of a list endpoint, with its `X-Pagination`.
@@ -229,15 +225,11 @@ impl Client {
         let mut query = query.to_vec();
         query.push(("limit", PAGE_SIZE.to_string()));
         query.push(("page", page.to_string()));
-        let response = self.send(
-            Request::get(self.url(path)).query(&query),
-            Method::Get,
-            path,
-        )?;
+        let response = self.send(Request::get(self.url(path)).query(&query), Method::Get)?;
         if !response.is_success() {
             return Err(api_error(&response, "such list"));
         }
-        let list: api::List<T> = response.json().map_err(|e| with_request(e, "GET", path))?;
+        let list: api::List<T> = response.json()?;
         let pagination = response
             .header("x-pagination")
             .and_then(api::Pagination::parse);
@@ -274,7 +266,7 @@ impl Client {
     ) -> Result<Response, ToolError> {
         let request = Request::new(method, self.url(path)).json(body)?;
         let response = self
-            .send(request, method, path)
+            .send(request, method)
             .map_err(|e| after_write(e, check))?;
         if !response.is_success() {
             return Err(after_write(api_error(&response, missing), check));
@@ -294,7 +286,7 @@ impl Client {
     ) -> Result<T, ToolError> {
         self.write(method, path, body, missing, check)?
             .json()
-            .map_err(|e| unreadable_answer(with_request(e, method_name(method), path), check))
+            .map_err(|e| unreadable_answer(e, check))
     }
 
     /// E1: every variant, with its product or material (for names).
@@ -359,19 +351,6 @@ fn parse_deadline(text: &str) -> Result<u64, ToolError> {
              [plugins.katana] config in toolhost.toml"
         ))
     })
-}
-
-/// The method's name, for messages.
-fn method_name(method: Method) -> &'static str {
-    match method {
-        Method::Get => "GET",
-        Method::Head => "HEAD",
-        Method::Post => "POST",
-        Method::Put => "PUT",
-        Method::Patch => "PATCH",
-        Method::Delete => "DELETE",
-        Method::Options => "OPTIONS",
-    }
 }
 
 #[cfg(test)]

@@ -64,13 +64,6 @@ pub fn unreadable_answer(mut error: ToolError, check: &str) -> ToolError {
     error
 }
 
-/// Puts `method path` in front of a transport error's message, so the
-/// model and the operator see which request failed.
-pub fn with_request(mut error: ToolError, method: &str, path: &str) -> ToolError {
-    error.message = format!("{method} {path}: {}", error.message);
-    error
-}
-
 /// The first entry of a 422 body's `details`, as `field: message`.
 pub fn first_detail(body: &[u8]) -> Option<String> {
     #[derive(Deserialize)]
@@ -112,6 +105,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             body: body.as_bytes().to_vec(),
+            request_line: "GET /v1/x".to_string(),
         }
     }
 

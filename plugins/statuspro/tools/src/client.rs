@@ -12,16 +12,16 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use toolhost_sdk::http::{Request, Response};
+use toolhost_sdk::http::{self, Request, Response};
 use toolhost_sdk::{ToolError, config};
 
 use crate::api;
-use crate::error::{api_error, with_request};
+use crate::error::api_error;
 
 /// A client for one call.
 #[derive(Debug, Clone)]
 pub struct Client {
-    /// The API root without a trailing slash, e.g. `https://…/api/v1`.
+    /// The API root, e.g. `https://…/api/v1`.
     base_url: String,
 }
 
@@ -34,39 +34,34 @@ impl Client {
     /// A client for the API at `base_url`.
     pub fn new(base_url: &str) -> Client {
         Client {
-            base_url: base_url.trim_end_matches('/').to_string(),
+            base_url: base_url.to_string(),
         }
     }
 
     /// The absolute URL of `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base_url)
+        http::join(&self.base_url, path)
     }
 
-    /// `GET path?query`, parsed as `T`. Any failure is a tool error.
+    /// `GET path?query`, parsed as `T`. Any failure is a tool error (the
+    /// SDK names the request in its message).
     pub fn get<T: DeserializeOwned>(
         &self,
         path: &str,
         query: &[(&str, String)],
     ) -> Result<T, ToolError> {
-        let response = Request::get(self.url(path))
-            .query(query)
-            .send()
-            .map_err(|e| with_request(e, "GET", path))?;
+        let response = Request::get(self.url(path)).query(query).send()?;
         if !response.is_success() {
             return Err(api_error(&response));
         }
-        response.json().map_err(|e| with_request(e, "GET", path))
+        response.json()
     }
 
     /// `POST path` with a JSON `body`. Answers of any status are `Ok`; only
     /// a request that got no answer (refused by the host, timed out,
     /// unreachable) is an error.
     pub fn post<B: Serialize>(&self, path: &str, body: &B) -> Result<Response, ToolError> {
-        Request::post(self.url(path))
-            .json(body)?
-            .send()
-            .map_err(|e| with_request(e, "POST", path))
+        Request::post(self.url(path)).json(body)?.send()
     }
 
     /// `GET /orders/{id}/viable-statuses`: where the order may move next.

@@ -46,13 +46,6 @@ pub fn api_error(response: &Response) -> ToolError {
     error
 }
 
-/// Puts `method path` in front of a transport error's message, so the
-/// model and the operator see which request failed.
-pub fn with_request(mut error: ToolError, method: &str, path: &str) -> ToolError {
-    error.message = format!("{method} {path}: {}", error.message);
-    error
-}
-
 /// The hint for a 400/422: the first field error, and for a status that
 /// is not viable for the order, the tool that lists the ones that are.
 fn validation_hint(body: &[u8]) -> Option<String> {
@@ -120,6 +113,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             body: body.as_bytes().to_vec(),
+            request_line: "GET /v1/x".to_string(),
         }
     }
 

@@ -141,6 +141,7 @@ mod tests {
             status,
             headers: Vec::new(),
             body: body.as_bytes().to_vec(),
+            request_line: "GET /v1/x".to_string(),
         }
     }
 
