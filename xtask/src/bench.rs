@@ -19,7 +19,7 @@
 //! network), its rows say why and everything else still runs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use anyhow::{Context, Result};
 
@@ -66,33 +66,5 @@ pub fn run(root: &Path, components: &Path, extra: &[String]) -> Result<()> {
 /// The interpreter of `work/venv`, with `fastmcp` installed (created and
 /// installed when missing).
 fn fastmcp(work: &Path) -> Result<PathBuf> {
-    let venv = work.join("venv");
-    let python = venv.join("bin/python");
-    if !python.exists() {
-        eprintln!("creating {} (python3 -m venv)", venv.display());
-        crate::run(
-            Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .stdout(Stdio::from(std::io::stderr())),
-        )
-        .context(
-            "cannot create the virtual environment (is python3 with its venv module installed?)",
-        )?;
-    }
-    let installed = Command::new(&python)
-        .args(["-c", "import fastmcp"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !installed {
-        eprintln!("installing fastmcp into {} (pip)", venv.display());
-        crate::run(
-            Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "fastmcp"])
-                .stdout(Stdio::from(std::io::stderr())),
-        )
-        .context("pip could not install fastmcp")?;
-    }
-    Ok(python)
+    crate::python::venv_with(&work.join("venv"), "fastmcp")
 }

@@ -4,7 +4,8 @@
 //! contract is not tied to Rust; see `docs/second-language.md`.
 //!
 //! - `cargo xtask setup-python` ([`setup`]) creates `target/python-venv`
-//!   with `python3 -m venv` and installs the pinned componentize-py in it.
+//!   with `python3 -m venv` and installs the pinned componentize-py in it
+//!   ([`venv_with`], which `bench` uses for FastMCP too).
 //! - `build-plugins` ([`build`]) builds the component when a
 //!   `componentize-py` executable is found (the venv's first, then `PATH`),
 //!   and says so and skips it otherwise.
@@ -40,22 +41,30 @@ fn venv_componentize_py(root: &Path) -> PathBuf {
 /// there) and installs componentize-py at the pinned version in it.
 /// Needs `python3` (3.9 or later, with the `venv` module) and access to PyPI.
 pub fn setup(root: &Path) -> Result<()> {
-    let venv = venv(root);
+    venv_with(
+        &venv(root),
+        &format!("componentize-py=={COMPONENTIZE_PY_VERSION}"),
+    )
+    .map(drop)
+}
+
+/// A virtual environment at `venv` with `requirement` installed: creates it
+/// with `python3 -m venv` when it is not there, then runs pip, which
+/// downloads nothing when the requirement is already met. Returns the
+/// environment's interpreter. `setup-python` and `bench` (FastMCP) use it.
+pub fn venv_with(venv: &Path, requirement: &str) -> Result<PathBuf> {
     let python = venv.join("bin/python3");
     if !python.exists() {
         eprintln!("creating {} with python3 -m venv", venv.display());
         crate::run(
             Command::new("python3")
                 .args(["-m", "venv"])
-                .arg(&venv)
+                .arg(venv)
                 .stdout(std::io::stderr()),
         )
         .context("cannot create the Python venv (needs python3 with the venv module; on Debian: apt-get install python3-venv)")?;
     }
-    eprintln!(
-        "installing componentize-py=={COMPONENTIZE_PY_VERSION} in {}",
-        venv.display()
-    );
+    eprintln!("installing {requirement} in {} (pip)", venv.display());
     crate::run(
         Command::new(&python)
             .args([
@@ -64,11 +73,12 @@ pub fn setup(root: &Path) -> Result<()> {
                 "install",
                 "--disable-pip-version-check",
                 "--quiet",
+                requirement,
             ])
-            .arg(format!("componentize-py=={COMPONENTIZE_PY_VERSION}"))
             .stdout(std::io::stderr()),
     )
-    .context("cannot install componentize-py from PyPI")
+    .with_context(|| format!("pip could not install {requirement} (from PyPI)"))?;
+    Ok(python)
 }
 
 /// Runs [`setup`] when the venv has no componentize-py. `cargo xtask test`
