@@ -17,7 +17,10 @@ struct Changes {
 }
 
 impl Changes {
+    /// Starts counting, once the host serves its initial load (it answers
+    /// `initialize` before that, and `tools/list` waits for it).
     async fn open(host: &Host, era: Era) -> Changes {
+        host.tools().await;
         let stream = match era {
             Era::Legacy => None,
             Era::Modern => Some(host.listen().await),
@@ -354,6 +357,7 @@ async fn a_garbage_file_is_reported_once_per_content() {
 async fn a_file_name_that_is_not_utf8_is_skipped_with_an_error() {
     use std::os::unix::ffi::OsStrExt;
     let host = Host::start(HostOptions::new(&["hello"])).await;
+    assert_eq!(names(&host).await, ["fetch_url", "greet"]);
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.wasm");
     let tmp = host.plugins.join(".incoming.tmp");
     std::fs::write(&tmp, component("misbehaving")).unwrap();

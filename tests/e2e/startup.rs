@@ -139,6 +139,7 @@ async fn copies_of_one_component_compile_once_at_start_and_on_reload() {
 async fn a_restart_does_not_give_a_tool_name_to_a_file_dropped_in_later() {
     // While serving, a file dropped in later cannot take names in use.
     let host = Host::start(HostOptions::new(&["hello"])).await;
+    assert_eq!(names(&host).await, ["fetch_url", "greet"]);
     let tmp = host.plugins.join(".incoming.tmp");
     std::fs::write(&tmp, component("hello")).unwrap();
     std::fs::rename(&tmp, host.plugins.join("a_hello.wasm")).unwrap();

@@ -30,8 +30,8 @@ impl Tool for Numbered {
     type Output = Message;
     const NAME: &'static str = PLACEHOLDER;
     const TITLE: &'static str = "Numbered echo";
-    const DESCRIPTION: &'static str = "Return the message unchanged. One of many generated \
-        benchmark components; it has no side effects.";
+    const DESCRIPTION: &'static str = "Return the message unchanged. Use it to measure a \
+        host serving many generated components; it has no side effects.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
 
     fn call(&self, input: Message) -> Result<Message, ToolError> {
