@@ -50,6 +50,9 @@ pub struct RawHost {
     pub confirmation: NoElicitationPolicy,
     /// `elicitation_timeout_secs`: how long to wait for a user's answer.
     pub elicitation_timeout_secs: Option<u64>,
+    /// `load_wait_secs`: how long `tools/list` and `tools/call` wait for
+    /// the plugin directory's initial load.
+    pub load_wait_secs: Option<u64>,
 }
 
 /// `[plugins.NAME]`.
@@ -226,7 +229,16 @@ pub struct Config {
     pub elicitation_timeout: Duration,
     /// Plugin blocks, in file order of their names.
     pub plugins: Vec<PluginSettings>,
+    /// How long `tools/list` and `tools/call` wait for the plugin
+    /// directory's initial load before answering with what is loaded.
+    pub load_wait: Duration,
 }
+
+/// Default of `host.load_wait_secs`.
+pub const DEFAULT_LOAD_WAIT_SECS: u64 = 20;
+
+/// Largest `host.load_wait_secs`.
+pub const MAX_LOAD_WAIT_SECS: u64 = 3600;
 
 impl Default for Config {
     fn default() -> Self {
@@ -234,6 +246,7 @@ impl Default for Config {
             confirmation: NoElicitationPolicy::Deny,
             elicitation_timeout: Duration::from_secs(300),
             plugins: Vec::new(),
+            load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
         }
     }
 }
@@ -261,12 +274,19 @@ impl Config {
                 resolve_plugin(&name, block).with_context(|| format!("in [plugins.{name}]"))?,
             );
         }
+        let load_wait_secs = raw.host.load_wait_secs.unwrap_or(DEFAULT_LOAD_WAIT_SECS);
+        if load_wait_secs > MAX_LOAD_WAIT_SECS {
+            bail!(
+                "[host] load_wait_secs = {load_wait_secs} is too large: at most {MAX_LOAD_WAIT_SECS} (an hour)"
+            );
+        }
         Ok(Config {
             confirmation: raw.host.confirmation,
             elicitation_timeout: Duration::from_secs(
                 raw.host.elicitation_timeout_secs.unwrap_or(300),
             ),
             plugins,
+            load_wait: Duration::from_secs(load_wait_secs),
         })
     }
 

@@ -145,9 +145,13 @@ fn main() -> Result<()> {
     runtime.block_on(async move {
         match cli.command {
             Command::Serve { plugins, no_watch } => {
-                let (env, loader, registry) = plugins.load().await?;
-                let watch = (!no_watch).then(|| plugins.plugins.clone());
-                toolhost::server::serve_stdio(env, loader, registry, watch).await
+                let loader = plugins.loader().await?;
+                let env = CallEnv {
+                    runtime: loader.runtime.clone(),
+                    http: loader.http.clone(),
+                };
+                let dir = plugins.plugins.clone();
+                toolhost::server::serve_stdio(env, loader, dir, !no_watch).await
             }
             Command::List(args) => {
                 let (_, _, registry) = args.load().await?;

@@ -99,23 +99,41 @@ impl Loader {
 
     /// Loads a component from `bytes` (read from `path`).
     pub async fn load_bytes(&self, path: &Path, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let digest = hex(&Sha256::digest(&bytes));
-        let settings = Arc::new(self.config.settings_for(&file));
+        let component = self.compile(bytes).await?;
+        self.load_compiled(path, digest, component).await
+    }
 
+    /// Compiles `bytes` (or finds them in the compile cache), off the async
+    /// workers. Files with the same bytes can share the result: see
+    /// [`Loader::load_compiled`].
+    pub async fn compile(&self, bytes: Vec<u8>) -> Result<Component, LoadError> {
         // Compiling is CPU-bound: keep it off the async workers.
         let engine = self.runtime.engine.clone();
         let cache = self.cache.clone();
-        let component = tokio::task::spawn_blocking(move || match cache {
+        tokio::task::spawn_blocking(move || match cache {
             Some(cache) => cache.compile(&engine, &bytes),
             None => Component::new(&engine, &bytes),
         })
         .await
         .map_err(|e| LoadError::Compile(e.to_string()))?
-        .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        .map_err(|e| LoadError::Compile(format!("{e:#}")))
+    }
+
+    /// Loads the file at `path`, whose bytes (SHA-256 `digest`, hex) compiled
+    /// to `component`: links it, lists its tools with the settings for its
+    /// file name, and checks them.
+    pub async fn load_compiled(
+        &self,
+        path: &Path,
+        digest: String,
+        component: Component,
+    ) -> Result<Plugin, LoadError> {
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let settings = Arc::new(self.config.settings_for(&file));
         let pre = self
             .linker
             .instantiate_pre(&component)

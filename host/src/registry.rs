@@ -1,16 +1,28 @@
 //! The registry: every tool the host serves, by name, and the plugin that
 //! provides it.
 //!
-//! A registry is immutable. Changes (hot reload) build a new one and swap it
-//! in atomically; a call holds the `Arc`s it looked up, so it finishes on the
-//! version it started with.
+//! A registry is immutable. Changes (the initial load, hot reload) build a
+//! new one and swap it in atomically; a call holds the `Arc`s it looked up,
+//! so it finishes on the version it started with.
 //!
-//! **Name collisions** are settled deterministically: the tool already
-//! serving keeps its name and the newcomer's clashing tool is refused, with
-//! an error naming both files. Precisely: plugins are ordered by when their
-//! file was first loaded (at startup, in file-name order; a replaced file
-//! keeps its place), and each name goes to the first plugin in that order
-//! that offers it. When a file is deleted, names it held pass to the next.
+//! **Who owns a tool name** is decided by when files appeared, never by
+//! their names, so a restart cannot hand a name to a different file:
+//! - Every scan of the plugin directory that brings new files gives them
+//!   one *load order* number, the same for all of them; the first scan (at
+//!   start) is number 1. A replaced file keeps its number.
+//! - Each tool name goes to the plugin with the lowest number that offers
+//!   it. A later file's clashing tool is refused, with an error naming
+//!   both files.
+//! - If several files with that lowest number offer the name (they appeared
+//!   together, e.g. at start), none of them serves it: the name is
+//!   *ambiguous*, and the error names every file. The operator removes one
+//!   (or renames the tool); the name then goes to the file that remains.
+//! - When the holder is deleted, the name passes to the next in order.
+//!
+//! So at start, a name offered by two files is served by neither, whatever
+//! happened before the restart: a file dropped in later, refused while the
+//! host ran, cannot take the name (and, through a `files` pattern, another
+//! block's credentials) by restarting the host.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,39 +43,69 @@ pub struct ToolRef {
 /// Every tool served, by name.
 #[derive(Clone, Default)]
 pub struct Registry {
-    /// Plugins by file name, with the order they were first loaded in.
+    /// Plugins by file name, with their load order.
     plugins: BTreeMap<String, Loaded>,
     /// Tools by name; derived from `plugins` by [`Registry::rebuild`].
     tools: BTreeMap<String, ToolRef>,
-    /// The next load order number.
-    next_order: u64,
+    /// Tool names not served because of a clash; derived like `tools`.
+    conflicts: Vec<Conflict>,
+    /// The last load order number given.
+    last_order: u64,
 }
 
 #[derive(Clone)]
 struct Loaded {
     plugin: Arc<Plugin>,
-    /// When the file was first loaded; a replacement keeps its file's order.
+    /// The scan that first brought the file; a replacement keeps it.
     order: u64,
 }
 
-/// A tool refused because its name is taken.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Collision {
+/// A tool name offered by more than one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
     /// The tool name.
     pub tool: String,
-    /// The file already serving it.
-    pub serving: String,
-    /// The file whose tool was refused.
-    pub refused: String,
+    /// The files of the lowest load order that offer it, by name. One: it
+    /// serves the name. Several: they appeared together, the name is
+    /// ambiguous, and none of them serves it.
+    pub owners: Vec<String>,
+    /// Later files that offer it too; their tool of that name is refused.
+    pub refused: Vec<String>,
 }
 
-impl std::fmt::Display for Collision {
+impl Conflict {
+    /// The file serving the name, unless the name is ambiguous.
+    pub fn serving(&self) -> Option<&str> {
+        match self.owners.as_slice() {
+            [one] => Some(one.as_str()),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Conflict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "tool {:?} from {} was refused: {} already serves a tool with that name (rename one of them)",
-            self.tool, self.refused, self.serving
-        )
+        let refused = self.refused.join(", ");
+        match self.serving() {
+            Some(serving) => write!(
+                f,
+                "tool {:?} from {refused} was refused: {serving} already serves a tool with that name (rename one of them)",
+                self.tool
+            ),
+            None => {
+                write!(
+                    f,
+                    "tool {:?} is not served: {} offer it and appeared in the plugin directory together, so none of \
+                     them owns the name (remove all but one of these files, or rename the tool)",
+                    self.tool,
+                    self.owners.join(" and ")
+                )?;
+                if !self.refused.is_empty() {
+                    write!(f, "; {refused} offered it later and was refused")?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -88,110 +130,122 @@ impl Registry {
         self.plugins.get(file).map(|l| &l.plugin)
     }
 
-    /// A registry with `plugin` added, replacing any plugin from the same
-    /// file (which keeps its place in the load order). Returns the tools of
-    /// `plugin` refused because an earlier-loaded file serves their names.
-    pub fn with_plugin(&self, plugin: Arc<Plugin>) -> (Registry, Vec<Collision>) {
-        let mut next = self.clone();
-        let order = match next.plugins.get(&plugin.file) {
-            Some(existing) => existing.order,
-            None => {
-                next.next_order += 1;
-                next.next_order
-            }
-        };
-        let file = plugin.file.clone();
-        next.plugins.insert(file.clone(), Loaded { plugin, order });
-        let collisions = next
-            .rebuild()
-            .into_iter()
-            .filter(|c| c.refused == file)
-            .collect();
-        (next, collisions)
+    /// The tool names some files offer but do not serve.
+    pub fn conflicts(&self) -> &[Conflict] {
+        &self.conflicts
     }
 
-    /// A registry without the plugin from `file`. Names it held pass to the
-    /// next plugin in load order that offers them.
-    pub fn without_plugin(&self, file: &str) -> Registry {
+    /// A registry with `plugins` added, each replacing any plugin from the
+    /// same file (which keeps its load order). Files new to the registry
+    /// share one new load order number: they are equals, and a name two of
+    /// them offer is ambiguous. Returns the conflicts that are new.
+    pub fn with_plugins(&self, plugins: Vec<Arc<Plugin>>) -> (Registry, Vec<Conflict>) {
         let mut next = self.clone();
-        if next.plugins.remove(file).is_some() {
-            next.rebuild();
-        }
-        next
-    }
-
-    /// Recomputes the tool map: plugins in load order, each tool taking its
-    /// name unless an earlier plugin has it.
-    fn rebuild(&mut self) -> Vec<Collision> {
-        let mut loaded: Vec<&Loaded> = self.plugins.values().collect();
-        loaded.sort_by_key(|l| l.order);
-        let mut tools: BTreeMap<String, ToolRef> = BTreeMap::new();
-        let mut collisions = Vec::new();
-        for l in loaded {
-            for spec in &l.plugin.tools {
-                if let Some(existing) = tools.get(&spec.name) {
-                    collisions.push(Collision {
-                        tool: spec.name.clone(),
-                        serving: existing.plugin.file.clone(),
-                        refused: l.plugin.file.clone(),
-                    });
-                    continue;
+        let order = next.last_order + 1;
+        let mut any_new = false;
+        for plugin in plugins {
+            let order = match next.plugins.get(&plugin.file) {
+                Some(existing) => existing.order,
+                None => {
+                    any_new = true;
+                    order
                 }
+            };
+            next.plugins
+                .insert(plugin.file.clone(), Loaded { plugin, order });
+        }
+        if any_new {
+            next.last_order = order;
+        }
+        next.rebuild();
+        let fresh = next.new_conflicts_since(self);
+        (next, fresh)
+    }
+
+    /// A registry with `plugin` added; see [`Registry::with_plugins`].
+    pub fn with_plugin(&self, plugin: Arc<Plugin>) -> (Registry, Vec<Conflict>) {
+        self.with_plugins(vec![plugin])
+    }
+
+    /// A registry without the plugins from `files`. Names they held pass to
+    /// the next plugin in load order that offers them. Returns the
+    /// conflicts that are new (none, unless a name becomes ambiguous).
+    pub fn without_plugins<'a>(
+        &self,
+        files: impl IntoIterator<Item = &'a str>,
+    ) -> (Registry, Vec<Conflict>) {
+        let mut next = self.clone();
+        for file in files {
+            next.plugins.remove(file);
+        }
+        next.rebuild();
+        let fresh = next.new_conflicts_since(self);
+        (next, fresh)
+    }
+
+    /// A registry without the plugin from `file`.
+    pub fn without_plugin(&self, file: &str) -> Registry {
+        self.without_plugins([file]).0
+    }
+
+    fn new_conflicts_since(&self, before: &Registry) -> Vec<Conflict> {
+        self.conflicts
+            .iter()
+            .filter(|c| !before.conflicts.contains(c))
+            .cloned()
+            .collect()
+    }
+
+    /// Recomputes the tool map and the conflicts: each name goes to the
+    /// only plugin of the lowest load order that offers it.
+    fn rebuild(&mut self) {
+        // Name → offers as (order, file, spec); files iterate in name order.
+        let mut offers: BTreeMap<&str, Vec<(u64, &Loaded, &Arc<ToolSpec>)>> = BTreeMap::new();
+        for loaded in self.plugins.values() {
+            for spec in &loaded.plugin.tools {
+                offers
+                    .entry(spec.name.as_str())
+                    .or_default()
+                    .push((loaded.order, loaded, spec));
+            }
+        }
+        let mut tools = BTreeMap::new();
+        let mut conflicts = Vec::new();
+        for (name, mut offered) in offers {
+            offered.sort_by_key(|(order, _, _)| *order);
+            let first = offered[0].0;
+            let (owners, later): (Vec<_>, Vec<_>) =
+                offered.iter().partition(|(order, _, _)| *order == first);
+            let files = |of: &[(u64, &Loaded, &Arc<ToolSpec>)]| -> Vec<String> {
+                of.iter().map(|(_, l, _)| l.plugin.file.clone()).collect()
+            };
+            if let [(_, holder, spec)] = owners.as_slice() {
                 tools.insert(
-                    spec.name.clone(),
+                    name.to_string(),
                     ToolRef {
-                        plugin: l.plugin.clone(),
-                        spec: spec.clone(),
+                        plugin: holder.plugin.clone(),
+                        spec: Arc::clone(spec),
                     },
                 );
             }
-        }
-        self.tools = tools;
-        collisions
-    }
-
-    /// Loads every `*.wasm` in `dir`, in name order. A file that fails is
-    /// skipped with an error on stderr naming it and the reason.
-    pub async fn load_dir(loader: &Loader, dir: &Path) -> anyhow::Result<Registry> {
-        let files = wasm_files(dir)?;
-        // Spawned, so components compile in parallel on the blocking pool.
-        let handles: Vec<_> = files
-            .into_iter()
-            .map(|path| {
-                let loader = loader.clone();
-                tokio::spawn(async move {
-                    let started = std::time::Instant::now();
-                    let result = loader.load_file(&path).await;
-                    if let Ok(plugin) = &result {
-                        tracing::info!(
-                            file = %plugin.file,
-                            tools = plugin.tools.len(),
-                            ms = started.elapsed().as_millis() as u64,
-                            "loaded"
-                        );
-                    }
-                    (path, result)
-                })
-            })
-            .collect();
-        let mut results = Vec::with_capacity(handles.len());
-        for handle in handles {
-            results.push(handle.await?);
-        }
-        let mut registry = Registry::default();
-        for (path, result) in results {
-            match result {
-                Ok(plugin) => {
-                    let (next, collisions) = registry.with_plugin(Arc::new(plugin));
-                    for c in collisions {
-                        tracing::error!("{}: {c}", path.display());
-                    }
-                    registry = next;
-                }
-                Err(e) => tracing::error!("skipped {}: {e}", path.display()),
+            if offered.len() > 1 {
+                conflicts.push(Conflict {
+                    tool: name.to_string(),
+                    owners: files(&owners),
+                    refused: files(&later),
+                });
             }
         }
-        Ok(registry)
+        self.tools = tools;
+        self.conflicts = conflicts;
+    }
+
+    /// Loads every `*.wasm` in `dir` (the first scan of a
+    /// [`Reloader`](crate::watch::Reloader)). A file that fails is skipped
+    /// with an error on stderr naming it and the reason.
+    pub async fn load_dir(loader: &Loader, dir: &Path) -> anyhow::Result<Registry> {
+        let mut reloader = crate::watch::Reloader::new(dir, loader.clone());
+        Ok(reloader.rescan(&Registry::default()).await?.registry)
     }
 }
 

@@ -12,7 +12,14 @@
 //!   confirmation for a 2026-07-28 client → `input_required`;
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
 //!   and to 2026-07-28 clients on their `subscriptions/listen` streams.
+//!
+//! Start-up (ADR 0006): [`serve_stdio`] answers `initialize` at once and
+//! loads the plugin directory in the background. `tools/list` and
+//! `tools/call` wait for that initial load, up to `host.load_wait_secs`;
+//! past it they answer with what is serving, and every client is sent a
+//! list change once the load is in.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -56,21 +63,69 @@ struct Inner {
     legacy_peer: Mutex<Option<Peer<RoleServer>>>,
     /// Open `subscriptions/listen` streams (2026-07-28).
     listeners: Mutex<Vec<SubscriptionSink>>,
+    /// Whether the initial load of the plugin directory is in.
+    loaded: tokio::sync::watch::Sender<bool>,
+    /// Whether a request was answered before the initial load was in (so
+    /// its result will need a list change).
+    answered_early: AtomicBool,
 }
 
 impl Gateway {
     /// A gateway serving `registry`.
     pub fn new(env: CallEnv, loader: &Loader, registry: Registry) -> Gateway {
+        let gateway = Gateway::loading(env, loader);
+        gateway.inner.registry.store(Arc::new(registry));
+        gateway.inner.loaded.send_replace(true);
+        gateway
+    }
+
+    /// A gateway whose tools are still loading: it serves nothing yet, and
+    /// `tools/list` and `tools/call` wait (up to `host.load_wait_secs`) for
+    /// [`Gateway::publish_initial`].
+    pub fn loading(env: CallEnv, loader: &Loader) -> Gateway {
         let config = loader.config.clone();
         Gateway {
             inner: Arc::new(Inner {
                 env,
                 states: RequestStates::new(config.elicitation_timeout),
                 config,
-                registry: ArcSwap::from_pointee(registry),
+                registry: ArcSwap::from_pointee(Registry::default()),
                 legacy_peer: Mutex::new(None),
                 listeners: Mutex::new(Vec::new()),
+                loaded: tokio::sync::watch::Sender::new(false),
+                answered_early: AtomicBool::new(false),
             }),
+        }
+    }
+
+    /// Serves the initial load's `registry` from now on. Clients hear of it
+    /// only if a request was answered before it was in.
+    pub async fn publish_initial(&self, registry: Registry) {
+        self.inner.registry.store(Arc::new(registry));
+        self.inner.loaded.send_replace(true);
+        if self.inner.answered_early.load(Ordering::SeqCst) {
+            self.notify_tools_changed().await;
+        }
+    }
+
+    /// Waits until the initial load is in, or `host.load_wait_secs` have
+    /// passed since this request began waiting.
+    async fn wait_until_loaded(&self) {
+        if *self.inner.loaded.borrow() {
+            return;
+        }
+        tracing::debug!("a request waits for the plugin directory to load");
+        let mut loaded = self.inner.loaded.subscribe();
+        let wait = tokio::time::timeout(self.inner.config.load_wait, loaded.wait_for(|l| *l));
+        if !matches!(wait.await, Ok(Ok(_))) {
+            // Set before the registry is read: the initial load, published
+            // after that read, sees it and sends a list change.
+            if !self.inner.answered_early.swap(true, Ordering::SeqCst) {
+                tracing::warn!(
+                    "answering before the plugin directory has loaded (host.load_wait_secs): \
+                     clients get a tool-list change once it has"
+                );
+            }
         }
     }
 
@@ -198,6 +253,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.wait_until_loaded().await;
         Ok(ListToolsResult::with_all_items(self.mcp_tools()))
     }
 
@@ -206,6 +262,7 @@ impl ServerHandler for Gateway {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.wait_until_loaded().await;
         let registry = self.registry();
         let Some(tool) = registry.tool(&request.name).cloned() else {
             return Err(ErrorData::invalid_params(
@@ -324,20 +381,28 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// Serves `registry` on stdin/stdout until the client goes away, watching
-/// `watch_dir` for plugin changes when given.
+/// Serves the tools of the plugin directory `dir` on stdin/stdout until the
+/// client goes away, watching `dir` for changes when `watch` is set.
+///
+/// `initialize` is answered at once; the directory loads in the background
+/// (see the module documentation).
 pub async fn serve_stdio(
     env: CallEnv,
     loader: Loader,
-    registry: Registry,
-    watch_dir: Option<std::path::PathBuf>,
+    dir: std::path::PathBuf,
+    watch: bool,
 ) -> anyhow::Result<()> {
-    let gateway = Gateway::new(env, &loader, registry);
-    if let Some(dir) = watch_dir {
-        crate::watch::watch(&dir, loader, gateway.clone())?;
-    }
-    let tools = gateway.registry().tools().count();
-    tracing::info!(tools, "serving on stdio");
+    // A missing or unreadable directory is an error now, not a log line
+    // later.
+    crate::registry::wasm_files(&dir)?;
+    let gateway = Gateway::loading(env, &loader);
+    let watch = if watch {
+        Some(crate::watch::watch_dir(&dir)?)
+    } else {
+        None
+    };
+    tokio::spawn(crate::watch::run(dir, loader, gateway.clone(), watch));
+    tracing::info!("serving on stdio");
     let service = gateway.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())

@@ -1,136 +1,496 @@
-//! Hot reload: watch the plugin directory and keep the registry in step.
+//! Loading the plugin directory and keeping the registry in step with it:
+//! the initial load at start and hot reload are the same scan.
 //!
-//! The flow: `notify` reports file-system events → [`watch`] waits until the
-//! directory has been quiet for [`QUIET`] (so a file copied in chunks, or a
-//! burst of writes, is read once, whole) → [`Reloader::rescan`] compares every
-//! `*.wasm` file's SHA-256 with what is serving, loads what changed (compiling
-//! on the blocking pool), drops what was deleted, builds the next
-//! [`Registry`] and hands it to the [`Gateway`], which swaps it atomically
-//! and tells clients.
+//! The flow: `notify` reports file-system events → [`watch`] keeps only
+//! those that can change a file's content ([`changes_content`]: create,
+//! write, close after writing, rename, remove; never an open, a read or a
+//! close after reading, the host's own reads included) → it waits until
+//! the directory has been quiet for [`QUIET`] (so a file copied in chunks,
+//! or a burst of writes, is read once, whole) → [`Reloader::rescan`]
+//! compares the directory with what is serving, loads what changed, drops
+//! what was deleted, builds the next [`Registry`] and hands it to the
+//! [`Gateway`], which swaps it atomically and tells clients.
 //!
 //! Rules:
-//! - A file whose bytes did not change is not reloaded; a rescan that
-//!   changes nothing sends nothing.
+//! - A file whose size, modification time, change time and inode are what
+//!   the last scan saw is neither read nor hashed, unless it had changed
+//!   less than [`RACY`] before that scan (a write in the same timestamp
+//!   tick would not show in its metadata).
+//! - A file whose bytes (SHA-256) did not change is not reloaded; a rescan
+//!   that changes nothing sends nothing.
+//! - Each distinct content is compiled once per scan, and not at all when
+//!   a plugin already serving has the same digest: files with the same
+//!   bytes share the compiled component (each still lists its tools with
+//!   its own settings).
+//! - A file that fails to load is reported once per distinct content: the
+//!   same bytes are not loaded, or reported, again until they change.
 //! - A replacement that fails to load leaves the previous version serving,
 //!   with an error naming the file. (A file caught mid-copy fails the same
 //!   way, and the next event after the copy completes loads it.)
-//! - Name collisions: the tool already serving keeps its name (see
-//!   [`crate::registry`]).
+//! - File names that are not UTF-8 are skipped with an error (once): two
+//!   such names could read alike, and tool ownership and the `files`
+//!   patterns of `toolhost.toml` go by name.
+//! - Tool name ownership: see [`crate::registry`]; every scan's new files
+//!   share one load order, the first scan's included.
 //! - Calls in flight hold the plugin they started with and finish on it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
-use notify::{RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
+use wasmtime::component::Component;
 
-use crate::plugin::Loader;
-use crate::registry::{Registry, wasm_files};
+use crate::plugin::{LoadError, Loader, Plugin};
+use crate::registry::Registry;
 use crate::server::Gateway;
 
 /// How long the directory must be quiet before a rescan.
 pub const QUIET: Duration = Duration::from_millis(75);
 
-/// Rescans a plugin directory into registries.
+/// A file whose metadata changed less than this before a scan is read
+/// again by the next scan even if its metadata looks the same: file
+/// systems keep timestamps in ticks (up to 2 s on FAT), and a second write
+/// in the tick of the first would not change them.
+pub const RACY: Duration = Duration::from_secs(2);
+
+/// What a scan remembers of a file's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStat {
+    len: u64,
+    modified: Option<SystemTime>,
+    /// The inode change time where there is one (it cannot be set back, as
+    /// the modification time can), else the modification time.
+    changed: Option<SystemTime>,
+    /// Device and inode: a file renamed into place is another file.
+    identity: (u64, u64),
+}
+
+impl FileStat {
+    fn of(meta: &Metadata) -> FileStat {
+        #[cfg(unix)]
+        let (changed, identity) = {
+            use std::os::unix::fs::MetadataExt;
+            let changed = u64::try_from(meta.ctime()).ok().map(|secs| {
+                SystemTime::UNIX_EPOCH
+                    + Duration::new(secs, u32::try_from(meta.ctime_nsec()).unwrap_or(0))
+            });
+            (changed, (meta.dev(), meta.ino()))
+        };
+        #[cfg(not(unix))]
+        let (changed, identity) = (meta.modified().ok(), (0, 0));
+        FileStat {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            changed,
+            identity,
+        }
+    }
+
+    /// Whether the file last changed at least [`RACY`] before `now`.
+    fn settled(&self, now: SystemTime) -> bool {
+        let newest = self.modified.max(self.changed);
+        newest.is_some_and(|t| now.duration_since(t).is_ok_and(|age| age >= RACY))
+    }
+}
+
+/// What the last scan saw of one file.
+struct Seen {
+    stat: FileStat,
+    /// Whether `stat` can be trusted to show the next change.
+    settled: bool,
+    /// SHA-256 of its bytes, hex.
+    digest: String,
+    /// Whether these bytes failed to load (and were reported).
+    failed: bool,
+}
+
+/// A `*.wasm` file present in this scan.
+struct Present {
+    path: PathBuf,
+    digest: String,
+    /// Its bytes, when this scan read them.
+    bytes: Option<Vec<u8>>,
+}
+
+/// Scans a plugin directory into registries, remembering what it saw.
 pub struct Reloader {
     dir: PathBuf,
     loader: Loader,
+    /// By file name, from the last scan.
+    seen: HashMap<String, Seen>,
+    /// Non-UTF-8 file names already reported.
+    bad_names: HashSet<OsString>,
 }
 
-/// What a rescan found.
+/// What a rescan found and did.
 pub struct Rescan {
     /// The next registry.
     pub registry: Registry,
     /// Whether it differs from the one before (files added, changed or
     /// removed).
     pub changed: bool,
+    /// `*.wasm` files in the directory.
+    pub files: usize,
+    /// Files read and hashed (the others were unchanged since the last
+    /// scan).
+    pub read: usize,
+    /// Distinct contents compiled (or taken from the compile cache).
+    pub compiled: usize,
+    /// Files loaded.
+    pub loaded: usize,
+    /// Files that failed to load.
+    pub failed: usize,
+    /// Files gone.
+    pub removed: usize,
+}
+
+impl std::fmt::Display for Rescan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} files, {} read, {} compiled, {} loaded, {} failed, {} removed",
+            self.files, self.read, self.compiled, self.loaded, self.failed, self.removed
+        )
+    }
 }
 
 impl Reloader {
-    /// A reloader for `dir`.
+    /// A reloader for `dir` that has seen nothing yet.
     pub fn new(dir: &Path, loader: Loader) -> Reloader {
         Reloader {
             dir: dir.to_path_buf(),
             loader,
+            seen: HashMap::new(),
+            bad_names: HashSet::new(),
         }
     }
 
     /// Compares the directory with `current` and builds the next registry.
-    pub async fn rescan(&self, current: &Registry) -> Result<Rescan> {
-        let mut present: BTreeMap<String, (PathBuf, Vec<u8>)> = BTreeMap::new();
-        for path in wasm_files(&self.dir)? {
-            let name = path
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            match tokio::fs::read(&path).await {
-                Ok(bytes) => {
-                    present.insert(name, (path, bytes));
+    pub async fn rescan(&mut self, current: &Registry) -> Result<Rescan> {
+        let now = SystemTime::now();
+        let mut read = 0;
+        let mut present: BTreeMap<String, Present> = BTreeMap::new();
+        for (name, path) in self.wasm_files()? {
+            let meta = match tokio::fs::metadata(&path).await {
+                Ok(meta) if meta.is_file() => meta,
+                // Not a file, or deleted since listing: absent.
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    tracing::error!("cannot read {}: {e}", path.display());
+                    continue;
                 }
-                // Deleted between listing and reading: treat as absent.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => tracing::error!("cannot read {}: {e}", path.display()),
+            };
+            let stat = FileStat::of(&meta);
+            if let Some(seen) = self.seen.get(&name)
+                && seen.settled
+                && seen.stat == stat
+            {
+                let digest = seen.digest.clone();
+                present.insert(
+                    name,
+                    Present {
+                        path,
+                        digest,
+                        bytes: None,
+                    },
+                );
+                continue;
             }
+            // Metadata first, bytes second: a write after the read changes
+            // the metadata, so the next scan reads again.
+            let (bytes, digest) = match read_and_hash(&path).await {
+                Ok(pair) => pair,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    tracing::error!("cannot read {}: {e}", path.display());
+                    continue;
+                }
+            };
+            read += 1;
+            let failed = self
+                .seen
+                .get(&name)
+                .is_some_and(|s| s.failed && s.digest == digest);
+            self.seen.insert(
+                name.clone(),
+                Seen {
+                    stat,
+                    settled: stat.settled(now),
+                    digest: digest.clone(),
+                    failed,
+                },
+            );
+            present.insert(
+                name,
+                Present {
+                    path,
+                    digest,
+                    bytes: Some(bytes),
+                },
+            );
         }
+        self.seen.retain(|name, _| present.contains_key(name));
 
-        let mut next = current.clone();
-        let mut changed = false;
         let gone: Vec<String> = current
             .plugins()
             .map(|p| p.file.clone())
             .filter(|f| !present.contains_key(f))
             .collect();
-        for file in gone {
+        for file in &gone {
             tracing::info!(file, "removed");
-            next = next.without_plugin(&file);
-            changed = true;
         }
-        for (file, (path, bytes)) in present {
-            let digest = hex(&Sha256::digest(&bytes));
-            if current.plugin(&file).is_some_and(|p| p.digest == digest) {
+
+        // What to load, by content: each distinct digest compiles once.
+        let mut by_digest: BTreeMap<String, Vec<(String, Present)>> = BTreeMap::new();
+        for (name, file) in present.iter_mut() {
+            if current
+                .plugin(name)
+                .is_some_and(|p| p.digest == file.digest)
+            {
                 continue;
             }
-            match self.loader.load_bytes(&path, bytes).await {
-                Ok(plugin) => {
-                    tracing::info!(file, tools = plugin.tools.len(), "loaded");
-                    let (with, collisions) = next.with_plugin(Arc::new(plugin));
-                    for c in collisions {
-                        tracing::error!("{c}");
-                    }
-                    next = with;
-                    changed = true;
-                }
-                Err(e) if current.plugin(&file).is_some() => {
-                    tracing::error!(
-                        "{}: the new version was not loaded, the previous one keeps serving: {e}",
-                        path.display()
+            if self.seen.get(name).is_some_and(|s| s.failed) {
+                tracing::debug!(file = %name, "not loaded again: these bytes already failed");
+                continue;
+            }
+            let taken = Present {
+                path: file.path.clone(),
+                digest: file.digest.clone(),
+                bytes: file.bytes.take(),
+            };
+            by_digest
+                .entry(file.digest.clone())
+                .or_default()
+                .push((name.clone(), taken));
+        }
+        let serving: HashMap<&str, &Component> = current
+            .plugins()
+            .map(|p| (p.digest.as_str(), p.pre.instance_pre().component()))
+            .collect();
+        let mut compiled = 0;
+        let mut groups = Vec::new();
+        for (digest, files) in by_digest {
+            let component = serving.get(digest.as_str()).map(|c| (*c).clone());
+            compiled += usize::from(component.is_none());
+            groups.push(tokio::spawn(load_group(
+                self.loader.clone(),
+                digest,
+                component,
+                files,
+            )));
+        }
+        let mut results = Vec::new();
+        for group in groups {
+            results.extend(group.await.context("a load task failed")?);
+        }
+        results.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut plugins = Vec::new();
+        let mut failed = 0;
+        for (name, path, result) in results {
+            match result {
+                Ok((plugin, took)) => {
+                    tracing::info!(
+                        file = %name,
+                        tools = plugin.tools.len(),
+                        ms = took.as_millis() as u64,
+                        "loaded"
                     );
+                    plugins.push(Arc::new(plugin));
                 }
-                Err(e) => tracing::error!("skipped {}: {e}", path.display()),
+                Err(e) => {
+                    failed += 1;
+                    if let Some(seen) = self.seen.get_mut(&name) {
+                        seen.failed = true;
+                    }
+                    if current.plugin(&name).is_some() {
+                        tracing::error!(
+                            "{}: the new version was not loaded, the previous one keeps serving: {e}",
+                            path.display()
+                        );
+                    } else {
+                        tracing::error!("skipped {}: {e}", path.display());
+                    }
+                }
+            }
+        }
+
+        let loaded = plugins.len();
+        let changed = !gone.is_empty() || loaded > 0;
+        let (next, _) = current.without_plugins(gone.iter().map(String::as_str));
+        let (next, _) = next.with_plugins(plugins);
+        for conflict in next.conflicts() {
+            if !current.conflicts().contains(conflict) {
+                tracing::error!("{conflict}");
             }
         }
         Ok(Rescan {
             registry: next,
             changed,
+            files: present.len(),
+            read,
+            compiled,
+            loaded,
+            failed,
+            removed: gone.len(),
         })
+    }
+
+    /// The `*.wasm` entries directly in the directory, by UTF-8 name.
+    /// Other names are reported once and skipped.
+    fn wasm_files(&mut self) -> Result<Vec<(String, PathBuf)>> {
+        let entries = std::fs::read_dir(&self.dir)
+            .with_context(|| format!("cannot read the plugin directory {}", self.dir.display()))?;
+        let mut files = Vec::new();
+        let mut bad = HashSet::new();
+        for entry in entries.filter_map(|e| e.ok()) {
+            let path = entry.path();
+            if path.extension().is_none_or(|x| x != "wasm") {
+                continue;
+            }
+            match entry.file_name().into_string() {
+                Ok(name) => files.push((name, path)),
+                Err(raw) => {
+                    if !self.bad_names.contains(&raw) {
+                        tracing::error!(
+                            "skipped {}: the file name is not valid UTF-8; rename it (tool \
+                             ownership and the `files` patterns of toolhost.toml go by file name)",
+                            path.display()
+                        );
+                    }
+                    bad.insert(raw);
+                }
+            }
+        }
+        // Forget names that are gone, so one that comes back is reported.
+        self.bad_names = bad;
+        files.sort();
+        Ok(files)
     }
 }
 
-/// Watches `dir` and keeps `gateway`'s registry in step until the process
-/// ends. Returns once the watch is established.
-pub fn watch(dir: &Path, loader: Loader, gateway: Gateway) -> Result<()> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+/// One loaded file: its name, path, and the plugin with how long it took
+/// (or why it failed).
+type LoadResult = (String, PathBuf, Result<(Plugin, Duration), LoadError>);
+
+/// Loads `files`, which share the content `digest`: compiles it once
+/// unless `component` is given, then loads each file from the result.
+async fn load_group(
+    loader: Loader,
+    digest: String,
+    component: Option<Component>,
+    mut files: Vec<(String, Present)>,
+) -> Vec<LoadResult> {
+    let started = Instant::now();
+    let component = match component {
+        Some(component) => Ok(component),
+        None => {
+            let bytes = match files.iter_mut().find_map(|(_, f)| f.bytes.take()) {
+                Some(bytes) => Ok(bytes),
+                None => tokio::fs::read(&files[0].1.path).await,
+            };
+            match bytes {
+                Ok(bytes) => loader.compile(bytes).await,
+                Err(e) => Err(LoadError::Read(e)),
+            }
+        }
+    };
+    let component = match component {
+        Ok(component) => component,
+        Err(e) => {
+            // Every file with these bytes fails the same way.
+            let again = || match &e {
+                LoadError::Read(io) => {
+                    LoadError::Read(std::io::Error::new(io.kind(), io.to_string()))
+                }
+                LoadError::Compile(message) => LoadError::Compile(message.clone()),
+                other => LoadError::Compile(other.to_string()),
+            };
+            return files
+                .into_iter()
+                .map(|(name, f)| (name, f.path, Err(again())))
+                .collect();
+        }
+    };
+    let loads: Vec<_> = files
+        .into_iter()
+        .map(|(name, f)| {
+            let (loader, digest, component) = (loader.clone(), digest.clone(), component.clone());
+            tokio::spawn(async move {
+                let result = loader
+                    .load_compiled(&f.path, digest, component)
+                    .await
+                    .map(|plugin| (plugin, started.elapsed()));
+                (name, f.path, result)
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for load in loads {
+        match load.await {
+            Ok(result) => results.push(result),
+            Err(e) => tracing::error!("a component load task failed: {e}"),
+        }
+    }
+    results
+}
+
+/// Reads a file and hashes its bytes, off the async workers.
+async fn read_and_hash(path: &Path) -> std::io::Result<(Vec<u8>, String)> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let bytes = std::fs::read(&path)?;
+        let digest = hex(&Sha256::digest(&bytes));
+        Ok((bytes, digest))
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+/// Whether an event of this kind can change what a file holds (or whether
+/// it exists). Opening, reading and closing a file without writing cannot,
+/// nor can a change of permissions or timestamps alone.
+pub fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        // Create, Modify (data, name, other), Remove, and events the
+        // backend cannot classify (including "rescan everything").
+        _ => true,
+    }
+}
+
+/// A watch on the plugin directory, established before the first scan so
+/// that no change made during it is missed.
+pub struct DirWatch {
+    /// Kept alive as long as the watch.
+    _watcher: RecommendedWatcher,
+    /// One message per relevant event.
+    events: mpsc::UnboundedReceiver<()>,
+}
+
+/// Starts watching `dir` for changes to `*.wasm` files.
+pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
+    let (tx, events) = mpsc::unbounded_channel::<()>();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
             Ok(event)
-                if event
-                    .paths
-                    .iter()
-                    .any(|p| p.extension().is_some_and(|x| x == "wasm")) =>
+                if changes_content(&event.kind)
+                    && (event.need_rescan()
+                        || event
+                            .paths
+                            .iter()
+                            .any(|p| p.extension().is_some_and(|x| x == "wasm"))) =>
             {
                 let _ = tx.send(());
             }
@@ -142,24 +502,105 @@ pub fn watch(dir: &Path, loader: Loader, gateway: Gateway) -> Result<()> {
         .watch(dir, RecursiveMode::NonRecursive)
         .with_context(|| format!("cannot watch {}", dir.display()))?;
     tracing::info!("watching {} for plugin changes", dir.display());
+    Ok(DirWatch {
+        _watcher: watcher,
+        events,
+    })
+}
 
-    let reloader = Reloader::new(dir, loader);
-    tokio::spawn(async move {
-        // The watcher lives as long as this task.
-        let _watcher = watcher;
-        while rx.recv().await.is_some() {
-            // Wait for the directory to go quiet.
-            while let Ok(Some(())) = tokio::time::timeout(QUIET, rx.recv()).await {}
-            match reloader.rescan(&gateway.registry()).await {
-                Ok(rescan) if rescan.changed => gateway.replace_registry(rescan.registry).await,
-                Ok(_) => tracing::debug!("plugin directory rescanned: no changes"),
-                Err(e) => tracing::error!("cannot rescan the plugin directory: {e:#}"),
-            }
+/// Loads `dir` and publishes the result on `gateway` (the initial load),
+/// then, given a watch, keeps `gateway`'s registry in step with the
+/// directory until the process ends.
+pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<DirWatch>) {
+    let started = Instant::now();
+    let mut reloader = Reloader::new(&dir, loader);
+    match reloader.rescan(&Registry::default()).await {
+        Ok(first) => {
+            tracing::info!(
+                tools = first.registry.tools().count(),
+                ms = started.elapsed().as_millis() as u64,
+                "plugin directory loaded: {first}"
+            );
+            gateway.publish_initial(first.registry).await;
         }
-    });
-    Ok(())
+        Err(e) => {
+            tracing::error!("cannot load the plugin directory: {e:#}");
+            gateway.publish_initial(Registry::default()).await;
+        }
+    }
+    let Some(mut watch) = watch else { return };
+    while watch.events.recv().await.is_some() {
+        // Wait for the directory to go quiet.
+        while let Ok(Some(())) = tokio::time::timeout(QUIET, watch.events.recv()).await {}
+        match reloader.rescan(&gateway.registry()).await {
+            Ok(rescan) if rescan.changed => {
+                tracing::debug!("plugin directory rescanned: {rescan}");
+                gateway.replace_registry(rescan.registry).await;
+            }
+            Ok(rescan) => tracing::debug!("plugin directory rescanned: no changes ({rescan})"),
+            Err(e) => tracing::error!("cannot rescan the plugin directory: {e:#}"),
+        }
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{CreateKind, DataChange, MetadataKind, RemoveKind, RenameMode};
+
+    #[test]
+    fn reads_and_attribute_changes_are_not_content_changes() {
+        for kind in [
+            EventKind::Access(AccessKind::Open(AccessMode::Any)),
+            EventKind::Access(AccessKind::Read),
+            EventKind::Access(AccessKind::Close(AccessMode::Read)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any)),
+        ] {
+            assert!(!changes_content(&kind), "{kind:?}");
+        }
+        for kind in [
+            EventKind::Create(CreateKind::File),
+            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+            EventKind::Remove(RemoveKind::File),
+            EventKind::Other,
+        ] {
+            assert!(changes_content(&kind), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_changed_within_the_racy_window_is_not_settled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.wasm");
+        std::fs::write(&path, b"x").unwrap();
+        let stat = FileStat::of(&std::fs::metadata(&path).unwrap());
+        let now = SystemTime::now();
+        assert!(!stat.settled(now));
+        assert!(stat.settled(now + RACY + Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn renaming_another_file_into_place_changes_the_stat() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.wasm");
+        std::fs::write(&path, b"one").unwrap();
+        let before = FileStat::of(&std::fs::metadata(&path).unwrap());
+        // Same size, same modification time, another file.
+        let tmp = dir.path().join("b.tmp");
+        std::fs::write(&tmp, b"two").unwrap();
+        let file = std::fs::File::options().write(true).open(&tmp).unwrap();
+        file.set_modified(before.modified.unwrap()).unwrap();
+        drop(file);
+        std::fs::rename(&tmp, &path).unwrap();
+        let after = FileStat::of(&std::fs::metadata(&path).unwrap());
+        assert_eq!(after.len, before.len);
+        assert_eq!(after.modified, before.modified);
+        assert_ne!(after, before);
+    }
 }

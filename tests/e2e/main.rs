@@ -15,4 +15,5 @@ mod hot_reload;
 mod katana;
 mod sandboxing;
 mod second_language;
+mod startup;
 mod statuspro;

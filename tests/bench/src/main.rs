@@ -13,6 +13,7 @@
 //! | [`reload`] | 4 hot-reload latency |
 //! | [`memory`] | 5 resident memory at load and after 10,000 calls |
 //! | [`endtoend`] | 6 `list_orders` through toolhost vs direct HTTP |
+//! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -28,6 +29,7 @@
 mod calls;
 mod endtoend;
 mod fixture;
+mod many;
 mod memory;
 mod reload;
 mod session;
@@ -197,6 +199,20 @@ async fn run(opts: Options) -> Result<bool> {
             "6",
             "end to end",
             endtoend::list_orders(&fx, &opts),
+        )
+        .await;
+    }
+    if opts.runs(8) {
+        eprintln!("8. start-up with many components");
+        measure(&mut rows, "8", "start-up, many", many::startup(&fx, &opts)).await;
+    }
+    if opts.runs(9) {
+        eprintln!("9. a plugin directory at rest");
+        measure(
+            &mut rows,
+            "9",
+            "directory at rest",
+            many::at_rest(&fx, &opts),
         )
         .await;
     }

@@ -97,10 +97,27 @@ async fn swaps(
     n: usize,
 ) -> Result<Samples> {
     let plugins = fx.plugin_dir(&format!("{label}-plugins"), &[fx.component("echo")])?;
-    let staging = fx.fresh_dir(&format!("{label}-staging"))?;
     let session = Session::start(&fx.toolhost("toolhost", &plugins, cache)).await?;
     // Let the watcher start and any start-up notification pass.
     tokio::time::sleep(Duration::from_millis(500)).await;
+    let samples = swap_loop(fx, &session, label, &plugins, a, b, n).await?;
+    session.stop().await;
+    Ok(samples)
+}
+
+/// Runs `n` timed swaps (after [`UNTIMED`] untimed ones) on `session`,
+/// which serves `plugins`; returns the times from rename to
+/// `notifications/tools/list_changed`.
+pub async fn swap_loop(
+    fx: &Fixture,
+    session: &Session,
+    label: &str,
+    plugins: &Path,
+    a: &[u8],
+    b: &[u8],
+    n: usize,
+) -> Result<Samples> {
+    let staging = fx.fresh_dir(&format!("{label}-staging"))?;
     let staged = staging.join("swap.wasm");
     let slot = plugins.join("swap.wasm");
     let mut previous = session.tool_names().await?;
@@ -135,7 +152,6 @@ async fn swaps(
         }
         tokio::time::sleep(SETTLE).await;
     }
-    session.stop().await;
     Ok(samples)
 }
 

@@ -31,7 +31,7 @@ const WARM_TARGET: Duration = Duration::from_millis(100);
 const SETTLED: Duration = Duration::from_secs(1);
 
 /// One timed start of `launch`, until `tools/list` includes `expected`.
-async fn time_start(launch: &Launch, expected: &BTreeSet<String>) -> Result<Duration> {
+pub async fn time_start(launch: &Launch, expected: &BTreeSet<String>) -> Result<Duration> {
     let session = Session::start(launch).await?;
     session.wait_for_tools(expected).await?;
     let elapsed = session.spawned.elapsed();
@@ -53,7 +53,7 @@ async fn repeat(
 }
 
 /// `p50 (min–max)`.
-fn spread(s: &Samples) -> String {
+pub fn spread(s: &Samples) -> String {
     format!(
         "{} ({}–{})",
         stats::duration(s.p50()),

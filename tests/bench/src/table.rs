@@ -5,7 +5,7 @@
 /// One line of the table.
 #[derive(Debug, Clone)]
 pub struct Row {
-    /// The measurement's number (1–7, as in `docs/benchmarks.md`).
+    /// The measurement's number (1–9, as in `docs/benchmarks.md`).
     pub id: &'static str,
     /// What was measured, and how much of it.
     pub what: String,

@@ -322,7 +322,7 @@ impl Tool for DeleteRecord {
 }
 
 toolhost_sdk::export_tools!(
-    DeleteRecord,
+    after_listing_gate(DeleteRecord),
     Fail,
     Crash,
     PostUnconfirmed,
@@ -337,3 +337,13 @@ toolhost_sdk::export_tools!(
     ConfirmStorm,
     Progress,
 );
+
+/// With the setting `listing_waits_for` (a URL), the component GETs that
+/// URL each time it builds its tool set, listing included: a component whose
+/// loading takes as long as the server at that URL makes it.
+fn after_listing_gate<T>(tool: T) -> T {
+    if let Some(url) = toolhost_sdk::config::get("listing_waits_for") {
+        let _ = http::Request::get(url).send();
+    }
+    tool
+}
