@@ -1,5 +1,5 @@
-//! MCP over stdio: the only module (with [`crate::confirmation`]) that knows
-//! the protocol.
+//! The MCP server: the only module (with [`crate::confirmation`]) that knows
+//! MCP's methods. It knows no transport; [`crate::transport`] serves it.
 //!
 //! [`Gateway`] implements rmcp's `ServerHandler` for both protocol eras in
 //! one process:
@@ -25,7 +25,7 @@ use rmcp::model::{
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
 };
-use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
@@ -322,23 +322,4 @@ impl ServerHandler for Gateway {
             .retain(|s| s.id() != &id);
         Ok(())
     }
-}
-
-/// Serves `registry` on stdin/stdout until the client goes away, watching
-/// `watch_dir` for plugin changes when given.
-pub async fn serve_stdio(
-    env: CallEnv,
-    loader: Loader,
-    registry: Registry,
-    watch_dir: Option<std::path::PathBuf>,
-) -> anyhow::Result<()> {
-    let gateway = Gateway::new(env, &loader, registry);
-    if let Some(dir) = watch_dir {
-        crate::watch::watch(&dir, loader, gateway.clone())?;
-    }
-    let tools = gateway.registry().tools().count();
-    tracing::info!(tools, "serving on stdio");
-    let service = gateway.serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
-    Ok(())
 }
