@@ -52,6 +52,7 @@ struct Wire {
     grew: Arc<Notify>,
     /// Everything the host wrote to stderr.
     stderr: Arc<Mutex<String>>,
+    stderr_grew: Arc<Notify>,
     client: RunningService<RoleClient, PlainClient>,
     sentinels: u32,
     _dir: tempfile::TempDir,
@@ -84,8 +85,9 @@ impl Wire {
         let mut stderr_pipe = child.stderr.take().unwrap();
 
         let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_grew = Arc::new(Notify::new());
         {
-            let stderr = stderr.clone();
+            let (stderr, stderr_grew) = (stderr.clone(), stderr_grew.clone());
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 while let Ok(n) = stderr_pipe.read(&mut buf).await {
@@ -95,6 +97,7 @@ impl Wire {
                     let text = String::from_utf8_lossy(&buf[..n]).to_string();
                     eprint!("{text}");
                     stderr.lock().unwrap().push_str(&text);
+                    stderr_grew.notify_waiters();
                 }
             });
         }
@@ -152,10 +155,32 @@ impl Wire {
             lines,
             grew,
             stderr,
+            stderr_grew,
             client,
             sentinels: 0,
             _dir: dir,
         }
+    }
+
+    /// Waits until the host's stderr contains `needle`.
+    async fn wait_for_stderr(&self, needle: &str) {
+        let wait = async {
+            loop {
+                let grew = self.stderr_grew.notified();
+                if self.stderr.lock().unwrap().contains(needle) {
+                    return;
+                }
+                grew.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "stderr never contained {needle:?}:\n{}",
+                    self.stderr.lock().unwrap()
+                )
+            });
     }
 
     /// Writes `bytes` to the host's stdin as they are.
@@ -358,13 +383,9 @@ async fn notifications_responses_and_blank_lines_get_no_answer() {
     let answers = wire.answers_to(silent.as_bytes()).await;
     assert_eq!(answers, Vec::<Value>::new());
     wire.still_serving().await;
-    assert!(
-        wire.stderr
-            .lock()
-            .unwrap()
-            .contains("invalid params for the notification notifications/cancelled"),
-        "the operator is told what was ignored"
-    );
+    // The operator is told what was ignored.
+    wire.wait_for_stderr("invalid params for the notification notifications/cancelled")
+        .await;
     wire.only_json_on_stdout();
 }
 

@@ -118,7 +118,14 @@ fn triage_value(value: Value) -> Triage {
                     ),
                 }
                 .into(),
-                Kind::Notification => Triage::Ignore(format!("an unreadable notification: {e}")),
+                Kind::Notification(method) => {
+                    Triage::Ignore(match params_problem(NOTIFICATIONS, &method, &value) {
+                        Some(problem) => {
+                            format!("invalid params for the notification {method}: {problem}")
+                        }
+                        None => format!("an unreadable notification: {e}"),
+                    })
+                }
                 Kind::Response => Triage::Ignore(format!("an unreadable response: {e}")),
             };
         }
@@ -173,12 +180,12 @@ fn triage_unreadable(line: &[u8], parse_error: &serde_json::Error) -> Triage {
     };
     let id = match kind {
         Kind::Request(id, _) => Some(id),
-        Kind::Notification | Kind::Response if is_too_deep(parse_error) => {
+        Kind::Notification(_) | Kind::Response if is_too_deep(parse_error) => {
             return Triage::Ignore(format!(
                 "a notification or response nested deeper than {MAX_DEPTH} levels"
             ));
         }
-        Kind::Notification | Kind::Response => None,
+        Kind::Notification(_) | Kind::Response => None,
     };
     let answer = if is_too_deep(parse_error) {
         ErrorData::invalid_request(
@@ -217,8 +224,8 @@ impl From<ServerJsonRpcMessage> for Triage {
 enum Kind {
     /// A request with this id and method.
     Request(RequestId, String),
-    /// A notification (a method, no id).
-    Notification,
+    /// A notification (this method, no id).
+    Notification(String),
     /// A response or error from the client.
     Response,
 }
@@ -309,7 +316,7 @@ impl Outline {
                 Err(invalid(usable_id, "`jsonrpc` must be \"2.0\"".into()))
             }
             (Some(Some(method)), Some(Some(id))) => Ok(Kind::Request(id, method)),
-            (Some(Some(_)), None) => Ok(Kind::Notification),
+            (Some(Some(method)), None) => Ok(Kind::Notification(method)),
         }
     }
 }
