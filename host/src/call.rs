@@ -31,6 +31,7 @@ use crate::bindings::types::{ErrorCode, ToolError};
 use crate::config::PluginSettings;
 use crate::engine::Runtime;
 use crate::imports::http::HttpClient;
+use crate::imports::log::LogBudget;
 use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
 
@@ -220,6 +221,9 @@ pub struct CallState {
     pub(crate) stop: Option<Stop>,
     /// When the call's time is up. Time spent waiting for the user moves it.
     pub(crate) deadline: Instant,
+    /// What the call may still write to the log; reports what it dropped
+    /// when the call ends.
+    pub(crate) log: LogBudget,
 }
 
 impl WasiView for CallState {
@@ -256,6 +260,7 @@ impl CallState {
                 hit: false,
             },
             deadline: Instant::now() + limits.call_timeout,
+            log: LogBudget::new(settings.clone(), tool.clone()),
             settings,
             tool,
             http,

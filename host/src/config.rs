@@ -53,6 +53,9 @@ pub struct RawHost {
     /// `load_wait_secs`: how long `tools/list` and `tools/call` wait for
     /// the plugin directory's initial load.
     pub load_wait_secs: Option<u64>,
+    /// `max_message_bytes`: the longest line (one JSON-RPC message) read
+    /// from stdin.
+    pub max_message_bytes: Option<u64>,
 }
 
 /// `[plugins.NAME]`.
@@ -128,6 +131,10 @@ pub struct RawLimits {
     pub concurrent_calls: Option<u32>,
     /// `confirmations_per_call`: confirmations one call may ask for.
     pub confirmations_per_call: Option<u32>,
+    /// `log_messages_per_call`: log messages one call may write.
+    pub log_messages_per_call: Option<u32>,
+    /// `log_bytes_per_call`: bytes of log messages one call may write.
+    pub log_bytes_per_call: Option<u64>,
 }
 
 /// Resource limits for one plugin, defaults applied.
@@ -149,6 +156,11 @@ pub struct Limits {
     pub concurrent_calls: u32,
     /// Confirmations one call may ask for.
     pub confirmations_per_call: u32,
+    /// Log messages one call may write; the rest are dropped and counted.
+    pub log_messages_per_call: u32,
+    /// Bytes of log messages one call may write; the rest are dropped and
+    /// counted.
+    pub log_bytes_per_call: u64,
 }
 
 impl Default for Limits {
@@ -162,6 +174,8 @@ impl Default for Limits {
             http_requests_per_call: 200,
             concurrent_calls: 16,
             confirmations_per_call: 2,
+            log_messages_per_call: 1000,
+            log_bytes_per_call: 256 << 10,
         }
     }
 }
@@ -232,13 +246,12 @@ pub struct Config {
     /// How long `tools/list` and `tools/call` wait for the plugin
     /// directory's initial load before answering with what is loaded.
     pub load_wait: Duration,
+    /// The longest line (one JSON-RPC message) read from stdin, in bytes.
+    pub max_message_bytes: usize,
 }
 
 /// Default of `host.load_wait_secs`.
 pub const DEFAULT_LOAD_WAIT_SECS: u64 = 20;
-
-/// Largest `host.load_wait_secs`.
-pub const MAX_LOAD_WAIT_SECS: u64 = 3600;
 
 impl Default for Config {
     fn default() -> Self {
@@ -247,6 +260,7 @@ impl Default for Config {
             elicitation_timeout: Duration::from_secs(300),
             plugins: Vec::new(),
             load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -274,19 +288,25 @@ impl Config {
                 resolve_plugin(&name, block).with_context(|| format!("in [plugins.{name}]"))?,
             );
         }
-        let load_wait_secs = raw.host.load_wait_secs.unwrap_or(DEFAULT_LOAD_WAIT_SECS);
-        if load_wait_secs > MAX_LOAD_WAIT_SECS {
-            bail!(
-                "[host] load_wait_secs = {load_wait_secs} is too large: at most {MAX_LOAD_WAIT_SECS} (an hour)"
-            );
-        }
+        let host = raw.host;
+        let elicitation_timeout_secs = match host.elicitation_timeout_secs {
+            Some(secs) => ELICITATION_TIMEOUT_SECS.check(secs)?,
+            None => 300,
+        };
+        let max_message_bytes = match host.max_message_bytes {
+            Some(bytes) => MAX_MESSAGE_BYTES.check(bytes)? as usize,
+            None => DEFAULT_MAX_MESSAGE_BYTES,
+        };
+        let load_wait_secs = match host.load_wait_secs {
+            Some(secs) => LOAD_WAIT_SECS.check(secs)?,
+            None => DEFAULT_LOAD_WAIT_SECS,
+        };
         Ok(Config {
-            confirmation: raw.host.confirmation,
-            elicitation_timeout: Duration::from_secs(
-                raw.host.elicitation_timeout_secs.unwrap_or(300),
-            ),
+            confirmation: host.confirmation,
+            elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
             plugins,
             load_wait: Duration::from_secs(load_wait_secs),
+            max_message_bytes,
         })
     }
 
@@ -360,26 +380,31 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
 
     let d = Limits::default();
     let l = raw.limits;
-    let secs = |v: Option<f64>, default: Duration, key: &str| -> Result<Duration> {
-        match v {
+    let secs = |value: Option<f64>, range: &Range<f64>, default: Duration| -> Result<Duration> {
+        match value {
+            Some(secs) => Ok(Duration::from_secs_f64(range.check(secs)?)),
             None => Ok(default),
-            Some(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
-            Some(s) => bail!("`limits.{key}` must be a positive number of seconds, not {s}"),
         }
     };
     let limits = Limits {
-        memory_bytes: l.memory_mib.map(|m| m << 20).unwrap_or(d.memory_bytes),
-        call_timeout: secs(l.call_timeout_secs, d.call_timeout, "call_timeout_secs")?,
-        output_bytes: l.output_bytes.unwrap_or(d.output_bytes),
-        http_body_bytes: l.http_body_bytes.unwrap_or(d.http_body_bytes),
-        http_timeout: secs(l.http_timeout_secs, d.http_timeout, "http_timeout_secs")?,
-        http_requests_per_call: l.http_requests_per_call.unwrap_or(d.http_requests_per_call),
-        concurrent_calls: l.concurrent_calls.unwrap_or(d.concurrent_calls).max(1),
-        confirmations_per_call: l.confirmations_per_call.unwrap_or(d.confirmations_per_call),
+        memory_bytes: match l.memory_mib {
+            Some(mib) => MEMORY_MIB.check(mib)? << 20,
+            None => d.memory_bytes,
+        },
+        call_timeout: secs(l.call_timeout_secs, &CALL_TIMEOUT_SECS, d.call_timeout)?,
+        output_bytes: OUTPUT_BYTES.check_or(l.output_bytes, d.output_bytes)?,
+        http_body_bytes: HTTP_BODY_BYTES.check_or(l.http_body_bytes, d.http_body_bytes)?,
+        http_timeout: secs(l.http_timeout_secs, &HTTP_TIMEOUT_SECS, d.http_timeout)?,
+        http_requests_per_call: HTTP_REQUESTS_PER_CALL
+            .check_or(l.http_requests_per_call, d.http_requests_per_call)?,
+        concurrent_calls: CONCURRENT_CALLS.check_or(l.concurrent_calls, d.concurrent_calls)?,
+        confirmations_per_call: CONFIRMATIONS_PER_CALL
+            .check_or(l.confirmations_per_call, d.confirmations_per_call)?,
+        log_messages_per_call: LOG_MESSAGES_PER_CALL
+            .check_or(l.log_messages_per_call, d.log_messages_per_call)?,
+        log_bytes_per_call: LOG_BYTES_PER_CALL
+            .check_or(l.log_bytes_per_call, d.log_bytes_per_call)?,
     };
-    if limits.memory_bytes == 0 || limits.memory_bytes > 4 << 30 {
-        bail!("`limits.memory_mib` must be between 1 and 4096");
-    }
 
     Ok(PluginSettings {
         name: name.to_string(),
@@ -390,6 +415,143 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         limits,
     })
 }
+
+/// The default of `host.max_message_bytes`: 16 MiB, what rmcp's own stdio
+/// transport accepts.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// The values a numeric key accepts. Every numeric key is checked against
+/// its range at load, before any arithmetic uses it: a huge timeout would
+/// overflow `Duration`/`Instant` arithmetic (a panic, under a lock), a huge
+/// `memory_mib` would wrap when shifted to bytes.
+#[derive(Debug, Clone, Copy)]
+struct Range<T> {
+    /// The key as written in `toolhost.toml`, e.g. `limits.memory_mib`.
+    pub key: &'static str,
+    /// The smallest value allowed.
+    pub min: T,
+    /// The largest value allowed.
+    pub max: T,
+    /// What the number counts, for the error message.
+    pub unit: &'static str,
+}
+
+impl<T: PartialOrd + Copy + std::fmt::Display> Range<T> {
+    /// `value` if it lies in the range, else an error naming the key and
+    /// the range.
+    fn check(&self, value: T) -> Result<T> {
+        // `!(a <= b)` rather than `a > b`, so that NaN fails too.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let outside = !(self.min <= value && value <= self.max);
+        if outside {
+            bail!(
+                "`{}` must be between {} and {} ({}), not {value}",
+                self.key,
+                self.min,
+                self.max,
+                self.unit
+            );
+        }
+        Ok(value)
+    }
+
+    /// [`Range::check`] for a key that may be absent; `default` when it is.
+    fn check_or(&self, value: Option<T>, default: T) -> Result<T> {
+        value.map_or(Ok(default), |v| self.check(v))
+    }
+}
+
+/// `host.load_wait_secs`: up to an hour.
+const LOAD_WAIT_SECS: Range<u64> = Range {
+    key: "host.load_wait_secs",
+    min: 0,
+    max: 3600,
+    unit: "seconds",
+};
+/// `host.elicitation_timeout_secs`: 1 second to a day.
+const ELICITATION_TIMEOUT_SECS: Range<u64> = Range {
+    key: "host.elicitation_timeout_secs",
+    min: 1,
+    max: 86_400,
+    unit: "seconds",
+};
+/// `host.max_message_bytes`: 1 KiB to 256 MiB.
+const MAX_MESSAGE_BYTES: Range<u64> = Range {
+    key: "host.max_message_bytes",
+    min: 1 << 10,
+    max: 256 << 20,
+    unit: "bytes",
+};
+/// `limits.memory_mib`: up to 4 GiB, wasm32's whole address space.
+const MEMORY_MIB: Range<u64> = Range {
+    key: "limits.memory_mib",
+    min: 1,
+    max: 4096,
+    unit: "MiB",
+};
+/// `limits.call_timeout_secs`: a millisecond to a day.
+const CALL_TIMEOUT_SECS: Range<f64> = Range {
+    key: "limits.call_timeout_secs",
+    min: 0.001,
+    max: 86_400.0,
+    unit: "seconds",
+};
+/// `limits.output_bytes`: up to 1 GiB.
+const OUTPUT_BYTES: Range<u64> = Range {
+    key: "limits.output_bytes",
+    min: 1,
+    max: 1 << 30,
+    unit: "bytes",
+};
+/// `limits.http_body_bytes`: up to 1 GiB.
+const HTTP_BODY_BYTES: Range<u64> = Range {
+    key: "limits.http_body_bytes",
+    min: 1,
+    max: 1 << 30,
+    unit: "bytes",
+};
+/// `limits.http_timeout_secs`: a millisecond to a day.
+const HTTP_TIMEOUT_SECS: Range<f64> = Range {
+    key: "limits.http_timeout_secs",
+    min: 0.001,
+    max: 86_400.0,
+    unit: "seconds",
+};
+/// `limits.http_requests_per_call`: 0 (no HTTP at all) to 100,000.
+const HTTP_REQUESTS_PER_CALL: Range<u32> = Range {
+    key: "limits.http_requests_per_call",
+    min: 0,
+    max: 100_000,
+    unit: "requests",
+};
+/// `limits.concurrent_calls`: 1 to 1024.
+const CONCURRENT_CALLS: Range<u32> = Range {
+    key: "limits.concurrent_calls",
+    min: 1,
+    max: 1024,
+    unit: "calls",
+};
+/// `limits.confirmations_per_call`: 0 (never ask) to 100.
+const CONFIRMATIONS_PER_CALL: Range<u32> = Range {
+    key: "limits.confirmations_per_call",
+    min: 0,
+    max: 100,
+    unit: "confirmations",
+};
+/// `limits.log_messages_per_call`: 0 (log nothing) to 1,000,000.
+const LOG_MESSAGES_PER_CALL: Range<u32> = Range {
+    key: "limits.log_messages_per_call",
+    min: 0,
+    max: 1_000_000,
+    unit: "messages",
+};
+/// `limits.log_bytes_per_call`: 0 (log nothing) to 64 MiB.
+const LOG_BYTES_PER_CALL: Range<u64> = Range {
+    key: "limits.log_bytes_per_call",
+    min: 0,
+    max: 64 << 20,
+    unit: "bytes",
+};
 
 /// Replaces each `${VAR}` in `text` with the environment variable `VAR`.
 fn expand_env(text: &str) -> Result<String> {
@@ -460,6 +622,100 @@ mod tests {
             format!("{err:#}").contains("TOOLHOST_TEST_SURELY_UNSET"),
             "{err:#}"
         );
+    }
+
+    /// An error's whole chain, as `main` prints it.
+    fn error_of(text: &str) -> String {
+        format!("{:#}", Config::parse(text).unwrap_err())
+    }
+
+    #[test]
+    fn a_huge_timeout_is_refused_not_a_panic() {
+        // `Duration::from_secs_f64(1e30)` panics; `Instant::now() + 1e15 s`
+        // overflows. Both must be load errors naming the key and its range.
+        for value in ["1e30", "1e15", "86400.5"] {
+            let err = error_of(&format!(
+                "[plugins.p.limits]\ncall_timeout_secs = {value}\n"
+            ));
+            assert!(
+                err.contains(
+                    "`limits.call_timeout_secs` must be between 0.001 and 86400 (seconds)"
+                ),
+                "{err}"
+            );
+            assert!(err.contains("[plugins.p]"), "{err}");
+        }
+        let err = error_of(&format!(
+            "[host]\nelicitation_timeout_secs = {}\n",
+            i64::MAX
+        ));
+        assert!(
+            err.contains("`host.elicitation_timeout_secs` must be between 1 and 86400 (seconds)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_memory_size_that_would_wrap_is_refused() {
+        // 2^44 MiB << 20 wraps to 0 bytes, 2^44 + 1 to exactly 1 MiB.
+        for mib in [1u64 << 44, (1 << 44) + 1, 4097] {
+            let err = error_of(&format!("[plugins.p.limits]\nmemory_mib = {mib}\n"));
+            assert!(
+                err.contains("`limits.memory_mib` must be between 1 and 4096 (MiB)"),
+                "{err}"
+            );
+        }
+        let c = Config::parse("[plugins.p.limits]\nmemory_mib = 4096\n").unwrap();
+        assert_eq!(c.plugins[0].limits.memory_bytes, 4 << 30);
+    }
+
+    #[test]
+    fn every_numeric_key_has_a_range() {
+        // (key as written, a value below its range or absurd, a value in it)
+        let cases = [
+            ("host", "elicitation_timeout_secs", "0", "1"),
+            ("host", "max_message_bytes", "100", "4096"),
+            ("limits", "memory_mib", "0", "1"),
+            ("limits", "call_timeout_secs", "0", "0.5"),
+            ("limits", "call_timeout_secs", "-1", "86400"),
+            ("limits", "call_timeout_secs", "nan", "30"),
+            ("limits", "call_timeout_secs", "inf", "30"),
+            ("limits", "output_bytes", "0", "1"),
+            ("limits", "http_body_bytes", "0", "1073741824"),
+            ("limits", "http_timeout_secs", "1e300", "0.001"),
+            ("limits", "http_requests_per_call", "100001", "0"),
+            ("limits", "concurrent_calls", "0", "1024"),
+            ("limits", "confirmations_per_call", "101", "0"),
+            ("limits", "log_messages_per_call", "1000001", "0"),
+            ("limits", "log_bytes_per_call", "67108865", "0"),
+        ];
+        for (section, key, bad, good) in cases {
+            let table = match section {
+                "host" => "[host]",
+                _ => "[plugins.p.limits]",
+            };
+            let err = error_of(&format!("{table}\n{key} = {bad}\n"));
+            assert!(
+                err.contains(&format!("`{section}.{key}` must be between")),
+                "{key} = {bad}: {err}"
+            );
+            Config::parse(&format!("{table}\n{key} = {good}\n"))
+                .unwrap_or_else(|e| panic!("{key} = {good} is refused: {e:#}"));
+        }
+    }
+
+    #[test]
+    fn the_log_budget_and_message_size_have_defaults_and_keys() {
+        let c = Config::parse(
+            "[host]\nmax_message_bytes = 4096\n[plugins.p.limits]\nlog_messages_per_call = 5\nlog_bytes_per_call = 100\n",
+        )
+        .unwrap();
+        assert_eq!(c.max_message_bytes, 4096);
+        assert_eq!(c.plugins[0].limits.log_messages_per_call, 5);
+        assert_eq!(c.plugins[0].limits.log_bytes_per_call, 100);
+        let d = Config::default();
+        assert_eq!(d.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        assert_eq!(Limits::default().log_messages_per_call, 1000);
     }
 
     #[test]

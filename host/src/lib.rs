@@ -4,7 +4,8 @@
 //!
 //! | module         | job                                                             |
 //! |----------------|-----------------------------------------------------------------|
-//! | [`server`]     | MCP over stdio (rmcp): both protocol eras, tools/list, tools/call |
+//! | [`transport`]  | stdio: an answer to every line, one writer to stdout             |
+//! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
 //! | [`watch`]      | hot reload: the plugin directory → the next registry             |
@@ -17,9 +18,11 @@
 //! | [`cache`]      | compiled components on disk, keyed and checksummed               |
 //! | [`config`]     | `toolhost.toml`                                                  |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
+//! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
 //!
-//! Only [`server`] knows MCP and JSON-RPC; everything below it deals in
-//! tools, arguments and outcomes.
+//! Only [`transport`] (JSON-RPC framing) and [`server`] (MCP's methods) know
+//! the protocol; everything below them deals in tools, arguments and
+//! outcomes.
 
 #![deny(missing_docs)]
 
@@ -31,10 +34,12 @@ pub mod confirmation;
 pub mod engine;
 pub mod imports;
 pub mod lint;
+pub mod logging;
 pub mod plugin;
 pub mod policy;
 pub mod registry;
 pub mod scaffold;
 pub mod server;
 pub mod spec;
+pub mod transport;
 pub mod watch;

@@ -130,15 +130,16 @@ impl PluginArgs {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    // stdout carries the protocol; every log line goes to stderr.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-                .unwrap_or_else(|_| "info,rmcp=warn".into()),
-        )
-        .init();
+    // stdout carries the protocol; every log line goes to stderr. A server
+    // never waits for stderr (lines are dropped when nobody reads them);
+    // the guard, dropped after the runtime, flushes what is queued.
+    let _log = match cli.command {
+        Command::Serve { .. } => Some(toolhost::logging::init_serving()),
+        _ => {
+            toolhost::logging::init_interactive();
+            None
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -151,7 +152,7 @@ fn main() -> Result<()> {
                     http: loader.http.clone(),
                 };
                 let dir = plugins.plugins.clone();
-                toolhost::server::serve_stdio(env, loader, dir, !no_watch).await
+                toolhost::transport::serve_stdio(env, loader, dir, !no_watch).await
             }
             Command::List(args) => {
                 let (_, _, registry) = args.load().await?;

@@ -1,5 +1,5 @@
-//! MCP over stdio: the only module (with [`crate::confirmation`]) that knows
-//! the protocol.
+//! The MCP server: the only module (with [`crate::confirmation`]) that knows
+//! MCP's methods. It knows no transport; [`crate::transport`] serves it.
 //!
 //! [`Gateway`] implements rmcp's `ServerHandler` for both protocol eras in
 //! one process:
@@ -13,7 +13,7 @@
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
 //!   and to 2026-07-28 clients on their `subscriptions/listen` streams.
 //!
-//! Start-up (ADR 0006): [`serve_stdio`] answers `initialize` at once and
+//! Start-up (ADR 0006): [`serve_stdio`](crate::transport::serve_stdio) answers `initialize` at once and
 //! loads the plugin directory in the background. `tools/list` and
 //! `tools/call` wait for that initial load, up to `host.load_wait_secs`;
 //! past it they answer with what is serving, and every client is sent a
@@ -32,7 +32,7 @@ use rmcp::model::{
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
 };
-use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
@@ -379,31 +379,4 @@ impl ServerHandler for Gateway {
             .retain(|s| s.id() != &id);
         Ok(())
     }
-}
-
-/// Serves the tools of the plugin directory `dir` on stdin/stdout until the
-/// client goes away, watching `dir` for changes when `watch` is set.
-///
-/// `initialize` is answered at once; the directory loads in the background
-/// (see the module documentation).
-pub async fn serve_stdio(
-    env: CallEnv,
-    loader: Loader,
-    dir: std::path::PathBuf,
-    watch: bool,
-) -> anyhow::Result<()> {
-    // A missing or unreadable directory is an error now, not a log line
-    // later.
-    crate::registry::wasm_files(&dir)?;
-    let gateway = Gateway::loading(env, &loader);
-    let watch = if watch {
-        Some(crate::watch::watch_dir(&dir)?)
-    } else {
-        None
-    };
-    tokio::spawn(crate::watch::run(dir, loader, gateway.clone(), watch));
-    tracing::info!("serving on stdio");
-    let service = gateway.serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
-    Ok(())
 }

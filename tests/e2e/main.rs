@@ -7,12 +7,15 @@ mod support;
 
 mod cache;
 mod commands;
+mod config_ranges;
 mod confirmation;
 mod demo;
 mod docs;
 mod foundation;
 mod hot_reload;
 mod katana;
+mod logging;
+mod protocol;
 mod sandboxing;
 mod second_language;
 mod startup;

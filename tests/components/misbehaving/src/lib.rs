@@ -321,6 +321,38 @@ impl Tool for DeleteRecord {
     }
 }
 
+/// A message to log, and how many times.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LogInput {
+    /// The message, written as given (line breaks and escapes included).
+    #[schemars(example = &"a\nINFO fake")]
+    text: String,
+    /// How many times to write it.
+    #[schemars(example = 100000)]
+    count: u32,
+}
+
+/// Writes one message to the host's log many times.
+struct LogLines;
+impl Tool for LogLines {
+    type Input = LogInput;
+    type Output = Report;
+    const NAME: &'static str = "log_lines";
+    const TITLE: &'static str = "Log Lines";
+    const DESCRIPTION: &'static str =
+        "Write a message to the host's log the given number of times. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+    fn call(&self, input: LogInput) -> Result<Report, ToolError> {
+        for _ in 0..input.count {
+            toolhost_sdk::log::info(&input.text);
+        }
+        Ok(Report {
+            detail: format!("{} messages written", input.count),
+        })
+    }
+}
+
 toolhost_sdk::export_tools!(
     after_listing_gate(DeleteRecord),
     Fail,
@@ -336,6 +368,7 @@ toolhost_sdk::export_tools!(
     Snoop,
     ConfirmStorm,
     Progress,
+    LogLines,
 );
 
 /// With the setting `listing_waits_for` (a URL), the component GETs that

@@ -1,0 +1,253 @@
+//! The operator's log: `tracing` to stderr, filtered by `TOOLHOST_LOG`.
+//! stdout carries the protocol only, so nothing here ever writes there.
+//!
+//! Two set-ups:
+//! - [`init_serving`] (`serve`): events go through tracing-appender's
+//!   non-blocking writer in lossy mode. A client that never reads the
+//!   server's stderr fills the pipe; then the writer thread blocks, its
+//!   queue ([`QUEUED_LINES`]) fills, and further lines are dropped, while
+//!   every worker keeps serving. The returned [`LogGuard`] flushes at exit.
+//! - [`init_interactive`] (`list`, `check`, `call`, `new`): a person at a
+//!   terminal reads every line, so writes are synchronous and nothing is
+//!   dropped.
+//!
+//! Flushing at exit without ever touching stdout: tracing-appender's own
+//! guard waits 100 ms to queue its shutdown message and, when the queue
+//! stays full (stderr not being read), *prints* a complaint to stdout. So
+//! [`LogGuard`] counts lines handed to the queue and lines the writer
+//! thread finished, waits (at most [`FLUSH_WAIT`]) until the queue is
+//! empty, and only then lets tracing-appender shut down; if stderr stays
+//! stuck, the queued lines are abandoned (nobody is reading them).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+
+/// Log lines waiting for stderr before new ones are dropped.
+pub const QUEUED_LINES: usize = 8192;
+
+/// Longest wait at exit for queued lines to reach stderr.
+pub const FLUSH_WAIT: Duration = Duration::from_millis(500);
+
+/// The filter when `TOOLHOST_LOG` is unset or invalid.
+const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
+/// Installs the global subscriber writing to `writer`.
+fn install<W>(writer: W)
+where
+    W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(io::IsTerminal::is_terminal(&io::stderr()))
+        .with_env_filter(
+            EnvFilter::try_from_env("TOOLHOST_LOG").unwrap_or_else(|_| DEFAULT_FILTER.into()),
+        )
+        .init();
+}
+
+/// Logs synchronously to stderr (for the interactive commands).
+pub fn init_interactive() {
+    install(io::stderr);
+}
+
+/// Logs to stderr through a lossy non-blocking writer (for `serve`). Keep
+/// the guard until the process ends: dropping it flushes what is queued.
+pub fn init_serving() -> LogGuard {
+    let progress = Arc::new(Progress::default());
+    let (writer, guard) = NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name("toolhost-log")
+        .finish(Delivered {
+            inner: io::stderr(),
+            progress: progress.clone(),
+        });
+    let dropped = writer.error_counter();
+    install(Submitted {
+        inner: writer,
+        progress: progress.clone(),
+    });
+    LogGuard {
+        guard: Some(guard),
+        dropped,
+        progress,
+    }
+}
+
+/// How many lines went into the queue and how many the writer thread
+/// finished (written, or failed to write).
+#[derive(Default)]
+struct Progress {
+    /// Lines handed to the non-blocking writer (queued or dropped).
+    submitted: AtomicU64,
+    /// Lines the writer thread is done with.
+    delivered: Mutex<u64>,
+    /// Signalled after each delivered line.
+    delivered_one: Condvar,
+}
+
+/// The producer side: counts each event's line before queueing it.
+struct Submitted {
+    inner: NonBlocking,
+    progress: Arc<Progress>,
+}
+
+impl<'a> MakeWriter<'a> for Submitted {
+    type Writer = SubmittedLine;
+
+    fn make_writer(&'a self) -> SubmittedLine {
+        SubmittedLine {
+            inner: self.inner.clone(),
+            progress: self.progress.clone(),
+        }
+    }
+}
+
+/// One event's writer: the fmt layer writes each event with one
+/// `write_all`.
+struct SubmittedLine {
+    inner: NonBlocking,
+    progress: Arc<Progress>,
+}
+
+impl Write for SubmittedLine {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf).map(|()| buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.progress.submitted.fetch_add(1, Ordering::SeqCst);
+        self.inner.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The writer thread's side: stderr, counting each line it is done with.
+struct Delivered {
+    inner: io::Stderr,
+    progress: Arc<Progress>,
+}
+
+impl Write for Delivered {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        let result = self.inner.write_all(buf);
+        let mut delivered = self
+            .progress
+            .delivered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *delivered += 1;
+        self.progress.delivered_one.notify_all();
+        result
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Keeps the log writer running; flushes it when dropped (see the module
+/// doc for why this is not tracing-appender's guard alone).
+pub struct LogGuard {
+    guard: Option<WorkerGuard>,
+    dropped: ErrorCounter,
+    progress: Arc<Progress>,
+}
+
+impl LogGuard {
+    /// Log lines dropped so far because stderr was not keeping up.
+    pub fn dropped_lines(&self) -> usize {
+        self.dropped.dropped_lines()
+    }
+}
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        let Some(guard) = self.guard.take() else {
+            return;
+        };
+        let progress = &self.progress;
+        let delivered = progress.delivered.lock().unwrap_or_else(|e| e.into_inner());
+        let (_delivered, waited) = progress
+            .delivered_one
+            .wait_timeout_while(delivered, FLUSH_WAIT, |delivered| {
+                let queued = progress
+                    .submitted
+                    .load(Ordering::SeqCst)
+                    .saturating_sub(self.dropped.dropped_lines() as u64);
+                *delivered < queued
+            })
+            .unwrap_or_else(|e| e.into_inner());
+        if waited.timed_out() {
+            // stderr is not being read: the queue cannot drain, and
+            // tracing-appender's guard would complain on stdout.
+            std::mem::forget(guard);
+        } else {
+            drop(_delivered);
+            drop(guard);
+        }
+    }
+}
+
+/// `text` with every character that could break, reorder or restyle a log
+/// line written as an escape: C0 and C1 control characters (`\n`, `\r`,
+/// `\t`, ESC, …, DEL) as Rust writes them (`\n`, `\u{1b}`), and the Unicode
+/// line and paragraph separators and bidirectional overrides as `\u{…}`.
+/// Borrowed when there is nothing to escape.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    fn needs_escape(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => {
+                let _ = write!(out, "{}", c.escape_unicode());
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_breaks_and_terminal_escapes_are_written_escaped() {
+        assert_eq!(escape_controls("a\nINFO fake"), "a\\nINFO fake");
+        assert_eq!(escape_controls("a\r\nb"), "a\\r\\nb");
+        assert_eq!(escape_controls("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(escape_controls("x\u{85}y\u{2028}z"), "x\\u{85}y\\u{2028}z");
+        assert_eq!(escape_controls("rtl\u{202e}txt"), "rtl\\u{202e}txt");
+    }
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        let text = "fetching https://example.com/ü \"quoted\" \\path";
+        assert!(matches!(escape_controls(text), Cow::Borrowed(t) if t == text));
+    }
+}

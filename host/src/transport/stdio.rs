@@ -1,0 +1,231 @@
+//! MCP over stdin/stdout, one JSON-RPC message per line, with an answer
+//! to every line.
+//!
+//! Three tasks, joined by channels:
+//! - the **reader** owns the input. It splits it into lines of at most
+//!   `host.max_message_bytes` (tokio-util's delimiter codec: a longer line
+//!   is answered with [`too_long`] and skipped up to its newline), asks
+//!   [`triage`] about each, hands rmcp what it can decode and answers the
+//!   rest itself;
+//! - **rmcp** runs the session over [`LineTransport`]: it receives what the
+//!   reader handed over, and its messages go out as lines;
+//! - the **writer** owns the output. Every line, rmcp's and the reader's,
+//!   passes through it, so lines never interleave; it flushes whenever it
+//!   has nothing queued.
+//!
+//! When the input ends (the client closed stdin), a last line without a
+//! newline is still read and answered; rmcp then sees the end, finishes
+//! the requests in flight (rmcp allows them 5 s), and the writer exits once
+//! everything queued is written.
+
+use std::future::Future;
+
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
+use rmcp::{ServerHandler, ServiceExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::bytes::BytesMut;
+use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
+
+use super::triage::{Triage, too_long, triage};
+
+/// Decoded messages waiting for rmcp; when full, the reader stops reading
+/// (the client is sending faster than requests are taken).
+const INBOX_MESSAGES: usize = 64;
+
+/// Lines waiting for the output; when full, senders wait (the client is
+/// not reading).
+const OUTBOX_LINES: usize = 256;
+
+/// Bytes read from the input at a time.
+const READ_CHUNK: usize = 64 << 10;
+
+/// Why a message could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The writer has stopped: the output is closed.
+    #[error("the output is closed")]
+    Closed,
+    /// The message cannot be written as JSON.
+    #[error("cannot serialise a message: {0}")]
+    Serialise(#[from] serde_json::Error),
+}
+
+/// The sending side of the writer: whole lines, in order.
+#[derive(Clone)]
+struct Outbox(mpsc::Sender<Vec<u8>>);
+
+impl Outbox {
+    /// Queues `message` as one line.
+    async fn send(&self, message: &ServerJsonRpcMessage) -> Result<(), SendError> {
+        let mut line = serde_json::to_vec(message)?;
+        line.push(b'\n');
+        self.0.send(line).await.map_err(|_| SendError::Closed)
+    }
+}
+
+/// rmcp's view of stdio: messages the reader decoded in, lines to the
+/// writer out.
+pub struct LineTransport {
+    inbox: mpsc::Receiver<ClientJsonRpcMessage>,
+    outbox: Outbox,
+}
+
+impl Transport<RoleServer> for LineTransport {
+    type Error = SendError;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), SendError>> + Send + 'static {
+        let outbox = self.outbox.clone();
+        async move { outbox.send(&item).await }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.inbox.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), SendError> {
+        self.inbox.close();
+        Ok(())
+    }
+}
+
+/// Serves `handler` on `input`/`output` until the input ends and rmcp has
+/// finished. Lines are at most `max_message_bytes` long.
+pub async fn serve<S, R, W>(
+    handler: S,
+    input: R,
+    output: W,
+    max_message_bytes: usize,
+) -> anyhow::Result<()>
+where
+    S: ServerHandler,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (lines, queued) = mpsc::channel(OUTBOX_LINES);
+    let outbox = Outbox(lines);
+    let writer = tokio::spawn(write_lines(output, queued));
+    let (deliver, inbox) = mpsc::channel(INBOX_MESSAGES);
+    let reader = tokio::spawn(read_lines(
+        input,
+        max_message_bytes,
+        deliver,
+        outbox.clone(),
+    ));
+    let transport = LineTransport { inbox, outbox };
+    let served = async {
+        let service = handler.serve(transport).await?;
+        service.waiting().await?;
+        anyhow::Ok(())
+    }
+    .await;
+    // The reader may still wait on an input that never ends (rmcp stopped
+    // for another reason); its outbox must go for the writer to finish.
+    reader.abort();
+    let _ = reader.await;
+    // Every sender is gone now: the writer writes what is queued and ends.
+    let _ = writer.await;
+    served
+}
+
+/// The reader: splits `input` into lines and sends each where [`triage`]
+/// says.
+async fn read_lines<R: AsyncRead + Unpin>(
+    mut input: R,
+    max_message_bytes: usize,
+    deliver: mpsc::Sender<ClientJsonRpcMessage>,
+    outbox: Outbox,
+) {
+    let mut codec =
+        AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), Vec::new(), max_message_bytes);
+    let mut buffer = BytesMut::new();
+    let mut ended = false;
+    loop {
+        let next = if ended {
+            codec.decode_eof(&mut buffer)
+        } else {
+            codec.decode(&mut buffer)
+        };
+        match next {
+            Ok(Some(line)) => {
+                if !handle_line(&line, &deliver, &outbox).await {
+                    return;
+                }
+            }
+            Ok(None) if ended => return,
+            Ok(None) => {
+                buffer.reserve(READ_CHUNK);
+                match input.read_buf(&mut buffer).await {
+                    Ok(0) => ended = true,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::error!("cannot read stdin: {e}");
+                        return;
+                    }
+                }
+            }
+            Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => {
+                tracing::warn!(
+                    limit = max_message_bytes,
+                    "a message on stdin was longer than host.max_message_bytes; answered and skipped"
+                );
+                if outbox.send(&too_long(max_message_bytes)).await.is_err() {
+                    return;
+                }
+            }
+            Err(AnyDelimiterCodecError::Io(e)) => {
+                tracing::error!("cannot read stdin: {e}");
+                return;
+            }
+        }
+    }
+}
+
+/// Handles one line; false when rmcp or the writer has gone and reading
+/// should stop.
+async fn handle_line(
+    line: &[u8],
+    deliver: &mpsc::Sender<ClientJsonRpcMessage>,
+    outbox: &Outbox,
+) -> bool {
+    match triage(line) {
+        Triage::Skip => true,
+        Triage::Deliver(message) => deliver.send(message).await.is_ok(),
+        Triage::Answer(answer) => {
+            if let ServerJsonRpcMessage::Error(e) = &answer {
+                tracing::warn!(
+                    code = e.error.code.0,
+                    "answered a malformed message on stdin: {}",
+                    e.error.message
+                );
+            }
+            outbox.send(&answer).await.is_ok()
+        }
+        Triage::Ignore(why) => {
+            tracing::warn!("ignored a message on stdin that cannot be answered: {why}");
+            true
+        }
+    }
+}
+
+/// The writer: the only code that writes to `output`.
+async fn write_lines<W: AsyncWrite + Unpin>(mut output: W, mut queued: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = queued.recv().await {
+        if let Err(e) = output.write_all(&line).await {
+            tracing::debug!("stdout is closed: {e}");
+            return;
+        }
+        if queued.is_empty()
+            && let Err(e) = output.flush().await
+        {
+            tracing::debug!("stdout is closed: {e}");
+            return;
+        }
+    }
+    let _ = output.flush().await;
+}
