@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::policy::{HostRule, NetworkPolicy};
+use crate::policy::{CredentialScope, HostRule, NetworkPolicy, PortRule};
 
 /// What to do when a tool asks for confirmation and the client cannot show
 /// an elicitation.
@@ -85,10 +85,14 @@ pub struct RawPlugin {
 pub struct RawAllow {
     /// `host`: an exact name, `*.domain`, or an IP address.
     pub host: String,
-    /// `port`: the only port allowed; any port when absent.
-    pub port: Option<u16>,
+    /// `port`: the only port allowed, or `"*"` for any; the scheme's own
+    /// port (443 for https, 80 for http) when absent.
+    pub port: Option<PortRule>,
     /// `methods`: allowed methods; all when absent.
     pub methods: Option<Vec<String>>,
+    /// `paths`: path patterns allowed (`*` matches anything, `/` included,
+    /// so `/api/v1/orders*` is a prefix); every path when absent.
+    pub paths: Option<Vec<String>>,
     /// `allow_private`: let this name resolve to loopback, private or
     /// link-local addresses.
     #[serde(default)]
@@ -101,6 +105,9 @@ pub struct RawAllow {
 pub struct RawCredential {
     /// `host`: the destination, matched like an `allow` entry's host.
     pub host: String,
+    /// `port`: the destination's port, or `"*"` for any; 443 when absent.
+    /// The credential goes only over https, except to a loopback address.
+    pub port: Option<PortRule>,
     /// `header`: the header to set, e.g. `Authorization`.
     pub header: String,
     /// `value`: the header value; `${VAR}` is replaced by the environment
@@ -108,6 +115,38 @@ pub struct RawCredential {
     pub value: Option<String>,
     /// `value_file`: read the value from this file (trailing newline dropped).
     pub value_file: Option<PathBuf>,
+}
+
+/// A `port` value as written: a number, or `"*"` for any port.
+impl<'de> Deserialize<'de> for PortRule {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PortVisitor;
+        impl serde::de::Visitor<'_> for PortVisitor {
+            type Value = PortRule;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a port number from 1 to 65535, or \"*\" for any port")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<PortRule, E> {
+                match u16::try_from(v) {
+                    Ok(port) if port > 0 => Ok(PortRule::Only(port)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PortRule, E> {
+                match u16::try_from(v) {
+                    Ok(port) if port > 0 => Ok(PortRule::Only(port)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PortRule, E> {
+                match v {
+                    "*" => Ok(PortRule::Any),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        deserializer.deserialize_any(PortVisitor)
+    }
 }
 
 /// `[plugins.NAME.limits]`.
@@ -184,8 +223,8 @@ impl Default for Limits {
 /// secret: it is never shown to the guest and never logged.
 #[derive(Clone)]
 pub struct Credential {
-    /// Where it applies.
-    pub host: HostRule,
+    /// Where it applies: host, port, and https unless loopback.
+    pub scope: CredentialScope,
     /// The header name.
     pub header: String,
     /// The header value.
@@ -195,7 +234,7 @@ pub struct Credential {
 impl std::fmt::Debug for Credential {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Credential")
-            .field("host", &self.host)
+            .field("scope", &self.scope)
             .field("header", &self.header)
             .field("value", &"<redacted>")
             .finish()
@@ -344,8 +383,9 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         rules.push(
             HostRule::parse(
                 &allow.host,
-                allow.port,
+                allow.port.unwrap_or(PortRule::SchemeDefault),
                 allow.methods.as_deref(),
+                allow.paths.as_deref(),
                 allow.allow_private,
             )
             .with_context(|| format!("`allow` entry {}", i + 1))?,
@@ -372,7 +412,7 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
             _ => bail!("{}: set exactly one of `value` and `value_file`", at()),
         };
         credentials.push(Credential {
-            host: HostRule::parse(&c.host, None, None, false).with_context(at)?,
+            scope: CredentialScope::parse(&c.host, c.port).with_context(at)?,
             header: c.header,
             value,
         });
@@ -716,6 +756,35 @@ mod tests {
         let d = Config::default();
         assert_eq!(d.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
         assert_eq!(Limits::default().log_messages_per_call, 1000);
+    }
+
+    #[test]
+    fn ports_are_numbers_or_a_star_and_default_to_the_schemes() {
+        use reqwest::Url;
+        let c = Config::parse(
+            "[[plugins.p.allow]]\nhost = \"a.example\"\n\
+             [[plugins.p.allow]]\nhost = \"b.example\"\nport = 8080\n\
+             [[plugins.p.allow]]\nhost = \"c.example\"\nport = \"*\"\npaths = [\"/v1/*\"]\n",
+        )
+        .unwrap();
+        let policy = &c.plugins[0].network;
+        let allowed = |u: &str| policy.check("GET", &Url::parse(u).unwrap()).is_ok();
+        assert!(allowed("https://a.example/"));
+        assert!(!allowed("https://a.example:22/"));
+        assert!(allowed("http://b.example:8080/"));
+        assert!(!allowed("https://b.example/"));
+        assert!(allowed("https://c.example:22/v1/x"));
+        assert!(!allowed("https://c.example:22/v2/x"));
+        for bad in ["\"any\"", "0", "70000", "-1"] {
+            let err = Config::parse(&format!(
+                "[[plugins.p.allow]]\nhost = \"a.example\"\nport = {bad}\n"
+            ))
+            .unwrap_err();
+            assert!(
+                format!("{err:#}").contains("\"*\" for any port"),
+                "{bad}: {err:#}"
+            );
+        }
     }
 
     #[test]

@@ -1,33 +1,60 @@
 //! Network policy: which destinations a plugin may reach, and how.
 //!
-//! Deny by default. A request passes only if its URL's host matches one of
-//! the plugin's [`HostRule`]s (exact name, `*.domain`, or IP address;
-//! optionally one port and a set of methods). After DNS resolution, loopback,
-//! private, link-local, shared and cloud-metadata addresses are refused
-//! unless the matching rule allows them: an IP-address rule allows exactly
-//! that address, and a name rule with `allow_private = true` allows that name
-//! to resolve to one. The address check runs in the host's DNS resolver
-//! ([`crate::imports::http`]), so a public name that resolves to a private
-//! address is refused before any connection is made.
+//! Deny by default. A request passes only if one of the plugin's
+//! [`HostRule`]s covers all of it:
+//! - the URL's **host**: an exact name, `*.domain`, or an IP address (names
+//!   and addresses are compared in the URL parser's canonical form, so
+//!   `http://2130706433/` is `127.0.0.1`);
+//! - its **port** ([`PortRule`]): the scheme's own port (443 for https, 80
+//!   for http) unless the rule names one, or any port with `port = "*"`;
+//! - its **method**, when the rule lists `methods`;
+//! - its **path**, when the rule lists `paths`: glob patterns matched against
+//!   the percent-decoded, dot-segment-free path. A path that would still
+//!   change meaning on the server (an encoded `..`, `..;`, a backslash) is
+//!   refused rather than guessed at.
+//!
+//! After DNS resolution, loopback, private, link-local, shared and
+//! cloud-metadata addresses are refused unless a covering rule allows them:
+//! an IP-address rule allows exactly that address, and a name rule with
+//! `allow_private = true` allows that name (on that rule's port, methods and
+//! paths) to resolve to one. The address check runs in the host's DNS
+//! resolver ([`crate::imports::http`]), so a public name that resolves to a
+//! private address is refused before any connection is made.
+//!
+//! Credentials are scoped the same way ([`CredentialScope`]): a credential
+//! goes only to its host and port (443 unless the entry names one), and
+//! only over https, except to a loopback address; a request that would
+//! carry it in clear text is refused.
 
 use std::net::IpAddr;
 
-use anyhow::{Result, bail};
 use reqwest::Url;
 
-/// One allowed destination.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostRule {
-    pattern: HostPattern,
-    port: Option<u16>,
-    /// Upper-case method names; `None` allows all.
-    methods: Option<Vec<String>>,
-    allow_private: bool,
+/// A rule the operator wrote that cannot be used; the text says how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// A `host` that is neither a name, `*.domain`, nor an IP address.
+    #[error(
+        "bad host {0:?}: give a name like `api.example.com`, `*.example.com` or an IP address (put the port in `port`)"
+    )]
+    BadHost(String),
+    /// A method name outside the ones the `http` import can send.
+    #[error(
+        "unknown method {0:?} in `methods`: use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS"
+    )]
+    UnknownMethod(String),
+    /// A `paths` entry that is not an absolute path pattern.
+    #[error("bad entry {0:?} in `paths`: give an absolute path pattern like `/api/v1/orders*`")]
+    BadPath(String),
 }
 
+/// Which hosts a rule or credential covers.
 #[derive(Debug, Clone, PartialEq)]
-enum HostPattern {
-    /// An exact host name, lower case.
+pub struct HostPattern(PatternKind);
+
+#[derive(Debug, Clone, PartialEq)]
+enum PatternKind {
+    /// An exact host name, in the URL parser's canonical form.
     Exact(String),
     /// `*.domain`: any name ending in `.domain` (not `domain` itself).
     Suffix(String),
@@ -35,67 +62,150 @@ enum HostPattern {
     Ip(IpAddr),
 }
 
+impl HostPattern {
+    /// Parses `name`, `*.domain` or an IP address (IPv6 with or without
+    /// brackets). Names are canonicalised as the URL parser does (lower
+    /// case, IDNA), and numeric forms such as `0x7f.1` become the address
+    /// they denote, so a rule compares equal to the hosts of the URLs it
+    /// means.
+    pub fn parse(host: &str) -> Result<HostPattern, RuleError> {
+        let trimmed = host.trim();
+        let bad = || RuleError::BadHost(trimmed.to_string());
+        let bare = trimmed.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            return Ok(HostPattern(PatternKind::Ip(ip)));
+        }
+        if let Some(domain) = trimmed.strip_prefix("*.") {
+            return match url::Host::parse(domain).map_err(|_| bad())? {
+                url::Host::Domain(d) if !d.is_empty() && !d.contains('*') => {
+                    Ok(HostPattern(PatternKind::Suffix(d)))
+                }
+                _ => Err(bad()),
+            };
+        }
+        match url::Host::parse(trimmed).map_err(|_| bad())? {
+            url::Host::Domain(d) if !d.is_empty() && !d.contains('*') => {
+                Ok(HostPattern(PatternKind::Exact(d)))
+            }
+            url::Host::Domain(_) => Err(bad()),
+            url::Host::Ipv4(ip) => Ok(HostPattern(PatternKind::Ip(ip.into()))),
+            url::Host::Ipv6(ip) => Ok(HostPattern(PatternKind::Ip(ip.into()))),
+        }
+    }
+
+    /// Whether this pattern covers `host` (as [`host_of`] gives it).
+    pub fn matches(&self, host: &str) -> bool {
+        match &self.0 {
+            PatternKind::Exact(name) => name == host,
+            PatternKind::Suffix(domain) => host
+                .strip_suffix(domain.as_str())
+                .is_some_and(|head| head.ends_with('.') && head.len() > 1),
+            PatternKind::Ip(ip) => host.parse::<IpAddr>().is_ok_and(|h| h == *ip),
+        }
+    }
+
+    fn is_ip(&self) -> bool {
+        matches!(self.0, PatternKind::Ip(_))
+    }
+}
+
+/// Which ports a rule or credential covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortRule {
+    /// The URL scheme's own port: 443 for https, 80 for http. The default
+    /// of an `allow` entry without `port`.
+    SchemeDefault,
+    /// Exactly this port.
+    Only(u16),
+    /// Any port (`port = "*"`).
+    Any,
+}
+
+impl PortRule {
+    /// Whether `url`'s port is covered.
+    pub fn matches(self, url: &Url) -> bool {
+        match self {
+            // The parser drops a port equal to the scheme's default.
+            PortRule::SchemeDefault => url.port().is_none(),
+            PortRule::Only(port) => url.port_or_known_default() == Some(port),
+            PortRule::Any => true,
+        }
+    }
+}
+
+/// One allowed destination.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRule {
+    host: HostPattern,
+    port: PortRule,
+    /// Upper-case method names; `None` allows all.
+    methods: Option<Vec<String>>,
+    /// Path patterns; `None` allows every path.
+    paths: Option<Vec<glob::Pattern>>,
+    allow_private: bool,
+}
+
+/// How `paths` patterns match: `*` runs across `/`, so `/api/v1/orders*`
+/// is a prefix match; case matters, as it does for most servers.
+const PATH_MATCH: glob::MatchOptions = glob::MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: false,
+    require_literal_leading_dot: false,
+};
+
 impl HostRule {
-    /// Parses one rule. `host` is `name`, `*.domain` or an IP address.
+    /// Parses one rule: `host` as in [`HostPattern::parse`], the ports it
+    /// covers, the methods it allows (all when `None`), the path patterns it
+    /// allows (all when `None`), and whether its name may resolve to a
+    /// non-public address.
     pub fn parse(
         host: &str,
-        port: Option<u16>,
+        port: PortRule,
         methods: Option<&[String]>,
+        paths: Option<&[String]>,
         allow_private: bool,
-    ) -> Result<HostRule> {
-        let host = host.trim().to_ascii_lowercase();
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let pattern = if let Ok(ip) = bare.parse::<IpAddr>() {
-            HostPattern::Ip(ip)
-        } else if let Some(domain) = host.strip_prefix("*.") {
-            if domain.is_empty() || domain.contains('*') {
-                bail!("bad host pattern {host:?}: use `*.example.com`");
-            }
-            HostPattern::Suffix(domain.to_string())
-        } else if host.is_empty() || host.contains(['*', '/', ':', ' ']) {
-            bail!(
-                "bad host {host:?}: give a name like `api.example.com`, `*.example.com` or an IP address (put the port in `port`)"
-            );
-        } else {
-            HostPattern::Exact(host)
-        };
-        let methods = match methods {
-            None => None,
-            Some(list) => {
-                let mut upper = Vec::new();
-                for m in list {
-                    let m = m.to_ascii_uppercase();
-                    if !["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-                        .contains(&m.as_str())
-                    {
-                        bail!("unknown method {m:?} in `methods`");
-                    }
-                    upper.push(m);
-                }
-                Some(upper)
-            }
-        };
+    ) -> Result<HostRule, RuleError> {
+        let methods = methods
+            .map(|list| {
+                list.iter()
+                    .map(|m| {
+                        let m = m.to_ascii_uppercase();
+                        if ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+                            .contains(&m.as_str())
+                        {
+                            Ok(m)
+                        } else {
+                            Err(RuleError::UnknownMethod(m))
+                        }
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        let paths = paths
+            .map(|list| {
+                list.iter()
+                    .map(|p| {
+                        if !p.starts_with('/') {
+                            return Err(RuleError::BadPath(p.clone()));
+                        }
+                        glob::Pattern::new(p).map_err(|_| RuleError::BadPath(p.clone()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
         Ok(HostRule {
-            pattern,
+            host: HostPattern::parse(host)?,
             port,
             methods,
+            paths,
             allow_private,
         })
     }
 
-    /// Whether this rule covers `host` (lower case; IPv6 without brackets).
+    /// Whether this rule covers the host `host` (as [`host_of`] gives it),
+    /// whatever the port, method and path.
     pub fn matches_host(&self, host: &str) -> bool {
-        match &self.pattern {
-            HostPattern::Exact(name) => name == host,
-            HostPattern::Suffix(domain) => host
-                .strip_suffix(domain.as_str())
-                .is_some_and(|head| head.ends_with('.') && head.len() > 1),
-            HostPattern::Ip(ip) => host.parse::<IpAddr>().is_ok_and(|h| h == *ip),
-        }
-    }
-
-    fn matches(&self, host: &str, port: u16) -> bool {
-        self.matches_host(host) && self.port.is_none_or(|p| p == port)
+        self.host.matches(host)
     }
 
     fn allows_method(&self, method: &str) -> bool {
@@ -104,10 +214,9 @@ impl HostRule {
             .is_none_or(|m| m.iter().any(|x| x == method))
     }
 
-    /// Whether a name matched by this rule may resolve to a non-public
-    /// address.
+    /// Whether a request this rule covers may reach a non-public address.
     pub fn allows_private(&self) -> bool {
-        self.allow_private || matches!(self.pattern, HostPattern::Ip(_))
+        self.allow_private || self.host.is_ip()
     }
 }
 
@@ -120,7 +229,8 @@ pub struct NetworkPolicy {
 /// What the policy says about a request that passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Permit {
-    /// Whether the destination may be a non-public address.
+    /// Whether a rule covering this exact request (host, port, method,
+    /// path) lets it reach a non-public address.
     pub allow_private: bool,
 }
 
@@ -151,30 +261,147 @@ impl NetworkPolicy {
         }
         let host = host_of(url).ok_or("the URL has no host")?;
         let port = url.port_or_known_default().unwrap_or(0);
-        let matching: Vec<&HostRule> = self
+        let on_host: Vec<&HostRule> = self
             .rules
             .iter()
-            .filter(|r| r.matches(&host, port))
+            .filter(|r| r.matches_host(&host))
             .collect();
-        if matching.is_empty() {
+        if on_host.is_empty() {
             return Err(format!(
                 "{host}:{port} is not in this plugin's allowed hosts (add an `allow` entry in toolhost.toml)"
             ));
         }
-        let Some(rule) = matching.iter().find(|r| r.allows_method(method)) else {
+        let on_port: Vec<&HostRule> = on_host
+            .into_iter()
+            .filter(|r| r.port.matches(url))
+            .collect();
+        if on_port.is_empty() {
+            return Err(format!(
+                "{host} is allowed, but not on port {port}: an `allow` entry without `port` allows only the scheme's port (443 for https, 80 for http); add `port = {port}` (or `port = \"*\"` for any) to the entry"
+            ));
+        }
+        let with_method: Vec<&HostRule> = on_port
+            .into_iter()
+            .filter(|r| r.allows_method(method))
+            .collect();
+        if with_method.is_empty() {
             return Err(format!(
                 "{method} to {host} is not allowed by this plugin's `methods`"
             ));
-        };
+        }
+        // The path is only looked at when a rule restricts it.
+        let path = with_method
+            .iter()
+            .any(|r| r.paths.is_some())
+            .then(|| normalised_path(url));
+        let covering: Vec<&HostRule> = with_method
+            .into_iter()
+            .filter(|r| match (&r.paths, &path) {
+                (None, _) => true,
+                (Some(patterns), Some(Ok(path))) => {
+                    patterns.iter().any(|p| p.matches_with(path, PATH_MATCH))
+                }
+                (Some(_), _) => false,
+            })
+            .collect();
+        if covering.is_empty() {
+            return Err(match path {
+                Some(Err(why)) => why,
+                _ => format!(
+                    "the path {} on {host} is not in this plugin's allowed `paths`",
+                    url.path()
+                ),
+            });
+        }
+        let allow_private = covering.iter().any(|r| r.allows_private());
         if let Ok(ip) = host.parse::<IpAddr>()
             && !is_public(ip)
-            && !rule.allows_private()
+            && !allow_private
         {
             return Err(format!("{ip} is a non-public address"));
         }
-        Ok(Permit {
-            allow_private: rule.allows_private(),
+        Ok(Permit { allow_private })
+    }
+}
+
+/// `url`'s path as a server will read it: percent-decoded, with the dot
+/// segments the URL parser already removed. `Err` when decoding reveals
+/// something a server may still resolve differently (`..`, `.`, `..;`,
+/// a backslash, a control character), so the check does not guess.
+fn normalised_path(url: &Url) -> Result<String, String> {
+    let decoded = percent_encoding::percent_decode_str(url.path())
+        .decode_utf8_lossy()
+        .into_owned();
+    let dot_segment = decoded
+        .split('/')
+        .map(|segment| segment.split(';').next().unwrap_or_default())
+        .any(|segment| segment == "." || segment == "..");
+    if dot_segment || decoded.contains('\\') || decoded.chars().any(char::is_control) {
+        return Err(format!(
+            "the path {} is ambiguous (an encoded or parameterised dot segment, a backslash or a control character); send the plain path",
+            url.path()
+        ));
+    }
+    Ok(decoded)
+}
+
+/// Where one credential may go: its host, on its port (443 unless the
+/// entry names one), over https, or over plain http to a loopback address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CredentialScope {
+    host: HostPattern,
+    port: PortRule,
+}
+
+/// Whether a credential goes with a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialUse {
+    /// Add it: the destination is its host and port, over https or to a
+    /// loopback address.
+    Send,
+    /// Not for this destination: another host or port.
+    NotFor,
+    /// The destination is its host and port, but the request is plain
+    /// http to an address that is not loopback: the credential would cross
+    /// the network in clear text, so the request must not be sent.
+    ClearText,
+}
+
+impl CredentialScope {
+    /// A scope for `host` (as in [`HostPattern::parse`]) on `port`; the
+    /// https port, 443, when `None`.
+    pub fn parse(host: &str, port: Option<PortRule>) -> Result<CredentialScope, RuleError> {
+        Ok(CredentialScope {
+            host: HostPattern::parse(host)?,
+            port: port.unwrap_or(PortRule::Only(443)),
         })
+    }
+
+    /// Whether the credential goes with a request to `url`.
+    pub fn use_for(&self, url: &Url) -> CredentialUse {
+        let Some(host) = host_of(url) else {
+            return CredentialUse::NotFor;
+        };
+        if !self.host.matches(&host) || !self.port.matches(url) {
+            return CredentialUse::NotFor;
+        }
+        if url.scheme() == "https" || is_loopback_address(url) {
+            CredentialUse::Send
+        } else {
+            CredentialUse::ClearText
+        }
+    }
+}
+
+/// Whether `url`'s host is a loopback address written as one (a name is
+/// not: what it resolves to is not known here).
+fn is_loopback_address(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        _ => false,
     }
 }
 
@@ -187,10 +414,15 @@ pub fn host_of(url: &Url) -> Option<String> {
     }
 }
 
-/// Whether `ip` is an ordinary public address. Loopback, private (RFC 1918,
-/// unique-local), link-local (which holds cloud metadata endpoints such as
+/// Whether `ip` is an ordinary public address. Not public: loopback,
+/// private (RFC 1918, unique-local, the deprecated site-local `fec0::/10`),
+/// link-local (which holds cloud metadata endpoints such as
 /// 169.254.169.254), shared (100.64/10), unspecified, broadcast,
-/// documentation, multicast and IPv4-mapped forms of these are not.
+/// documentation, benchmarking, reserved and multicast space; the
+/// IPv4-mapped (`::ffff:0:0/96`) and NAT64 (`64:ff9b::/96`) forms of those;
+/// the local-use NAT64 prefix `64:ff9b:1::/48`; and the transition forms
+/// that carry an IPv4 address a relay would reach (IPv4-compatible `::/96`,
+/// 6to4 `2002::/16`, Teredo `2001::/32`) or discard it (`100::/64`).
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -212,13 +444,23 @@ pub fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
+            let s = v6.segments();
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                // NAT64 well-known prefix: the gateway connects to the
+                // embedded IPv4 address.
+                let [.., a, b, c, d] = v6.octets();
+                return is_public(IpAddr::V4([a, b, c, d].into()));
+            }
+            !(s[..6] == [0; 6] // ::/96: unspecified, loopback, IPv4-compatible
                 || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link local
-                || (first == 0x2001 && v6.segments()[1] == 0x0db8)) // documentation
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link local
+                || (s[0] & 0xffc0) == 0xfec0 // site local (deprecated)
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64
+                || s[0] == 0x2002 // 6to4
+                || (s[0] == 0x2001 && s[1] == 0) // Teredo
+                || s[..4] == [0x100, 0, 0, 0] // discard-only
+                || (s[0] == 0x2001 && s[1] == 0x0db8)) // documentation
         }
     }
 }
@@ -227,16 +469,31 @@ pub fn is_public(ip: IpAddr) -> bool {
 mod tests {
     use super::*;
 
-    type RuleSpec<'a> = (&'a str, Option<u16>, Option<&'a [&'a str]>, bool);
+    type RuleSpec<'a> = (
+        &'a str,
+        PortRule,
+        Option<&'a [&'a str]>,
+        Option<&'a [&'a str]>,
+        bool,
+    );
+
+    fn strings(list: Option<&[&str]>) -> Option<Vec<String>> {
+        list.map(|m| m.iter().map(|s| s.to_string()).collect())
+    }
 
     fn policy(rules: &[RuleSpec]) -> NetworkPolicy {
         NetworkPolicy::new(
             rules
                 .iter()
-                .map(|(h, p, m, private)| {
-                    let m: Option<Vec<String>> =
-                        m.map(|m| m.iter().map(|s| s.to_string()).collect());
-                    HostRule::parse(h, *p, m.as_deref(), *private).unwrap()
+                .map(|(h, port, methods, paths, private)| {
+                    HostRule::parse(
+                        h,
+                        *port,
+                        strings(*methods).as_deref(),
+                        strings(*paths).as_deref(),
+                        *private,
+                    )
+                    .unwrap()
                 })
                 .collect(),
         )
@@ -245,6 +502,8 @@ mod tests {
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
     }
+
+    use PortRule::{Any, Only, SchemeDefault};
 
     #[test]
     fn deny_by_default() {
@@ -255,8 +514,8 @@ mod tests {
     #[test]
     fn exact_wildcard_port_and_method() {
         let p = policy(&[
-            ("api.example.com", Some(443), Some(&["GET"]), false),
-            ("*.example.org", None, None, false),
+            ("api.example.com", Only(443), Some(&["GET"]), None, false),
+            ("*.example.org", Any, None, None, false),
         ]);
         assert!(p.check("GET", &url("https://api.example.com/x")).is_ok());
         assert!(p.check("GET", &url("https://API.example.com/x")).is_ok());
@@ -266,16 +525,80 @@ mod tests {
                 .is_err()
         );
         assert!(p.check("DELETE", &url("https://a.b.example.org/")).is_ok());
+        assert!(p.check("GET", &url("https://a.example.org:22/")).is_ok());
         assert!(p.check("GET", &url("https://example.org/")).is_err());
         assert!(p.check("GET", &url("https://evilexample.org/")).is_err());
         assert!(p.check("GET", &url("ftp://api.example.com/")).is_err());
     }
 
     #[test]
+    fn a_rule_without_a_port_allows_only_the_schemes_port() {
+        let p = policy(&[("example.com", SchemeDefault, None, None, false)]);
+        assert!(p.check("GET", &url("https://example.com/")).is_ok());
+        assert!(p.check("GET", &url("https://example.com:443/")).is_ok());
+        assert!(p.check("GET", &url("http://example.com/")).is_ok());
+        for other in [
+            "http://example.com:22/",
+            "https://example.com:80/",
+            "http://example.com:443/",
+            "https://example.com:8443/",
+        ] {
+            let why = p.check("GET", &url(other)).unwrap_err();
+            assert!(why.contains("port = \"*\""), "{other}: {why}");
+        }
+    }
+
+    #[test]
+    fn paths_restrict_by_normalised_prefix() {
+        let p = policy(&[(
+            "api.example.com",
+            SchemeDefault,
+            None,
+            Some(&["/api/v1/orders*", "/health"]),
+            false,
+        )]);
+        for ok in [
+            "https://api.example.com/api/v1/orders",
+            "https://api.example.com/api/v1/orders/42?x=1",
+            "https://api.example.com/api/v1/%6Frders/42",
+            "https://api.example.com/health",
+        ] {
+            assert!(p.check("GET", &url(ok)).is_ok(), "{ok}");
+        }
+        for denied in [
+            "https://api.example.com/",
+            "https://api.example.com/health/x",
+            "https://api.example.com/API/v1/orders",
+            "https://api.example.com/api/v1/orders/../../admin",
+            "https://api.example.com/api/v1/orders/%2e%2e/%2e%2e/admin",
+            "https://api.example.com/api/v1/orders%2F..%2F..%2Fadmin",
+            "https://api.example.com/api/v1/orders/..;/..;/admin",
+            "https://api.example.com/api/v1/orders%5C..%5Cadmin",
+        ] {
+            assert!(p.check("GET", &url(denied)).is_err(), "{denied}");
+        }
+    }
+
+    #[test]
+    fn allow_private_comes_from_the_rule_that_covers_the_request() {
+        let p = policy(&[
+            ("localhost", Only(8001), None, None, true),
+            ("localhost", Only(8002), None, None, false),
+            ("localhost", Only(8003), Some(&["GET"]), None, true),
+            ("localhost", Only(8003), Some(&["POST"]), None, false),
+        ]);
+        let private = |m: &str, u: &str| p.check(m, &url(u)).unwrap().allow_private;
+        assert!(private("GET", "http://localhost:8001/"));
+        assert!(!private("GET", "http://localhost:8002/"));
+        assert!(private("GET", "http://localhost:8003/"));
+        assert!(!private("POST", "http://localhost:8003/"));
+    }
+
+    #[test]
     fn ip_literals_need_an_explicit_rule() {
         let p = policy(&[
-            ("127.0.0.1", Some(8080), None, false),
-            ("*.example.com", None, None, false),
+            ("127.0.0.1", Only(8080), None, None, false),
+            ("*.example.com", SchemeDefault, None, None, false),
         ]);
         assert_eq!(
             p.check("GET", &url("http://127.0.0.1:8080/")),
@@ -284,6 +607,13 @@ mod tests {
             })
         );
         assert!(p.check("GET", &url("http://127.0.0.1:9090/")).is_err());
+        for other_forms in [
+            "http://2130706433:8080/",
+            "http://0177.0.0.1:8080/",
+            "http://0x7f.1:8080/",
+        ] {
+            assert!(p.check("GET", &url(other_forms)).is_ok(), "{other_forms}");
+        }
         assert!(
             p.check("GET", &url("http://169.254.169.254/latest/meta-data"))
                 .is_err()
@@ -297,6 +627,49 @@ mod tests {
     }
 
     #[test]
+    fn hosts_in_rules_take_the_urls_canonical_form() {
+        let p = policy(&[
+            ("0x7f.1", Only(8080), None, None, false),
+            ("Bücher.Example", SchemeDefault, None, None, false),
+        ]);
+        assert!(p.check("GET", &url("http://127.0.0.1:8080/")).is_ok());
+        assert!(p.check("GET", &url("https://bücher.example/")).is_ok());
+        for bad in ["", "*.", "a b", "a/b", "example.com:80", "*.*.example.com"] {
+            assert!(HostPattern::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn credentials_go_over_https_to_their_port_or_to_loopback() {
+        let scope = CredentialScope::parse("api.example.com", None).unwrap();
+        let used = |u: &str| scope.use_for(&url(u));
+        assert_eq!(used("https://api.example.com/x"), CredentialUse::Send);
+        assert_eq!(used("https://api.example.com:443/x"), CredentialUse::Send);
+        assert_eq!(
+            used("http://api.example.com:443/x"),
+            CredentialUse::ClearText
+        );
+        assert_eq!(used("http://api.example.com/x"), CredentialUse::NotFor);
+        assert_eq!(used("https://api.example.com:8443/"), CredentialUse::NotFor);
+        assert_eq!(used("https://other.example.com/"), CredentialUse::NotFor);
+
+        let local = CredentialScope::parse("127.0.0.1", Some(Only(4000))).unwrap();
+        assert_eq!(
+            local.use_for(&url("http://127.0.0.1:4000/")),
+            CredentialUse::Send
+        );
+        assert_eq!(
+            local.use_for(&url("http://127.0.0.1:4001/")),
+            CredentialUse::NotFor
+        );
+        let name = CredentialScope::parse("localhost", Some(Any)).unwrap();
+        assert_eq!(
+            name.use_for(&url("http://localhost:4000/")),
+            CredentialUse::ClearText
+        );
+    }
+
+    #[test]
     fn address_classes() {
         for bad in [
             "127.0.0.1",
@@ -306,15 +679,33 @@ mod tests {
             "169.254.169.254",
             "100.64.0.1",
             "0.0.0.0",
+            "::",
             "::1",
             "fe80::1",
             "fd00::1",
+            "fec0::1",
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "::8.8.8.8",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::808:808",
+            "2002:7f00:1::",
+            "2002:808:808::",
+            "2001:0:4136:e378::1",
+            "100::1",
+            "2001:db8::1",
         ] {
             assert!(!is_public(bad.parse().unwrap()), "{bad}");
         }
-        for good in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+        for good in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "64:ff9b::808:808",
+            "2001:4860:4860::8888",
+        ] {
             assert!(is_public(good.parse().unwrap()), "{good}");
         }
     }

@@ -185,8 +185,9 @@ async fn a_corrupt_component_is_skipped_and_the_others_serve() {
 async fn http_to_an_allowed_loopback_server_carries_the_injected_credential() {
     let server = Recorder::start().await;
     let config = format!(
-        "{}\n[[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nheader = \"Authorization\"\nvalue = \"Bearer ${{HELLO_TEST_KEY}}\"\n",
-        server.allow_block("hello")
+        "{}\n[[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nport = {}\nheader = \"Authorization\"\nvalue = \"Bearer ${{HELLO_TEST_KEY}}\"\n",
+        server.allow_block("hello"),
+        server.port
     );
     for era in ERAS {
         let host = Host::start(

@@ -15,6 +15,7 @@ mod foundation;
 mod hot_reload;
 mod katana;
 mod logging;
+mod network;
 mod protocol;
 mod sandboxing;
 mod second_language;

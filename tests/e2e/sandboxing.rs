@@ -281,9 +281,10 @@ async fn credentials_go_only_to_their_host_across_redirects() {
     let other = Recorder::start().await;
     let config = format!(
         "{}\n[[plugins.hello.allow]]\nhost = \"localhost\"\nport = {}\nallow_private = true\n\
-         [[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nheader = \"Authorization\"\nvalue = \"Bearer only-for-127\"\n",
+         [[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nport = {}\nheader = \"Authorization\"\nvalue = \"Bearer only-for-127\"\n",
         allowed.allow_block("hello"),
-        other.port
+        other.port,
+        allowed.port
     );
     let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
     let url = format!(

@@ -103,7 +103,7 @@ impl Setup {
     /// sandbox, as an operator's credential header would be added.
     pub fn fault(self, fault: &str) -> Setup {
         self.config(&format!(
-            "\n[[plugins.statuspro.credentials]]\nhost = \"127.0.0.1\"\nheader = \"X-Sandbox-Fault\"\nvalue = \"{fault}\"\n"
+            "\n[[plugins.statuspro.credentials]]\nhost = \"127.0.0.1\"\nport = \"*\"\nheader = \"X-Sandbox-Fault\"\nvalue = \"{fault}\"\n"
         ))
     }
 

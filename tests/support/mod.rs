@@ -510,6 +510,8 @@ pub struct Recorded {
     pub path: String,
     /// The `authorization` header, if any.
     pub authorization: Option<String>,
+    /// Every header, names in lower case.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Recorded {
@@ -522,7 +524,20 @@ impl Recorded {
                 .get("authorization")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string),
+            headers: request
+                .headers()
+                .iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+                .collect(),
         }
+    }
+
+    /// The value of the header `name` (lower case), if it was sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -560,6 +575,7 @@ impl Recorder {
                             method: "GET".into(),
                             path: "/hold".into(),
                             authorization: None,
+                            headers: Vec::new(),
                         });
                         let _ = released.wait_for(|r| *r).await;
                         "released"

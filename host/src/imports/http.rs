@@ -5,18 +5,30 @@
 //!    any other tool may send another method only after the user confirmed
 //!    in this call. A refusal is recorded as a violation: the call fails
 //!    whatever the guest does with the error.
-//! 2. **Per-call budget**: `limits.http_requests_per_call`.
-//! 3. **Network policy** ([`NetworkPolicy::check`]): host, port, method.
-//! 4. **Address check**, in the DNS resolver ([`PolicyResolver`]): a name
-//!    resolving to a non-public address is refused unless a rule of the
-//!    calling plugin allows it (each plugin with such rules has its own
-//!    client and resolver).
+//! 2. **Headers**: those the host derives are refused, and so are the
+//!    method-override headers (`X-HTTP-Method-Override` and its kin), which
+//!    would let a `GET` act as another method behind the checks on methods.
+//! 3. **Per-call budget**: `limits.http_requests_per_call`.
+//! 4. **Network policy**
+//!    ([`NetworkPolicy::check`](crate::policy::NetworkPolicy::check)):
+//!    host, port, method, path.
+//! 5. **Credentials**
+//!    ([`CredentialScope::use_for`](crate::policy::CredentialScope::use_for)):
+//!    those configured for the destination's host and port are set
+//!    (replacing any header of the same name the guest sent); a request
+//!    that would carry one over plain http to an address that is not
+//!    loopback is refused.
+//! 6. **Address check**, in the DNS resolver ([`PolicyResolver`]): a name
+//!    resolving to a non-public address is refused unless the rule that
+//!    covers this request allows it (such requests go through the calling
+//!    plugin's own client, whose resolver allows that plugin's names; all
+//!    others through the shared client, which allows none).
 //!
-//! Credentials configured for the destination are then set (replacing any
-//! header of the same name the guest sent). Redirects are followed here, not
-//! by reqwest, so each hop is checked again and credentials are only sent to
-//! the destination they belong to. The body is read up to
-//! `limits.http_body_bytes`.
+//! Redirects are followed here, not by reqwest, so each hop is checked
+//! again (steps 3 to 6) and credentials are only sent to the destination
+//! they belong to. On a hop to another origin (scheme, host or port) the
+//! guest's own `Authorization`, `Cookie` and `Proxy-Authorization` headers
+//! are dropped. The body is read up to `limits.http_body_bytes`.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -29,7 +41,7 @@ use reqwest::{Client, Url};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
 use crate::call::CallState;
 use crate::config::Config;
-use crate::policy::{HostRule, host_of, is_public};
+use crate::policy::{CredentialUse, HostRule, host_of, is_public};
 
 /// Most redirects followed for one request.
 const MAX_REDIRECTS: u32 = 5;
@@ -45,6 +57,19 @@ const FORBIDDEN_HEADERS: &[&str] = &[
     "te",
     "trailer",
 ];
+
+/// Headers that ask a server to treat the request as another method. The
+/// host checks the method it sends (read-only tools, confirmation,
+/// `methods`), so a guest may not name a different one here.
+const METHOD_OVERRIDE_HEADERS: &[&str] = &[
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+];
+
+/// Guest-set headers that carry the guest's own credentials; dropped when a
+/// redirect leads to another origin, as browsers do.
+const ORIGIN_BOUND_HEADERS: &[&str] = &["authorization", "cookie", "proxy-authorization"];
 
 /// The host's HTTP clients: one shared by every plugin, and one for each
 /// plugin block with `allow_private` rules, whose resolver lets exactly
@@ -81,9 +106,15 @@ impl HttpClient {
         })
     }
 
-    /// The client for requests of the plugin block `plugin`.
-    fn client_for(&self, plugin: &str) -> &Client {
-        self.private.get(plugin).unwrap_or(&self.shared)
+    /// The client for a request of the plugin block `plugin`: its own
+    /// client only when the rule covering the request allows a non-public
+    /// address (`allow_private`), otherwise the shared one, whose resolver
+    /// refuses every non-public answer.
+    fn client_for(&self, plugin: &str, allow_private: bool) -> &Client {
+        match self.private.get(plugin) {
+            Some(client) if allow_private => client,
+            _ => &self.shared,
+        }
     }
 }
 
@@ -106,12 +137,15 @@ struct PolicyResolver {
 }
 
 /// The resolver's refusal; found again in the error chain to report
-/// `denied` rather than a connection failure.
+/// `denied` rather than a connection failure. It does not carry the
+/// address: the guest learns that the name is internal, not where it
+/// points (the operator's log has the address).
 #[derive(Debug, thiserror::Error)]
-#[error("{name} resolves to the non-public address {addr}, which no rule allows")]
+#[error(
+    "{name} resolves to a non-public address, which no rule allows (set `allow_private = true` on the `allow` entry that covers this request if it is a local service)"
+)]
 struct PrivateAddress {
     name: String,
-    addr: std::net::IpAddr,
 }
 
 impl Resolve for PolicyResolver {
@@ -122,10 +156,8 @@ impl Resolve for PolicyResolver {
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
             if !allow_private && let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                return Err(Box::new(PrivateAddress {
-                    name,
-                    addr: bad.ip(),
-                }) as _);
+                tracing::info!(%name, addr = %bad.ip(), "denied: the name resolves to a non-public address");
+                return Err(Box::new(PrivateAddress { name }) as _);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
@@ -186,6 +218,15 @@ impl CallState {
                     "the header {name:?} is set by the host"
                 )));
             }
+            if METHOD_OVERRIDE_HEADERS.contains(&lower.as_str()) {
+                let why = format!(
+                    "tool {} may not send the header {name}: the host checks the method a request is sent with, and a method override would go around that check; send the method itself",
+                    self.tool.name
+                );
+                tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+                self.violation.get_or_insert(why.clone());
+                return Err(Error::Denied(why));
+            }
             let name = reqwest::header::HeaderName::from_bytes(lower.as_bytes())
                 .map_err(|_| Error::InvalidRequest(format!("bad header name {name:?}")))?;
             let value = reqwest::header::HeaderValue::from_str(value)
@@ -207,23 +248,34 @@ impl CallState {
             if self.requests_made >= limits.http_requests_per_call {
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
-            self.settings
+            let denied = |why: String| {
+                tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
+                Error::Denied(if hop == 0 {
+                    why
+                } else {
+                    format!("redirect refused: {why}")
+                })
+            };
+            let permit = self
+                .settings
                 .network
                 .check(method.as_str(), &url)
-                .map_err(|why| {
-                    tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
-                    Error::Denied(if hop == 0 { why } else { format!("redirect refused: {why}") })
-                })?;
-            self.requests_made += 1;
+                .map_err(denied)?;
 
             let mut hop_headers = headers.clone();
             let host = host_of(&url).unwrap_or_default();
-            for credential in self
-                .settings
-                .credentials
-                .iter()
-                .filter(|c| c.host.matches_host(&host))
-            {
+            for credential in &self.settings.credentials {
+                match credential.scope.use_for(&url) {
+                    CredentialUse::NotFor => continue,
+                    CredentialUse::Send => {}
+                    CredentialUse::ClearText => {
+                        return Err(denied(format!(
+                            "the operator's `credentials` entry for {host} ({}) is sent only over https (or to a loopback address), never in clear text to {}; use an https URL",
+                            credential.header,
+                            redacted(&url)
+                        )));
+                    }
+                }
                 let (Ok(name), Ok(mut value)) = (
                     reqwest::header::HeaderName::from_bytes(
                         credential.header.to_ascii_lowercase().as_bytes(),
@@ -238,9 +290,10 @@ impl CallState {
                 value.set_sensitive(true);
                 hop_headers.insert(name, value);
             }
+            self.requests_made += 1;
             let mut builder = self
                 .http
-                .client_for(&self.settings.name)
+                .client_for(&self.settings.name, permit.allow_private)
                 .request(method.clone(), url.clone())
                 .headers(hop_headers);
             if let Some(b) = &body {
@@ -268,6 +321,11 @@ impl CallState {
                 {
                     method = reqwest::Method::GET;
                     body = None;
+                }
+                if next.origin() != url.origin() {
+                    for name in ORIGIN_BOUND_HEADERS {
+                        headers.remove(*name);
+                    }
                 }
                 url = next;
                 continue;

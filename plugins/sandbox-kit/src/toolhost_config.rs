@@ -4,7 +4,9 @@
 //! sandbox's address in place of the API's: the base URL in the plugin's
 //! `config`, the sandbox's loopback port allowed (loopback is refused unless
 //! an entry names it), and the API key injected by the host from an
-//! environment variable as a bearer token, so the components never see it.
+//! environment variable as a bearer token for that address and port (plain
+//! http is allowed for credentials to a loopback address only), so the
+//! components never see it.
 //! The demo, the end-to-end tests and the benchmarks all use it.
 
 /// One `[plugins.NAME]` block pointed at a sandbox.
@@ -60,6 +62,7 @@ methods = [{methods}]
 
 [[plugins.{name}.credentials]]
 host = "127.0.0.1"
+port = {port}
 header = "Authorization"
 value = "Bearer ${{{key_env}}}"
 "#
@@ -88,6 +91,7 @@ mod tests {
             "config = { base_url = \"http://127.0.0.1:4000/v1\", retry_deadline_ms = \"1500\" }"
         ));
         assert!(toml.contains("port = 4000\nmethods = [\"GET\", \"POST\"]\n"));
+        assert!(toml.contains("host = \"127.0.0.1\"\nport = 4000\nheader = \"Authorization\"\n"));
         assert!(toml.contains("value = \"Bearer ${SHOP_API_KEY}\"\n"));
     }
 }

@@ -353,6 +353,44 @@ impl Tool for LogLines {
     }
 }
 
+/// A URL and the headers to send with it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WithHeaders {
+    /// The URL.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// Header names and values to send, e.g. the guest's own credentials.
+    #[schemars(example = guest_headers())]
+    headers: std::collections::BTreeMap<String, String>,
+}
+
+/// An example of [`WithHeaders::headers`].
+fn guest_headers() -> std::collections::BTreeMap<String, String> {
+    std::collections::BTreeMap::from([("Authorization".into(), "Bearer guest".into())])
+}
+
+/// Sends a GET with headers of its choosing (for policy tests: its own
+/// credentials across redirects, method overrides).
+struct GetWithHeaders;
+impl Tool for GetWithHeaders {
+    type Input = WithHeaders;
+    type Output = Sent;
+    const NAME: &'static str = "get_with_headers";
+    const TITLE: &'static str = "Get With Headers";
+    const DESCRIPTION: &'static str =
+        "GET a URL with the given headers and report the status. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    fn call(&self, input: WithHeaders) -> Result<Sent, ToolError> {
+        let mut request = http::Request::get(input.url);
+        for (name, value) in input.headers {
+            request = request.header(name, value);
+        }
+        let r = request.send()?;
+        Ok(Sent { status: r.status })
+    }
+}
+
 toolhost_sdk::export_tools!(
     after_listing_gate(DeleteRecord),
     Fail,
@@ -369,6 +407,7 @@ toolhost_sdk::export_tools!(
     ConfirmStorm,
     Progress,
     LogLines,
+    GetWithHeaders,
 );
 
 /// With the setting `listing_waits_for` (a URL), the component GETs that
