@@ -53,6 +53,9 @@ pub struct Registry {
     last_order: u64,
 }
 
+/// One plugin's offer of a tool name: its load order, the plugin, the tool.
+type Offer<'a> = (u64, &'a Loaded, &'a Arc<ToolSpec>);
+
 #[derive(Clone)]
 struct Loaded {
     plugin: Arc<Plugin>,
@@ -200,7 +203,7 @@ impl Registry {
     /// only plugin of the lowest load order that offers it.
     fn rebuild(&mut self) {
         // Name → offers as (order, file, spec); files iterate in name order.
-        let mut offers: BTreeMap<&str, Vec<(u64, &Loaded, &Arc<ToolSpec>)>> = BTreeMap::new();
+        let mut offers: BTreeMap<&str, Vec<Offer>> = BTreeMap::new();
         for loaded in self.plugins.values() {
             for spec in &loaded.plugin.tools {
                 offers
@@ -216,7 +219,7 @@ impl Registry {
             let first = offered[0].0;
             let (owners, later): (Vec<_>, Vec<_>) =
                 offered.iter().partition(|(order, _, _)| *order == first);
-            let files = |of: &[(u64, &Loaded, &Arc<ToolSpec>)]| -> Vec<String> {
+            let files = |of: &[Offer]| -> Vec<String> {
                 of.iter().map(|(_, l, _)| l.plugin.file.clone()).collect()
             };
             if let [(_, holder, spec)] = owners.as_slice() {
