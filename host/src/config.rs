@@ -290,7 +290,7 @@ pub struct Config {
 }
 
 /// Default of `host.load_wait_secs`.
-pub const DEFAULT_LOAD_WAIT_SECS: u64 = 20;
+pub const DEFAULT_LOAD_WAIT_SECS: u64 = 45;
 
 impl Default for Config {
     fn default() -> Self {

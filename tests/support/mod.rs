@@ -171,6 +171,31 @@ pub fn component(name: &str) -> Vec<u8> {
     })
 }
 
+/// How long test hosts let `tools/list` and `tools/call` wait for the
+/// initial load (`host.load_wait_secs`), unless a test sets its own.
+///
+/// The default (45 s) suits a client's request timeout; a test machine that
+/// compiles many components at once for parallel tests can take longer on a
+/// first run, and a test must see the whole directory, not race its load.
+const TEST_LOAD_WAIT_SECS: u64 = 600;
+
+/// `text` (a `toolhost.toml`, or none) with `[host] load_wait_secs` set to
+/// [`TEST_LOAD_WAIT_SECS`] unless the test chose a value.
+fn with_test_load_wait(text: Option<&str>) -> String {
+    let text = text.unwrap_or("");
+    if text.contains("load_wait_secs") {
+        return text.to_string();
+    }
+    let line = format!("load_wait_secs = {TEST_LOAD_WAIT_SECS}\n");
+    match text.find("[host]\n") {
+        Some(at) => {
+            let after = at + "[host]\n".len();
+            format!("{}{line}{}", &text[..after], &text[after..])
+        }
+        None => format!("{text}\n[host]\n{line}"),
+    }
+}
+
 /// How to start a host.
 pub struct HostOptions {
     /// Components to put in the plugin directory, by name.
@@ -274,11 +299,10 @@ impl Host {
             .arg("--plugins")
             .arg(&plugins)
             .args(&options.args);
-        if let Some(text) = &options.config {
-            let path = dir.path().join("toolhost.toml");
-            std::fs::write(&path, text).unwrap();
-            command.arg("--config").arg(path);
-        }
+        let config = with_test_load_wait(options.config.as_deref());
+        let path = dir.path().join("toolhost.toml");
+        std::fs::write(&path, config).unwrap();
+        command.arg("--config").arg(path);
         command.env("TOOLHOST_LOG", "info,toolhost=debug");
         // The default compile cache, kept inside the checkout: tests never
         // write to the user's home, and every test host shares the compiled
