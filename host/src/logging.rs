@@ -169,21 +169,21 @@ pub struct LogGuard {
     progress: Arc<Progress>,
 }
 
-impl LogGuard {
-    /// Log lines dropped so far because stderr was not keeping up.
-    pub fn dropped_lines(&self) -> usize {
-        self.dropped.dropped_lines()
-    }
-}
-
 impl Drop for LogGuard {
     fn drop(&mut self) {
         let Some(guard) = self.guard.take() else {
             return;
         };
+        let dropped = self.dropped.dropped_lines();
+        if dropped > 0 {
+            tracing::warn!(
+                "{dropped} log lines were dropped: stderr was not read fast enough \
+                 (at most {QUEUED_LINES} lines wait for it)"
+            );
+        }
         let progress = &self.progress;
         let delivered = progress.delivered.lock().unwrap_or_else(|e| e.into_inner());
-        let (_delivered, waited) = progress
+        let (delivered, waited) = progress
             .delivered_one
             .wait_timeout_while(delivered, FLUSH_WAIT, |delivered| {
                 let queued = progress
@@ -193,12 +193,13 @@ impl Drop for LogGuard {
                 *delivered < queued
             })
             .unwrap_or_else(|e| e.into_inner());
+        // The writer thread needs the lock to finish a line.
+        drop(delivered);
         if waited.timed_out() {
             // stderr is not being read: the queue cannot drain, and
             // tracing-appender's guard would complain on stdout.
             std::mem::forget(guard);
         } else {
-            drop(_delivered);
             drop(guard);
         }
     }

@@ -13,6 +13,9 @@
 //!   passes through it, so lines never interleave; it flushes whenever it
 //!   has nothing queued.
 //!
+//! What the client sent is quoted in the log escaped, like a component's
+//! messages ([`escape_controls`]).
+//!
 //! When the input ends (the client closed stdin), a last line without a
 //! newline is still read and answered; rmcp then sees the end, finishes
 //! the requests in flight (rmcp allows them 5 s), and the writer exits once
@@ -30,6 +33,7 @@ use tokio_util::bytes::BytesMut;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
 
 use super::triage::{Triage, too_long, triage};
+use crate::logging::escape_controls;
 
 /// Decoded messages waiting for rmcp; when full, the reader stops reading
 /// (the client is sending faster than requests are taken).
@@ -195,19 +199,22 @@ async fn handle_line(
 ) -> bool {
     match triage(line) {
         Triage::Skip => true,
-        Triage::Deliver(message) => deliver.send(message).await.is_ok(),
+        Triage::Deliver(message) => deliver.send(*message).await.is_ok(),
         Triage::Answer(answer) => {
-            if let ServerJsonRpcMessage::Error(e) = &answer {
+            if let ServerJsonRpcMessage::Error(e) = answer.as_ref() {
                 tracing::warn!(
                     code = e.error.code.0,
                     "answered a malformed message on stdin: {}",
-                    e.error.message
+                    escape_controls(&e.error.message)
                 );
             }
             outbox.send(&answer).await.is_ok()
         }
         Triage::Ignore(why) => {
-            tracing::warn!("ignored a message on stdin that cannot be answered: {why}");
+            tracing::warn!(
+                "ignored a message on stdin that cannot be answered: {}",
+                escape_controls(&why)
+            );
             true
         }
     }

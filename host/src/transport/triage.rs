@@ -53,9 +53,9 @@ pub enum Triage {
     /// Nothing: an empty or blank line.
     Skip,
     /// A message rmcp can decode and answer: hand it over.
-    Deliver(ClientJsonRpcMessage),
+    Deliver(Box<ClientJsonRpcMessage>),
     /// Write this answer; rmcp never sees the line.
-    Answer(ServerJsonRpcMessage),
+    Answer(Box<ServerJsonRpcMessage>),
     /// Nothing can be answered (a notification or a response that is not
     /// usable); the text says why, for the log.
     Ignore(String),
@@ -95,69 +95,53 @@ pub fn triage(line: &[u8]) -> Triage {
 
 /// A line that is JSON.
 fn triage_value(value: Value) -> Triage {
-    let outline = Outline::of(&value);
-    let kind = match outline.kind() {
+    let kind = match Outline::of(&value).kind() {
         Ok(kind) => kind,
         Err(triage) => return triage,
     };
-    let message = match ClientJsonRpcMessage::deserialize(&value) {
-        Ok(message) => message,
-        Err(e) => {
-            return match kind {
-                Kind::Request(id, method) => match params_problem(REQUESTS, &method, &value) {
-                    Some(problem) => error(
-                        Some(id),
-                        ErrorData::invalid_params(
-                            format!("invalid params for {method}: {problem}"),
-                            None,
-                        ),
-                    ),
-                    None => error(
-                        Some(id),
-                        ErrorData::invalid_request(format!("not a valid MCP request: {e}"), None),
-                    ),
-                }
-                .into(),
-                Kind::Notification(method) => {
-                    Triage::Ignore(match params_problem(NOTIFICATIONS, &method, &value) {
-                        Some(problem) => {
-                            format!("invalid params for the notification {method}: {problem}")
-                        }
-                        None => format!("an unreadable notification: {e}"),
-                    })
-                }
-                Kind::Response => Triage::Ignore(format!("an unreadable response: {e}")),
-            };
+    let decoded = ClientJsonRpcMessage::deserialize(&value);
+    // rmcp did not recognise a typed message: it failed to decode it whole,
+    // or fell back to its custom variant. If the method is one of its typed
+    // ones, the params are what does not fit.
+    let untyped = match &decoded {
+        Err(_) => true,
+        Ok(JsonRpcMessage::Request(r)) => matches!(r.request, ClientRequest::CustomRequest(_)),
+        Ok(JsonRpcMessage::Notification(n)) => {
+            matches!(n.notification, ClientNotification::CustomNotification(_))
         }
+        Ok(_) => false,
     };
-    match &message {
-        JsonRpcMessage::Request(request) => {
-            if let ClientRequest::CustomRequest(custom) = &request.request
-                && let Some(problem) = params_problem(REQUESTS, &custom.method, &value)
-            {
-                return error(
-                    Some(request.id.clone()),
-                    ErrorData::invalid_params(
-                        format!("invalid params for {}: {problem}", custom.method),
-                        None,
-                    ),
-                )
-                .into();
+    if untyped {
+        match &kind {
+            Kind::Request(id, method) => {
+                if let Some(problem) = params_problem(REQUESTS, method, &value) {
+                    let message = format!("invalid params for {method}: {problem}");
+                    return error(Some(id.clone()), ErrorData::invalid_params(message, None))
+                        .into();
+                }
             }
-        }
-        JsonRpcMessage::Notification(notification) => {
-            if let ClientNotification::CustomNotification(custom) = &notification.notification
-                && let Some(problem) = params_problem(NOTIFICATIONS, &custom.method, &value)
-            {
-                return Triage::Ignore(format!(
-                    "invalid params for the notification {}: {problem}",
-                    custom.method
-                ));
+            Kind::Notification(method) => {
+                if let Some(problem) = params_problem(NOTIFICATIONS, method, &value) {
+                    return Triage::Ignore(format!(
+                        "invalid params for the notification {method}: {problem}"
+                    ));
+                }
             }
+            Kind::Response => {}
         }
-        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
     }
-    Triage::Deliver(message)
+    match (decoded, kind) {
+        (Ok(message), _) => Triage::Deliver(Box::new(message)),
+        (Err(e), Kind::Request(id, _)) => error(
+            Some(id),
+            ErrorData::invalid_request(format!("not a valid MCP request: {e}"), None),
+        )
+        .into(),
+        (Err(e), Kind::Notification(_)) => {
+            Triage::Ignore(format!("an unreadable notification: {e}"))
+        }
+        (Err(e), Kind::Response) => Triage::Ignore(format!("an unreadable response: {e}")),
+    }
 }
 
 /// A line serde_json cannot turn into a value: not JSON at all, or nested
@@ -216,7 +200,7 @@ fn error(id: Option<RequestId>, error: ErrorData) -> ServerJsonRpcMessage {
 
 impl From<ServerJsonRpcMessage> for Triage {
     fn from(answer: ServerJsonRpcMessage) -> Triage {
-        Triage::Answer(answer)
+        Triage::Answer(Box::new(answer))
     }
 }
 
