@@ -629,13 +629,16 @@ async fn a_call_waiting_for_the_user_gives_its_turn_back() {
     host.wait_for_seen(|s| s.prompts.len() == 1).await;
 
     // The plugin's only turn is free while its user decides: another call
-    // of the plugin runs.
-    let out = host
-        .ok(
+    // of the plugin runs (the timeout only detects a hang).
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        host.ok(
             "confirm_then_post",
             json!({"url": format!("{}/hook", server.url)}),
-        )
-        .await;
+        ),
+    )
+    .await
+    .expect("a call of the plugin runs while another waits for its user");
     assert_eq!(out["detail"], "preview");
     // But a second call may not wait for a user too (the block's cap is
     // its concurrent_calls): it ends with a retryable error, unasked.
