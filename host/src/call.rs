@@ -2,7 +2,9 @@
 //!
 //! The flow, top to bottom:
 //! 1. [`run_call`] checks the arguments against the tool's schema;
-//! 2. waits for the plugin's concurrency permit and a pool slot;
+//! 2. waits for the plugin's concurrency permit and a pool slot (while the
+//!    call waits for a human's answer it gives the permit back, and only a
+//!    bounded number of calls may wait at once: see [`WaitingForUser`]);
 //! 3. builds a [`Store`] whose data is a [`CallState`]: everything the
 //!    imports may use during this call and nothing else (the plugin's
 //!    settings, who answers confirmations, where progress goes, the
@@ -15,13 +17,16 @@
 //! Nothing survives between calls: the store and instance are dropped at the
 //! end, whatever happened.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -100,14 +105,34 @@ pub enum CallOutcome {
     /// The tool, or the host on its behalf, reported these issues.
     Failed(Vec<Issue>),
     /// The tool asked for a confirmation that the client must collect
-    /// (2026-07-28 clients). `answered` holds the outcomes already given in
-    /// earlier rounds of this call, in order.
+    /// (2026-07-28 clients). `answered` holds the questions already asked
+    /// and answered in earlier rounds of this call, in order.
     InputRequired {
-        /// The question for the user.
+        /// The prompt for the user: the host's line, then the tool's question.
         message: String,
-        /// Answers from earlier rounds.
-        answered: Vec<Outcome>,
+        /// Answers from earlier rounds, each with the question it answered.
+        answered: Vec<Answer>,
     },
+}
+
+/// A question's fingerprint: the SHA-256 of the prompt the user was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuestionHash(pub [u8; 32]);
+
+impl QuestionHash {
+    /// The fingerprint of `prompt`.
+    pub fn of(prompt: &str) -> QuestionHash {
+        QuestionHash(Sha256::digest(prompt.as_bytes()).into())
+    }
+}
+
+/// One answered confirmation: what was asked and what the user said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// The prompt's fingerprint.
+    pub question: QuestionHash,
+    /// The answer.
+    pub outcome: Outcome,
 }
 
 /// What a [`Confirmer`] says about one question.
@@ -128,6 +153,13 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait Confirmer: Send {
     /// Asks `message`.
     fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked>;
+
+    /// Whether asking waits for a human (an elicitation, a terminal). Such
+    /// a wait gives the plugin's concurrency permit back and counts against
+    /// [`WaitingForUser`]; an answer known at once does neither.
+    fn waits_for_user(&self) -> bool {
+        true
+    }
 }
 
 /// Receives a call's progress reports.
@@ -149,13 +181,171 @@ impl Confirmer for FixedAnswer {
         let answer = self.0;
         Box::pin(async move { Asked::Answered(answer) })
     }
+
+    fn waits_for_user(&self) -> bool {
+        false
+    }
 }
 
-/// Caps linear memory and tables, and remembers whether the cap was hit so
-/// the error can name the limit.
+/// Most calls that may wait for a human's answer at once, host-wide: half
+/// the instance pool, so calls nobody answers can never take every slot.
+pub const MAX_WAITING_FOR_USER: u32 = crate::engine::MAX_INSTANCES / 2;
+
+/// Counts the calls waiting for a human's answer, host-wide and per plugin
+/// block. A waiting call keeps its instance (and so its pool slot) alive,
+/// so the count is capped below the pool size: [`MAX_WAITING_FOR_USER`]
+/// host-wide, and a block's `limits.concurrent_calls` per block. A call
+/// past either cap is not queued: it ends with a retryable error.
+#[derive(Debug, Default)]
+pub struct WaitingForUser {
+    counts: Mutex<WaitCounts>,
+}
+
+#[derive(Debug, Default)]
+struct WaitCounts {
+    total: u32,
+    by_block: HashMap<String, u32>,
+}
+
+/// Holds one place among the calls waiting for a human; gives it back
+/// when dropped.
+#[derive(Debug)]
+pub struct WaitingPlace {
+    waits: Arc<WaitingForUser>,
+    block: String,
+}
+
+impl WaitingForUser {
+    /// Takes a place for a call of the plugin block `block`, whose cap is
+    /// `block_cap`; `Err` says which cap is full.
+    pub fn enter(self: &Arc<Self>, block: &str, block_cap: u32) -> Result<WaitingPlace, String> {
+        let mut counts = self.counts.lock().expect("not poisoned");
+        if counts.total >= MAX_WAITING_FOR_USER {
+            return Err(format!(
+                "{MAX_WAITING_FOR_USER} calls are already waiting for a user's answer, the most the host allows at once"
+            ));
+        }
+        let of_block = counts.by_block.get(block).copied().unwrap_or(0);
+        if of_block >= block_cap {
+            return Err(format!(
+                "{of_block} calls of plugin {block} are already waiting for a user's answer (limits.concurrent_calls = {block_cap})"
+            ));
+        }
+        counts.total += 1;
+        *counts.by_block.entry(block.to_string()).or_default() += 1;
+        Ok(WaitingPlace {
+            waits: self.clone(),
+            block: block.to_string(),
+        })
+    }
+
+    /// How many calls are waiting now.
+    pub fn total(&self) -> u32 {
+        self.counts.lock().expect("not poisoned").total
+    }
+}
+
+impl Drop for WaitingPlace {
+    fn drop(&mut self) {
+        let mut counts = self.waits.counts.lock().expect("not poisoned");
+        counts.total -= 1;
+        if let Some(n) = counts.by_block.get_mut(&self.block) {
+            *n -= 1;
+            if *n == 0 {
+                counts.by_block.remove(&self.block);
+            }
+        }
+    }
+}
+
+/// The turns of each plugin block: one semaphore of
+/// `limits.concurrent_calls` permits per block, shared by every file the
+/// block's `files` match and kept across reloads.
+#[derive(Debug, Default)]
+pub struct BlockTurns {
+    by_block: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl BlockTurns {
+    /// The semaphore of the block `block`, made with `permits` the first
+    /// time.
+    pub fn for_block(&self, block: &str, permits: u32) -> Arc<Semaphore> {
+        self.by_block
+            .lock()
+            .expect("not poisoned")
+            .entry(block.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(permits as usize)))
+            .clone()
+    }
+}
+
+/// A call's turn among the plugin's `limits.concurrent_calls`: the permit,
+/// given back while the call waits for a human and taken again after.
+pub(crate) struct Turn {
+    semaphore: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Turn {
+    /// Waits for a turn.
+    pub(crate) async fn take(semaphore: &Arc<Semaphore>) -> Turn {
+        let permit = match semaphore.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                tracing::debug!("waiting for a turn (limits.concurrent_calls)");
+                semaphore
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed")
+            }
+        };
+        Turn {
+            semaphore: semaphore.clone(),
+            permit: Some(permit),
+        }
+    }
+
+    /// Gives the permit back (while waiting for a human).
+    pub(crate) fn release(&mut self) {
+        self.permit = None;
+    }
+
+    /// Takes the permit again, waiting if others hold them all.
+    pub(crate) async fn resume(&mut self) {
+        if self.permit.is_none() {
+            self.permit = Some(
+                self.semaphore
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed"),
+            );
+        }
+    }
+}
+
+/// Caps the call's linear memory, all of its memories together, and its
+/// tables; remembers whether the cap was hit so the error can name the
+/// limit.
 struct MemoryCap {
     max_bytes: usize,
+    /// Bytes of every memory of the store together.
+    used: usize,
+    /// The growth granted last, taken back if the growth then failed.
+    last_grant: usize,
     hit: bool,
+}
+
+impl MemoryCap {
+    fn new(max_bytes: usize) -> MemoryCap {
+        MemoryCap {
+            max_bytes,
+            used: 0,
+            last_grant: 0,
+            hit: false,
+        }
+    }
 }
 
 /// Largest table a guest may grow (elements). Rust guests use a few hundred.
@@ -164,15 +354,25 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _max: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.max_bytes {
+        // Called with `current = 0` when a memory is created, so every
+        // memory of the store is counted from its first page.
+        let grant = desired.saturating_sub(current);
+        if self.used.saturating_add(grant) > self.max_bytes {
             self.hit = true;
             return Ok(false);
         }
+        self.used += grant;
+        self.last_grant = grant;
         Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.used -= std::mem::take(&mut self.last_grant);
+        Ok(())
     }
 
     fn table_growing(
@@ -192,6 +392,9 @@ pub(crate) enum Stop {
     NeedsInput(String),
     /// A limit was reached; the text names it.
     Limit(String),
+    /// Too many calls are waiting for a human; the text says which cap.
+    /// Retryable.
+    Busy(String),
 }
 
 /// Everything a call's imports may use: the data of its [`Store`].
@@ -203,16 +406,24 @@ pub struct CallState {
     pub(crate) settings: Arc<PluginSettings>,
     /// The tool being called.
     pub(crate) tool: Arc<ToolSpec>,
+    /// The component's file name, for the confirmation prompt.
+    pub(crate) file: String,
     /// The shared HTTP client.
     pub(crate) http: HttpClient,
     /// Who answers confirmations.
     pub(crate) confirmer: Box<dyn Confirmer>,
     /// Where progress goes, if the client asked for it.
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
-    /// Outcomes of this call's confirmations so far.
-    pub(crate) outcomes: Vec<Outcome>,
-    /// Whether the user confirmed in this call: the gate for mutations.
+    /// This call's confirmations so far: each prompt's fingerprint and
+    /// its answer.
+    pub(crate) answers: Vec<Answer>,
+    /// Whether the latest answer in this call is a yes: the gate for
+    /// mutations. Any other answer takes an earlier yes back.
     pub(crate) confirmed: bool,
+    /// The call's turn among the plugin's concurrent calls, if it holds one.
+    pub(crate) turn: Option<Turn>,
+    /// Where calls waiting for a human are counted.
+    pub(crate) waits: Arc<WaitingForUser>,
     /// HTTP requests made so far (redirect hops included).
     pub(crate) requests_made: u32,
     /// A rule the tool broke; the call fails with it whatever it returns.
@@ -255,19 +466,19 @@ impl CallState {
                 .allow_ip_name_lookup(false)
                 .build(),
             table: ResourceTable::new(),
-            limiter: MemoryCap {
-                max_bytes: limits.memory_bytes as usize,
-                hit: false,
-            },
+            limiter: MemoryCap::new(limits.memory_bytes as usize),
             deadline: Instant::now() + limits.call_timeout,
             log: LogBudget::new(settings.clone(), tool.clone()),
+            file: settings.name.clone(),
             settings,
             tool,
             http,
             confirmer,
             progress,
-            outcomes: Vec::new(),
+            answers: Vec::new(),
             confirmed: false,
+            turn: None,
+            waits: Arc::default(),
             requests_made: 0,
             violation: None,
             stop: None,
@@ -280,10 +491,17 @@ impl CallState {
     }
 }
 
-/// Creates a store for `state` with the memory cap and the deadline armed.
+/// Creates a store for `state` with the memory cap, the copy budget and
+/// the deadline armed.
 pub(crate) fn new_store(runtime: &Runtime, state: CallState) -> Store<CallState> {
+    let copy_budget = hostcall_copy_budget(&state.settings.limits);
     let mut store = Store::new(&runtime.engine, state);
     store.limiter(|s| &mut s.limiter);
+    // What one host call may copy out of the guest (strings, lists): no
+    // more than the guest may hold, instead of wasmtime's default 128 MiB.
+    // A guest pointing many list entries at one string cannot make the
+    // host allocate more than its own memory limit.
+    store.set_hostcall_fuel(copy_budget);
     // The deadline is armed before instantiation: instantiating runs guest
     // code. Every tick the callback checks the wall clock and yields to the
     // runtime, so a spinning guest neither overruns nor starves other calls.
@@ -300,6 +518,19 @@ pub(crate) fn new_store(runtime: &Runtime, state: CallState) -> Store<CallState>
         Ok(UpdateDeadline::Yield(1))
     });
     store
+}
+
+/// Bytes one host call may copy out of a guest with `limits`: its memory
+/// limit (`limits.memory_mib`).
+pub(crate) fn hostcall_copy_budget(limits: &crate::config::Limits) -> usize {
+    limits.memory_bytes as usize
+}
+
+/// Whether `error` is wasmtime's refusal to copy past the budget
+/// [`hostcall_copy_budget`] sets. The error type is private to wasmtime;
+/// its text is pinned by the end-to-end test of the budget.
+fn is_copy_budget_exhausted(error: &wasmtime::Error) -> bool {
+    format!("{error:#}").contains("fuel allocated for hostcalls has been exhausted")
 }
 
 /// Host-wide things every call uses.
@@ -330,16 +561,19 @@ pub async fn run_call(
                 .hint("fix the arguments to match the tool's inputSchema and call again"),
         ]);
     }
-    let _turn = plugin.concurrency.acquire().await;
+    let turn = Turn::take(&plugin.concurrency).await;
     let _slot = env.runtime.slots.acquire().await;
 
-    let state = CallState::new(
+    let mut state = CallState::new(
         plugin.settings.clone(),
         tool.clone(),
         env.http.clone(),
         confirmer,
         progress,
     );
+    state.file = plugin.file.clone();
+    state.turn = Some(turn);
+    state.waits = env.runtime.waiting.clone();
     let mut store = new_store(&env.runtime, state);
     let arguments = arguments.to_string();
 
@@ -354,17 +588,26 @@ pub async fn run_call(
 
     let state = store.data_mut();
     let stop = state.stop.take();
-    if let Some(Stop::NeedsInput(message)) = stop {
-        return CallOutcome::InputRequired {
-            message,
-            answered: std::mem::take(&mut state.outcomes),
-        };
-    }
-    let limits = &state.settings.limits;
+    // A broken rule ends the call before anything else it did counts,
+    // a question it asked afterwards included.
     if let Some(violation) = state.violation.take() {
         return CallOutcome::Failed(vec![Issue::new(ErrorCode::PermissionDenied, violation)
             .hint("the host only lets a tool change things after the user confirms, and never lets a read-only tool")]);
     }
+    if let Some(Stop::NeedsInput(message)) = stop {
+        return CallOutcome::InputRequired {
+            message,
+            answered: std::mem::take(&mut state.answers),
+        };
+    }
+    if let Some(Stop::Busy(why)) = stop {
+        tracing::warn!(plugin = %plugin.file, tool = %tool.name, "{why}");
+        return CallOutcome::Failed(vec![
+            Issue::new(ErrorCode::Transient, format!("{why}; nothing was changed"))
+                .hint("answer or dismiss the confirmations already open, then call the tool again"),
+        ]);
+    }
+    let limits = &state.settings.limits;
     match result {
         Ok(Ok(output)) => {
             if output.len() as u64 > limits.output_bytes {
@@ -385,10 +628,17 @@ pub async fn run_call(
                 )]),
             }
         }
-        Ok(Err(tool_error)) => CallOutcome::Failed(vec![tool_error.into()]),
+        Ok(Err(tool_error)) => {
+            CallOutcome::Failed(vec![bounded_issue(tool_error, limits.output_bytes)])
+        }
         Err(trap) => {
             let message = if let Some(Stop::Limit(why)) = stop {
                 why
+            } else if is_copy_budget_exhausted(&trap) {
+                format!(
+                    "the tool passed more data to the host in one call than its memory limit (limits.memory_mib = {})",
+                    limits.memory_bytes >> 20
+                )
             } else if state.limiter.hit {
                 format!(
                     "the tool ran out of memory (limits.memory_mib = {})",
@@ -401,6 +651,32 @@ pub async fn run_call(
             CallOutcome::Failed(vec![Issue::new(ErrorCode::Internal, message)])
         }
     }
+}
+
+/// The tool's error as an issue, its `message` and `hint` cut so that
+/// together they fit in `max_bytes` (`limits.output_bytes`), each cut one
+/// saying so.
+fn bounded_issue(error: ToolError, max_bytes: u64) -> Issue {
+    let mut issue = Issue::from(error);
+    let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    issue.message = cut(issue.message, max);
+    let left = max.saturating_sub(issue.message.len());
+    issue.hint = issue.hint.map(|h| cut(h, left));
+    issue
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), ending in a
+/// note naming the limit when it was cut.
+pub(crate) fn cut(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let note = format!(" … [cut: {} bytes exceed limits.output_bytes]", text.len());
+    let mut end = max.saturating_sub(note.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{note}", &text[..end])
 }
 
 /// What a trap means, in words, without the backtrace.
@@ -423,5 +699,78 @@ fn trap_summary(error: &wasmtime::Error) -> String {
             .next()
             .unwrap_or("trap")
             .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_memory_of_a_store_counts_against_one_limit() {
+        let mut cap = MemoryCap::new(64 << 20);
+        assert!(cap.memory_growing(0, 40 << 20, None).unwrap());
+        assert!(
+            !cap.memory_growing(0, 40 << 20, None).unwrap(),
+            "a second memory shares the first one's limit"
+        );
+        assert!(cap.hit);
+        assert!(cap.memory_growing(0, 20 << 20, None).unwrap());
+        assert!(cap.memory_growing(40 << 20, 44 << 20, None).unwrap());
+        assert!(!cap.memory_growing(44 << 20, 45 << 20, None).unwrap());
+    }
+
+    #[test]
+    fn a_growth_that_failed_is_given_back() {
+        let mut cap = MemoryCap::new(64 << 20);
+        assert!(cap.memory_growing(0, 60 << 20, None).unwrap());
+        cap.memory_grow_failed(wasmtime::format_err!("no memory"))
+            .unwrap();
+        assert!(cap.memory_growing(0, 60 << 20, None).unwrap());
+    }
+
+    #[test]
+    fn cut_text_fits_keeps_characters_whole_and_names_the_limit() {
+        assert_eq!(cut("short".into(), 100), "short");
+        let long = "é".repeat(1000);
+        let out = cut(long, 200);
+        assert!(out.len() <= 200, "{}", out.len());
+        assert!(out.starts_with("éé"));
+        assert!(out.ends_with("exceed limits.output_bytes]"), "{out}");
+    }
+
+    #[test]
+    fn error_message_and_hint_share_the_output_limit() {
+        let issue = bounded_issue(
+            ToolError {
+                code: ErrorCode::Internal,
+                message: "m".repeat(3000),
+                hint: Some("h".repeat(3000)),
+                retry_after_ms: None,
+            },
+            1000,
+        );
+        assert!(issue.message.len() <= 1000);
+        assert!(issue.message.len() + issue.hint.as_deref().unwrap_or("").len() <= 1000 + 100);
+    }
+
+    #[test]
+    fn waiting_for_users_is_capped_per_block_and_host_wide() {
+        let waits = Arc::new(WaitingForUser::default());
+        let a = waits.enter("a", 1).unwrap();
+        assert!(
+            waits
+                .enter("a", 1)
+                .unwrap_err()
+                .contains("limits.concurrent_calls")
+        );
+        let mut held = Vec::new();
+        for _ in 1..MAX_WAITING_FOR_USER {
+            held.push(waits.enter("b", u32::MAX).unwrap());
+        }
+        assert!(waits.enter("c", 1).unwrap_err().contains("already waiting"));
+        drop(a);
+        assert_eq!(waits.total(), MAX_WAITING_FOR_USER - 1);
+        assert!(waits.enter("a", 1).is_ok());
     }
 }

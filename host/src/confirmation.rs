@@ -3,8 +3,11 @@
 //! | client | [`Confirmer`] | how the user is asked |
 //! |---|---|---|
 //! | legacy (≤ 2025-11-25), declared elicitation | [`Elicit`] | a server-to-client `elicitation/create`, bounded by `elicitation_timeout_secs`; expiry is *cancelled* |
-//! | 2026-07-28, declared elicitation | [`Replay`] | an `input_required` result; the client retries with the answer and a sealed `requestState`, and the component runs again from the start with its questions answered in order |
+//! | 2026-07-28, declared elicitation | [`Replay`] | an `input_required` result; the client retries with the answer and a sealed `requestState`, and the component runs again from the start with its questions answered in order, each answer given only to the very question it answered |
 //! | did not declare elicitation | [`FixedAnswer`] from [`without_elicitation`] | never asked: the operator's policy decides |
+//!
+//! Every prompt starts with the host's own line naming the tool, its plugin
+//! and what a yes permits ([`crate::imports::confirm::prompt_header`]).
 //!
 //! Re-running the component on the retry is safe because of the host's
 //! confirmation gate (see [`crate::imports::http`]): nothing but `GET`/`HEAD`
@@ -13,7 +16,13 @@
 //!
 //! A `requestState` is attacker-controlled input. [`RequestStates`] seals it
 //! with an HMAC under a per-process secret, binds it to the tool and its
-//! exact arguments, gives it a lifetime, and accepts each one once.
+//! exact arguments, records the digest of the component that asked and the
+//! fingerprint of every prompt shown so far, in order, gives it a lifetime,
+//! and accepts each one once. On the retry an answer counts only for the
+//! same component asking the same question at the same place: if the
+//! re-run asks anything else (the upstream data changed, say), [`Replay`]
+//! asks the client again instead, and a replaced component's state is
+//! refused.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -30,7 +39,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::bindings::confirm::Outcome;
-use crate::call::{Asked, BoxFuture, Confirmer, FixedAnswer};
+use crate::call::{Answer, Asked, BoxFuture, Confirmer, FixedAnswer, QuestionHash};
 use crate::config::NoElicitationPolicy;
 
 /// The description of the elicitation's one field.
@@ -140,15 +149,17 @@ impl Confirmer for Terminal {
     }
 }
 
-/// Answers from earlier `input_required` rounds, in order; a question past
-/// them needs another round.
+/// Answers from earlier `input_required` rounds, in order. Each answers
+/// only the prompt it was given for: a prompt that differs from the one
+/// recorded at its place, or one past them, needs another round, and the
+/// answers after it are dropped.
 pub struct Replay {
-    answers: VecDeque<Outcome>,
+    answers: VecDeque<Answer>,
 }
 
 impl Replay {
     /// A confirmer that replays `answers`.
-    pub fn new(answers: Vec<Outcome>) -> Replay {
+    pub fn new(answers: Vec<Answer>) -> Replay {
         Replay {
             answers: answers.into(),
         }
@@ -156,9 +167,25 @@ impl Replay {
 }
 
 impl Confirmer for Replay {
-    fn ask<'a>(&'a mut self, _message: &'a str) -> BoxFuture<'a, Asked> {
-        let next = self.answers.pop_front();
-        Box::pin(async move { next.map(Asked::Answered).unwrap_or(Asked::NeedsInput) })
+    fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked> {
+        let asked = match self.answers.pop_front() {
+            Some(answer) if answer.question == QuestionHash::of(message) => {
+                Asked::Answered(answer.outcome)
+            }
+            Some(_) => {
+                tracing::info!(
+                    "the tool asked a different question than the one answered; asking the client again"
+                );
+                self.answers.clear();
+                Asked::NeedsInput
+            }
+            None => Asked::NeedsInput,
+        };
+        Box::pin(async move { asked })
+    }
+
+    fn waits_for_user(&self) -> bool {
+        false
     }
 }
 
@@ -173,15 +200,57 @@ pub enum StateError {
     /// Already used once.
     #[error("requestState was already used; call the tool again without it to start over")]
     Replayed,
+    /// The tool's component is not the one that asked.
+    #[error(
+        "requestState was issued by another version of the tool's component (its file was replaced since the question was asked), so the answer does not apply; call the tool again without it"
+    )]
+    ComponentChanged,
 }
 
 /// What a sealed state carries.
 #[derive(Serialize, Deserialize)]
 struct Sealed {
-    /// Answers so far, as outcome names.
-    answered: Vec<String>,
+    /// SHA-256 of the component file that asked, hex.
+    component: String,
+    /// Questions answered so far, in order: (prompt fingerprint in hex,
+    /// outcome name).
+    answered: Vec<(String, String)>,
+    /// Fingerprint of the prompt the client is asked now, hex.
+    pending: String,
     /// Single-use identifier.
     nonce: String,
+}
+
+/// What an opened state says: the answers so far and the question the
+/// client's answer is for.
+#[derive(Debug)]
+pub struct Opened {
+    /// Earlier answers, in order.
+    pub answered: Vec<Answer>,
+    /// The prompt the client was asked in the last round.
+    pub pending: QuestionHash,
+}
+
+impl Opened {
+    /// Every answer to replay, the client's `answer` to the pending prompt
+    /// last.
+    pub fn with_answer(mut self, answer: Outcome) -> Vec<Answer> {
+        self.answered.push(Answer {
+            question: self.pending,
+            outcome: answer,
+        });
+        self.answered
+    }
+}
+
+/// The call a state belongs to.
+pub struct CallBinding<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The call's arguments.
+    pub arguments: &'a Value,
+    /// SHA-256 of the serving component file, hex.
+    pub component: &'a str,
 }
 
 /// Seals and opens `requestState` values.
@@ -204,18 +273,20 @@ impl RequestStates {
         }
     }
 
-    /// Seals `answered` for a call of `tool` with `arguments`.
-    pub fn seal(&self, tool: &str, arguments: &Value, answered: &[Outcome]) -> String {
+    /// Seals `answered` and the prompt now asked, `pending`, for `call`.
+    pub fn seal(&self, call: &CallBinding, answered: &[Answer], pending: &str) -> String {
         let mut nonce = [0u8; 16];
         rand::rng().fill_bytes(&mut nonce);
         let sealed = Sealed {
+            component: call.component.to_string(),
             answered: answered
                 .iter()
-                .map(|o| outcome_name(*o).to_string())
+                .map(|a| (hex(&a.question.0), outcome_name(a.outcome).to_string()))
                 .collect(),
-            nonce: nonce.iter().map(|b| format!("{b:02x}")).collect(),
+            pending: hex(&QuestionHash::of(pending).0),
+            nonce: hex(&nonce),
         };
-        let binding = binding(tool, arguments);
+        let binding = binding(call.tool, call.arguments);
         self.codec
             .seal_json_with(
                 &sealed,
@@ -224,30 +295,52 @@ impl RequestStates {
             .expect("the sealed payload is serializable")
     }
 
-    /// Opens `state` for a call of `tool` with `arguments`, once.
-    pub fn open(
-        &self,
-        tool: &str,
-        arguments: &Value,
-        state: &str,
-    ) -> Result<Vec<Outcome>, StateError> {
+    /// Opens `state` for `call`, once.
+    pub fn open(&self, call: &CallBinding, state: &str) -> Result<Opened, StateError> {
         let sealed: Sealed = self
             .codec
-            .open_json_with(state, &binding(tool, arguments))
+            .open_json_with(state, &binding(call.tool, call.arguments))
             .map_err(|_| StateError::Invalid)?;
         let answered = sealed
             .answered
             .iter()
-            .map(|name| outcome_named(name).ok_or(StateError::Invalid))
+            .map(|(question, name)| {
+                Ok(Answer {
+                    question: question_hash(question).ok_or(StateError::Invalid)?,
+                    outcome: outcome_named(name).ok_or(StateError::Invalid)?,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut used = self.used.lock().expect("not poisoned");
-        let now = Instant::now();
-        used.retain(|_, until| *until > now);
-        if used.insert(sealed.nonce, now + self.ttl).is_some() {
-            return Err(StateError::Replayed);
+        let pending = question_hash(&sealed.pending).ok_or(StateError::Invalid)?;
+        {
+            let mut used = self.used.lock().expect("not poisoned");
+            let now = Instant::now();
+            used.retain(|_, until| *until > now);
+            if used.insert(sealed.nonce, now + self.ttl).is_some() {
+                return Err(StateError::Replayed);
+            }
         }
-        Ok(answered)
+        if sealed.component != call.component {
+            return Err(StateError::ComponentChanged);
+        }
+        Ok(Opened { answered, pending })
     }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A fingerprint from its hex form.
+fn question_hash(text: &str) -> Option<QuestionHash> {
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut bytes = [0u8; 32];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(QuestionHash(bytes))
 }
 
 /// The bytes a state is bound to: the tool name and its arguments in
@@ -304,39 +397,71 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn call<'a>(tool: &'a str, arguments: &'a Value) -> CallBinding<'a> {
+        CallBinding {
+            tool,
+            arguments,
+            component: "c1",
+        }
+    }
+
     #[test]
     fn states_are_bound_single_use_and_unforgeable() {
         let states = RequestStates::new(Duration::from_secs(60));
         let args = json!({"order_id": 1, "confirm": true});
-        let s = states.seal("t", &args, &[Outcome::Confirmed]);
+        let yes = Answer {
+            question: QuestionHash::of("first?"),
+            outcome: Outcome::Confirmed,
+        };
+        let s = states.seal(&call("t", &args), &[yes], "second?");
         // Key order does not matter; values do.
-        assert!(
-            states
-                .open("t", &json!({"order_id": 2, "confirm": true}), &s)
-                .is_err()
-        );
-        assert!(states.open("other", &args, &s).is_err());
-        assert_eq!(
-            states
-                .open("t", &json!({"confirm": true, "order_id": 1}), &s)
-                .unwrap(),
-            vec![Outcome::Confirmed]
-        );
+        let other_args = json!({"order_id": 2, "confirm": true});
+        assert!(states.open(&call("t", &other_args), &s).is_err());
+        assert!(states.open(&call("other", &args), &s).is_err());
+        let same = json!({"confirm": true, "order_id": 1});
+        let opened = states.open(&call("t", &same), &s).unwrap();
+        assert_eq!(opened.answered, vec![yes]);
+        assert_eq!(opened.pending, QuestionHash::of("second?"));
         assert!(matches!(
-            states.open("t", &args, &s),
+            states.open(&call("t", &args), &s),
             Err(StateError::Replayed)
         ));
-        let foreign = RequestStates::new(Duration::from_secs(60)).seal("t", &args, &[]);
+        let foreign = RequestStates::new(Duration::from_secs(60)).seal(&call("t", &args), &[], "q");
         assert!(matches!(
-            states.open("t", &args, &foreign),
+            states.open(&call("t", &args), &foreign),
             Err(StateError::Invalid)
         ));
-        let mut edited = states.seal("t", &args, &[]);
+        let mut edited = states.seal(&call("t", &args), &[], "q");
         edited.insert(5, 'A');
         assert!(matches!(
-            states.open("t", &args, &edited),
+            states.open(&call("t", &args), &edited),
             Err(StateError::Invalid)
         ));
+        let by_old_component = states.seal(&call("t", &args), &[], "q");
+        let replaced = CallBinding {
+            component: "c2",
+            ..call("t", &args)
+        };
+        assert!(matches!(
+            states.open(&replaced, &by_old_component),
+            Err(StateError::ComponentChanged)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_replayed_answer_answers_only_its_own_question() {
+        let answer = |q: &str, outcome| Answer {
+            question: QuestionHash::of(q),
+            outcome,
+        };
+        let mut replay = Replay::new(vec![
+            answer("a?", Outcome::Confirmed),
+            answer("b?", Outcome::Confirmed),
+        ]);
+        assert_eq!(replay.ask("a?").await, Asked::Answered(Outcome::Confirmed));
+        // The second question changed: ask again, never reuse the answer.
+        assert_eq!(replay.ask("b, now 40 orders?").await, Asked::NeedsInput);
+        assert_eq!(replay.ask("b?").await, Asked::NeedsInput);
     }
 
     #[test]

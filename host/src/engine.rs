@@ -34,6 +34,10 @@ pub struct Runtime {
     pub engine: Engine,
     /// One permit per pool slot; held for the life of a call's store.
     pub slots: Arc<Semaphore>,
+    /// Calls waiting for a human's answer, capped below the pool size.
+    pub waiting: Arc<crate::call::WaitingForUser>,
+    /// Each plugin block's `limits.concurrent_calls` turns.
+    pub turns: Arc<crate::call::BlockTurns>,
 }
 
 impl Runtime {
@@ -81,6 +85,8 @@ impl Runtime {
         Ok(Runtime {
             engine,
             slots: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
+            waiting: Arc::default(),
+            turns: Arc::default(),
         })
     }
 }

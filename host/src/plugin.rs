@@ -35,8 +35,10 @@ pub struct Plugin {
     pub pre: PluginPre<CallState>,
     /// Its tools, in the component's order.
     pub tools: Vec<Arc<ToolSpec>>,
-    /// Bounds concurrent calls (`limits.concurrent_calls`).
-    pub concurrency: Semaphore,
+    /// Bounds concurrent calls (`limits.concurrent_calls`), shared by every
+    /// file of the plugin's block. A call waiting for a human gives its
+    /// permit back until the answer comes.
+    pub concurrency: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -168,7 +170,10 @@ impl Loader {
             file,
             path: path.to_path_buf(),
             digest,
-            concurrency: Semaphore::new(settings.limits.concurrent_calls as usize),
+            concurrency: self
+                .runtime
+                .turns
+                .for_block(&settings.name, settings.limits.concurrent_calls),
             settings,
             pre,
             tools,

@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
 use crate::config::Config;
 use crate::confirmation::{
-    Elicit, Replay, RequestStates, elicitation_params, outcome_of, without_elicitation,
+    CallBinding, Elicit, Replay, RequestStates, elicitation_params, outcome_of, without_elicitation,
 };
 use crate::plugin::Loader;
 use crate::registry::Registry;
@@ -275,6 +275,13 @@ impl ServerHandler for Gateway {
         };
         let arguments = Value::Object(request.arguments.take().unwrap_or_default());
         let modern = is_modern(&context);
+        // A sealed state belongs to this tool, these arguments and the
+        // component serving the tool now.
+        let binding = CallBinding {
+            tool: &tool.spec.name,
+            arguments: &arguments,
+            component: &tool.plugin.digest,
+        };
 
         let confirmer: Box<dyn Confirmer> = if !can_elicit(&context) {
             Box::new(without_elicitation(
@@ -290,11 +297,11 @@ impl ServerHandler for Gateway {
             match (&request.request_state, &request.input_responses) {
                 (None, None) => Box::new(Replay::new(Vec::new())),
                 (Some(state), Some(responses)) => {
-                    let mut answered =
-                        self.inner
-                            .states
-                            .open(&tool.spec.name, &arguments, state)
-                            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+                    let opened = self
+                        .inner
+                        .states
+                        .open(&binding, state)
+                        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
                     let answer = responses.get(CONFIRM_KEY).cloned().ok_or_else(|| {
                         ErrorData::invalid_params(
                             format!("inputResponses has no {CONFIRM_KEY:?} answer"),
@@ -309,8 +316,7 @@ impl ServerHandler for Gateway {
                             None,
                         )
                     })?;
-                    answered.push(outcome_of(&answer));
-                    Box::new(Replay::new(answered))
+                    Box::new(Replay::new(opened.with_answer(outcome_of(&answer))))
                 }
                 _ => {
                     return Err(ErrorData::invalid_params(
@@ -342,10 +348,7 @@ impl ServerHandler for Gateway {
             )
             .into(),
             CallOutcome::InputRequired { message, answered } => {
-                let state = self
-                    .inner
-                    .states
-                    .seal(&tool.spec.name, &arguments, &answered);
+                let state = self.inner.states.seal(&binding, &answered, &message);
                 let mut requests = InputRequests::new();
                 requests.insert(
                     CONFIRM_KEY.to_string(),

@@ -51,7 +51,7 @@ async fn tools_are_listed_with_schemas_titles_and_all_four_annotations() {
         );
         assert_eq!(
             tools.len(),
-            2 + 15,
+            2 + 22,
             "{era:?}: every tool of both components"
         );
     }

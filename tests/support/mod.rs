@@ -50,13 +50,19 @@ pub enum Elicitation {
     /// Accept with `confirm: true`, after a pause: a user who takes this
     /// long to decide.
     AcceptAfter(Duration),
+    /// Answer the n-th elicitation of the session with the n-th of these
+    /// (one that is itself a script counts as `Hang`).
+    Script(&'static [Elicitation]),
 }
 
 /// What the client saw besides responses.
 #[derive(Debug, Default)]
 pub struct Seen {
-    /// Messages of the elicitations it was asked.
+    /// The tools' own questions in the elicitations it was asked: what
+    /// follows the host's first line (see `prompts` for whole messages).
     pub elicitations: Vec<String>,
+    /// The whole messages of the elicitations it was asked.
+    pub prompts: Vec<String>,
     /// `tools/list_changed` notifications (legacy).
     pub list_changed: usize,
     /// Progress notifications: (progress, total, message).
@@ -92,15 +98,31 @@ impl ClientHandler for TestClient {
             ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
             _ => "(not a form)".to_string(),
         };
-        self.seen.lock().unwrap().elicitations.push(message);
+        let answer = {
+            let mut seen = self.seen.lock().unwrap();
+            let question = message
+                .strip_prefix("toolhost: ")
+                .and_then(|rest| rest.split_once("\n\n"))
+                .map_or(message.as_str(), |(_, question)| question)
+                .to_string();
+            seen.elicitations.push(question);
+            seen.prompts.push(message.clone());
+            match self.elicitation {
+                Elicitation::Script(answers) => answers
+                    .get(seen.prompts.len() - 1)
+                    .copied()
+                    .unwrap_or(Elicitation::Hang),
+                other => other,
+            }
+        };
         self.changed.notify_waiters();
-        Ok(match self.elicitation {
+        Ok(match answer {
             Elicitation::Accept(yes) => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": yes }))
             }
             Elicitation::Decline => ElicitResult::new(ElicitationAction::Decline),
             Elicitation::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-            Elicitation::Hang => std::future::pending().await,
+            Elicitation::Hang | Elicitation::Script(_) => std::future::pending().await,
             Elicitation::AcceptAfter(pause) => {
                 tokio::time::sleep(pause).await;
                 ElicitResult::new(ElicitationAction::Accept)
@@ -566,7 +588,8 @@ impl Recorded {
 }
 
 /// A loopback HTTP server that records every request and answers 200
-/// (or redirects, under `/redirect?to=URL`).
+/// (or redirects, under `/redirect?to=URL`; or, under `/counter`, the
+/// number of requests received so far, that one included).
 pub struct Recorder {
     /// Requests to `/hold` wait until this is true.
     release: tokio::sync::watch::Sender<bool>,
@@ -603,6 +626,20 @@ impl Recorder {
                         });
                         let _ = released.wait_for(|r| *r).await;
                         "released"
+                    }
+                }),
+            )
+            .route(
+                "/counter",
+                axum::routing::get({
+                    let log = requests.clone();
+                    move |request: Request| {
+                        let log = log.clone();
+                        async move {
+                            let mut log = log.lock().unwrap();
+                            log.push(Recorded::of(&request));
+                            log.len().to_string()
+                        }
                     }
                 }),
             )

@@ -2,9 +2,10 @@
 //!
 //! Each request passes these checks, in order, before anything is sent:
 //! 1. **Confirmation gate**: a read-only tool may send only `GET`/`HEAD`;
-//!    any other tool may send another method only after the user confirmed
-//!    in this call. A refusal is recorded as a violation: the call fails
-//!    whatever the guest does with the error.
+//!    any other tool may send another method only while the latest answer
+//!    to a confirmation in this call is a yes. A refusal ends the call
+//!    there, as a `PERMISSION_DENIED` violation: the guest gets no chance
+//!    to ask a question or send anything else.
 //! 2. **Headers**: those the host derives are refused, and so are the
 //!    method-override headers (`X-HTTP-Method-Override` and its kin), which
 //!    would let a `GET` act as another method behind the checks on methods.
@@ -178,33 +179,42 @@ fn method_name(m: Method) -> &'static str {
 
 impl Host for CallState {
     async fn send(&mut self, request: Request) -> wasmtime::Result<Result<Response, Error>> {
+        if let Some(why) = self.gate(request.method) {
+            tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+            self.violation.get_or_insert(why);
+            return Err(wasmtime::format_err!(
+                "mutation refused by the confirmation gate"
+            ));
+        }
         Ok(self.send_checked(request).await)
     }
 }
 
 impl CallState {
+    /// The confirmation gate: why a request with `method` may not be sent
+    /// by this call, if it may not.
+    fn gate(&self, method: Method) -> Option<String> {
+        if matches!(method, Method::Get | Method::Head) {
+            return None;
+        }
+        let method = method_name(method);
+        if self.tool.annotations.read_only {
+            Some(format!(
+                "tool {} is read-only and may not send {method}",
+                self.tool.name
+            ))
+        } else if !self.confirmed {
+            Some(format!(
+                "tool {} tried to send {method} without the user's confirmation in this call",
+                self.tool.name
+            ))
+        } else {
+            None
+        }
+    }
+
     async fn send_checked(&mut self, request: Request) -> Result<Response, Error> {
         let method = method_name(request.method);
-        if !matches!(request.method, Method::Get | Method::Head) {
-            let refusal = if self.tool.annotations.read_only {
-                Some(format!(
-                    "tool {} is read-only and may not send {method}",
-                    self.tool.name
-                ))
-            } else if !self.confirmed {
-                Some(format!(
-                    "tool {} tried to send {method} without the user's confirmation in this call",
-                    self.tool.name
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = refusal {
-                tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
-                self.violation.get_or_insert(why.clone());
-                return Err(Error::Denied(why));
-            }
-        }
 
         let mut url =
             Url::parse(&request.url).map_err(|e| Error::InvalidRequest(format!("bad URL: {e}")))?;

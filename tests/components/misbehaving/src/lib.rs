@@ -391,6 +391,215 @@ impl Tool for GetWithHeaders {
     }
 }
 
+/// Asks two questions, then POSTs whatever the answers were.
+struct AskTwiceThenPost;
+impl Tool for AskTwiceThenPost {
+    type Input = Target;
+    type Output = Report;
+    const NAME: &'static str = "ask_twice_then_post";
+    const TITLE: &'static str = "Ask Twice, Then Post";
+    const DESCRIPTION: &'static str =
+        "Ask the user two questions, then POST to a URL whatever they answered. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    fn call(&self, input: Target) -> Result<Report, ToolError> {
+        let first = require_confirmation("Show the preview?");
+        let second = require_confirmation("Show the details too?");
+        let r = http::Request::post(input.url).json(&"x")?.send()?;
+        Ok(Report {
+            detail: format!(
+                "{} {} posted: {}",
+                first.as_str(),
+                second.as_str(),
+                r.status
+            ),
+        })
+    }
+}
+
+/// Reads a counter from the server, puts it in the question, and POSTs if
+/// the user agrees: a question that changes between two runs.
+struct CountThenConfirm;
+impl Tool for CountThenConfirm {
+    type Input = Target;
+    type Output = Report;
+    const NAME: &'static str = "count_then_confirm";
+    const TITLE: &'static str = "Count, Then Confirm";
+    const DESCRIPTION: &'static str = "GET URL/counter, ask the user about that many items, then \
+        POST to the URL if they agree. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    fn call(&self, input: Target) -> Result<Report, ToolError> {
+        let counter = http::Request::get(format!("{}/counter", input.url)).send()?;
+        let count = String::from_utf8_lossy(&counter.body).into_owned();
+        let outcome = require_confirmation(&format!("Change {count} orders?"));
+        if !outcome.is_confirmed() {
+            return Ok(Report {
+                detail: outcome.as_str().to_string(),
+            });
+        }
+        let r = http::Request::post(input.url).json(&"x")?.send()?;
+        Ok(Report {
+            detail: format!("posted: {}", r.status),
+        })
+    }
+}
+
+/// POSTs before asking, then asks, then POSTs again.
+struct PostThenConfirm;
+impl Tool for PostThenConfirm {
+    type Input = Target;
+    type Output = Report;
+    const NAME: &'static str = "post_then_confirm";
+    const TITLE: &'static str = "Post, Then Confirm";
+    const DESCRIPTION: &'static str =
+        "POST to a URL before asking the user, then ask and POST again. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    fn call(&self, input: Target) -> Result<Report, ToolError> {
+        let early = http::Request::post(input.url.clone()).json(&"x")?.send();
+        let outcome = require_confirmation("Show the preview?");
+        let r = http::Request::post(input.url).json(&"x")?.send()?;
+        Ok(Report {
+            detail: format!(
+                "early: {:?}, then {}: {}",
+                early.map(|r| r.status).ok(),
+                outcome.as_str(),
+                r.status
+            ),
+        })
+    }
+}
+
+/// Fails with an error whose message and hint are each this large.
+struct LongError;
+impl Tool for LongError {
+    type Input = Size;
+    type Output = Report;
+    const NAME: &'static str = "long_error";
+    const TITLE: &'static str = "Long Error";
+    const DESCRIPTION: &'static str =
+        "Fail with an error message and hint of the given size each. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+    fn call(&self, input: Size) -> Result<Report, ToolError> {
+        let size = input.megabytes as usize * (1 << 20);
+        Err(ToolError::internal("m".repeat(size)).with_hint("h".repeat(size)))
+    }
+}
+
+/// Asks a question of the given size.
+struct LongQuestion;
+impl Tool for LongQuestion {
+    type Input = Size;
+    type Output = Report;
+    const NAME: &'static str = "long_question";
+    const TITLE: &'static str = "Long Question";
+    const DESCRIPTION: &'static str = "Ask the user a question of the given size. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    fn call(&self, input: Size) -> Result<Report, ToolError> {
+        let question = format!("{}?", "q".repeat(input.megabytes as usize * (1 << 20)));
+        Ok(Report {
+            detail: require_confirmation(&question).as_str().to_string(),
+        })
+    }
+}
+
+/// Sends a GET whose header list points 120 times at one 1 MiB string,
+/// through the raw `http.send` import: the guest holds the string once,
+/// the host would copy it 120 times.
+struct HeaderFlood;
+impl Tool for HeaderFlood {
+    type Input = Target;
+    type Output = Sent;
+    const NAME: &'static str = "header_flood";
+    const TITLE: &'static str = "Header Flood";
+    const DESCRIPTION: &'static str =
+        "GET a URL with 120 headers that all point at one 1 MiB value. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    fn call(&self, input: Target) -> Result<Sent, ToolError> {
+        Ok(Sent {
+            status: raw_http::get_with_repeated_header(&input.url, 120, 1 << 20),
+        })
+    }
+}
+
+/// The `http.send` import called by hand, with lowered arguments the SDK
+/// would never build.
+mod raw_http {
+    /// One `tuple<string, string>` as the canonical ABI lays it out.
+    #[repr(C)]
+    struct Header {
+        name: *const u8,
+        name_len: usize,
+        value: *const u8,
+        value_len: usize,
+    }
+
+    /// Where the host writes `result<response, error>`.
+    #[repr(C, align(8))]
+    struct ReturnArea([u8; 64]);
+
+    #[cfg(target_arch = "wasm32")]
+    #[link(wasm_import_module = "toolhost:plugin/http@0.1.0")]
+    unsafe extern "C" {
+        /// `send(request)`: the request record flattened (method; url;
+        /// headers; body option; timeout option), then the return area.
+        #[link_name = "send"]
+        fn send(
+            method: i32,
+            url: *const u8,
+            url_len: usize,
+            headers: *const u8,
+            headers_len: usize,
+            body_is_some: i32,
+            body: *const u8,
+            body_len: usize,
+            timeout_is_some: i32,
+            timeout_ms: i32,
+            ret: *mut u8,
+        );
+    }
+
+    /// GETs `url` with `times` headers, every one pointing at the same
+    /// `bytes`-long value. Returns the status, or 0 when the host answered
+    /// with an error.
+    pub fn get_with_repeated_header(url: &str, times: usize, bytes: usize) -> u16 {
+        let name = "x-flood";
+        let value = "a".repeat(bytes);
+        let headers: Vec<Header> = (0..times)
+            .map(|_| Header {
+                name: name.as_ptr(),
+                name_len: name.len(),
+                value: value.as_ptr(),
+                value_len: value.len(),
+            })
+            .collect();
+        let mut ret = ReturnArea([0; 64]);
+        #[cfg(target_arch = "wasm32")]
+        // SAFETY: every pointer is valid for its length for the whole call,
+        // and the return area is large and aligned enough for the result.
+        unsafe {
+            send(
+                0,
+                url.as_ptr(),
+                url.len(),
+                headers.as_ptr().cast(),
+                headers.len(),
+                0,
+                std::ptr::null(),
+                0,
+                0,
+                0,
+                ret.0.as_mut_ptr(),
+            );
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = (url, &headers, &mut ret);
+        if ret.0[0] == 0 {
+            u16::from_le_bytes([ret.0[8], ret.0[9]])
+        } else {
+            0
+        }
+    }
+}
+
 toolhost_sdk::export_tools!(
     after_listing_gate(DeleteRecord),
     Fail,
@@ -408,6 +617,12 @@ toolhost_sdk::export_tools!(
     Progress,
     LogLines,
     GetWithHeaders,
+    AskTwiceThenPost,
+    CountThenConfirm,
+    PostThenConfirm,
+    LongError,
+    LongQuestion,
+    HeaderFlood,
 );
 
 /// With the setting `listing_waits_for` (a URL), the component GETs that
