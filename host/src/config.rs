@@ -125,6 +125,17 @@ pub struct RawLimits {
     pub concurrent_calls: Option<u32>,
     /// `confirmations_per_call`: confirmations one call may ask for.
     pub confirmations_per_call: Option<u32>,
+    /// `wasm_bytes`: largest component file the host reads.
+    pub wasm_bytes: Option<u64>,
+    /// `compile_timeout_secs`: longest a component may take to compile.
+    pub compile_timeout_secs: Option<f64>,
+    /// `tools_per_component`: most tools one component may list.
+    pub tools_per_component: Option<u32>,
+    /// `definition_bytes`: largest tool definition (name, title,
+    /// description and both schemas together).
+    pub definition_bytes: Option<u64>,
+    /// `schema_bytes`: largest input or output schema.
+    pub schema_bytes: Option<u64>,
 }
 
 /// Resource limits for one plugin, defaults applied.
@@ -146,6 +157,16 @@ pub struct Limits {
     pub concurrent_calls: u32,
     /// Confirmations one call may ask for.
     pub confirmations_per_call: u32,
+    /// Largest component file, in bytes; a larger one is not read.
+    pub wasm_bytes: u64,
+    /// Longest a component may take to compile.
+    pub compile_timeout: Duration,
+    /// Most tools one component may list.
+    pub tools_per_component: u32,
+    /// Largest tool definition (all its text together), in bytes.
+    pub definition_bytes: u64,
+    /// Largest input or output schema, in bytes.
+    pub schema_bytes: u64,
 }
 
 impl Default for Limits {
@@ -159,6 +180,11 @@ impl Default for Limits {
             http_requests_per_call: 200,
             concurrent_calls: 16,
             confirmations_per_call: 2,
+            wasm_bytes: 128 << 20,
+            compile_timeout: Duration::from_secs(60),
+            tools_per_component: 256,
+            definition_bytes: 64 << 10,
+            schema_bytes: 32 << 10,
         }
     }
 }
@@ -356,6 +382,19 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         http_requests_per_call: l.http_requests_per_call.unwrap_or(d.http_requests_per_call),
         concurrent_calls: l.concurrent_calls.unwrap_or(d.concurrent_calls).max(1),
         confirmations_per_call: l.confirmations_per_call.unwrap_or(d.confirmations_per_call),
+        wasm_bytes: at_least_one(l.wasm_bytes, d.wasm_bytes, "wasm_bytes")?,
+        compile_timeout: secs(
+            l.compile_timeout_secs,
+            d.compile_timeout,
+            "compile_timeout_secs",
+        )?,
+        tools_per_component: at_least_one(
+            l.tools_per_component.map(u64::from),
+            d.tools_per_component.into(),
+            "tools_per_component",
+        )? as u32,
+        definition_bytes: at_least_one(l.definition_bytes, d.definition_bytes, "definition_bytes")?,
+        schema_bytes: at_least_one(l.schema_bytes, d.schema_bytes, "schema_bytes")?,
     };
     if limits.memory_bytes == 0 || limits.memory_bytes > 4 << 30 {
         bail!("`limits.memory_mib` must be between 1 and 4096");
@@ -369,6 +408,16 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         credentials,
         limits,
     })
+}
+
+/// A count or size limit: `default` when unset; zero is refused, since it
+/// would refuse every component.
+fn at_least_one(value: Option<u64>, default: u64, key: &str) -> Result<u64> {
+    match value {
+        None => Ok(default),
+        Some(0) => bail!("`limits.{key}` must be at least 1"),
+        Some(v) => Ok(v),
+    }
 }
 
 /// Replaces each `${VAR}` in `text` with the environment variable `VAR`.
@@ -438,6 +487,30 @@ mod tests {
         .unwrap_err();
         assert!(
             format!("{err:#}").contains("TOOLHOST_TEST_SURELY_UNSET"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn loading_limits_are_read_and_zero_is_refused() {
+        let c = Config::parse(
+            "[plugins.p.limits]\ntools_per_component = 3\ndefinition_bytes = 100\nschema_bytes = 50\nwasm_bytes = 1000\ncompile_timeout_secs = 0.5\n",
+        )
+        .unwrap();
+        let l = &c.plugins[0].limits;
+        assert_eq!(
+            (
+                l.tools_per_component,
+                l.definition_bytes,
+                l.schema_bytes,
+                l.wasm_bytes
+            ),
+            (3, 100, 50, 1000)
+        );
+        assert_eq!(l.compile_timeout, Duration::from_millis(500));
+        let err = Config::parse("[plugins.p.limits]\ntools_per_component = 0\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("limits.tools_per_component"),
             "{err:#}"
         );
     }

@@ -13,6 +13,7 @@ mod docs;
 mod foundation;
 mod hot_reload;
 mod katana;
+mod loading;
 mod sandboxing;
 mod second_language;
 mod statuspro;
