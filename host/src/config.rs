@@ -181,7 +181,7 @@ impl Default for Limits {
             concurrent_calls: 16,
             confirmations_per_call: 2,
             wasm_bytes: 128 << 20,
-            compile_timeout: Duration::from_secs(60),
+            compile_timeout: Duration::from_secs(300),
             tools_per_component: 256,
             definition_bytes: 64 << 10,
             schema_bytes: 32 << 10,
