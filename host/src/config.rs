@@ -174,6 +174,17 @@ pub struct RawLimits {
     pub log_messages_per_call: Option<u32>,
     /// `log_bytes_per_call`: bytes of log messages one call may write.
     pub log_bytes_per_call: Option<u64>,
+    /// `wasm_bytes`: largest component file the host reads.
+    pub wasm_bytes: Option<u64>,
+    /// `compile_timeout_secs`: longest a component may take to compile.
+    pub compile_timeout_secs: Option<f64>,
+    /// `tools_per_component`: most tools one component may list.
+    pub tools_per_component: Option<u32>,
+    /// `definition_bytes`: largest tool definition (name, title,
+    /// description and both schemas together).
+    pub definition_bytes: Option<u64>,
+    /// `schema_bytes`: largest input or output schema.
+    pub schema_bytes: Option<u64>,
 }
 
 /// Resource limits for one plugin, defaults applied.
@@ -200,6 +211,16 @@ pub struct Limits {
     /// Bytes of log messages one call may write; the rest are dropped and
     /// counted.
     pub log_bytes_per_call: u64,
+    /// Largest component file, in bytes; a larger one is not read.
+    pub wasm_bytes: u64,
+    /// Longest a component may take to compile.
+    pub compile_timeout: Duration,
+    /// Most tools one component may list.
+    pub tools_per_component: u32,
+    /// Largest tool definition (all its text together), in bytes.
+    pub definition_bytes: u64,
+    /// Largest input or output schema, in bytes.
+    pub schema_bytes: u64,
 }
 
 impl Default for Limits {
@@ -215,6 +236,11 @@ impl Default for Limits {
             confirmations_per_call: 2,
             log_messages_per_call: 1000,
             log_bytes_per_call: 256 << 10,
+            wasm_bytes: 128 << 20,
+            compile_timeout: Duration::from_secs(300),
+            tools_per_component: 256,
+            definition_bytes: 64 << 10,
+            schema_bytes: 32 << 10,
         }
     }
 }
@@ -444,6 +470,16 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
             .check_or(l.log_messages_per_call, d.log_messages_per_call)?,
         log_bytes_per_call: LOG_BYTES_PER_CALL
             .check_or(l.log_bytes_per_call, d.log_bytes_per_call)?,
+        wasm_bytes: WASM_BYTES.check_or(l.wasm_bytes, d.wasm_bytes)?,
+        compile_timeout: secs(
+            l.compile_timeout_secs,
+            &COMPILE_TIMEOUT_SECS,
+            d.compile_timeout,
+        )?,
+        tools_per_component: TOOLS_PER_COMPONENT
+            .check_or(l.tools_per_component, d.tools_per_component)?,
+        definition_bytes: DEFINITION_BYTES.check_or(l.definition_bytes, d.definition_bytes)?,
+        schema_bytes: SCHEMA_BYTES.check_or(l.schema_bytes, d.schema_bytes)?,
     };
 
     Ok(PluginSettings {
@@ -589,6 +625,42 @@ const LOG_MESSAGES_PER_CALL: Range<u32> = Range {
 const LOG_BYTES_PER_CALL: Range<u64> = Range {
     key: "limits.log_bytes_per_call",
     min: 0,
+    max: 64 << 20,
+    unit: "bytes",
+};
+
+/// `limits.wasm_bytes`: up to 4 GiB.
+const WASM_BYTES: Range<u64> = Range {
+    key: "limits.wasm_bytes",
+    min: 1,
+    max: 4 << 30,
+    unit: "bytes",
+};
+/// `limits.compile_timeout_secs`: a millisecond to a day.
+const COMPILE_TIMEOUT_SECS: Range<f64> = Range {
+    key: "limits.compile_timeout_secs",
+    min: 0.001,
+    max: 86_400.0,
+    unit: "seconds",
+};
+/// `limits.tools_per_component`: 1 to 100,000.
+const TOOLS_PER_COMPONENT: Range<u32> = Range {
+    key: "limits.tools_per_component",
+    min: 1,
+    max: 100_000,
+    unit: "tools",
+};
+/// `limits.definition_bytes`: up to 64 MiB.
+const DEFINITION_BYTES: Range<u64> = Range {
+    key: "limits.definition_bytes",
+    min: 1,
+    max: 64 << 20,
+    unit: "bytes",
+};
+/// `limits.schema_bytes`: up to 64 MiB.
+const SCHEMA_BYTES: Range<u64> = Range {
+    key: "limits.schema_bytes",
+    min: 1,
     max: 64 << 20,
     unit: "bytes",
 };
@@ -785,6 +857,30 @@ mod tests {
                 "{bad}: {err:#}"
             );
         }
+    }
+
+    #[test]
+    fn loading_limits_are_read_and_zero_is_refused() {
+        let c = Config::parse(
+            "[plugins.p.limits]\ntools_per_component = 3\ndefinition_bytes = 100\nschema_bytes = 50\nwasm_bytes = 1000\ncompile_timeout_secs = 0.5\n",
+        )
+        .unwrap();
+        let l = &c.plugins[0].limits;
+        assert_eq!(
+            (
+                l.tools_per_component,
+                l.definition_bytes,
+                l.schema_bytes,
+                l.wasm_bytes
+            ),
+            (3, 100, 50, 1000)
+        );
+        assert_eq!(l.compile_timeout, Duration::from_millis(500));
+        let err = Config::parse("[plugins.p.limits]\ntools_per_component = 0\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("limits.tools_per_component"),
+            "{err:#}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `toolhost check`: lint a component's tools against the project's tool
 //! design guidelines (LLM-first tools: titles, descriptions that say what
 //! and when, every input field described with an example, enums for finite
-//! sets, annotations that match behaviour, an output schema).
+//! sets, annotations that match behaviour, an output schema, only formats
+//! JSON Schema 2020-12 defines).
 //!
 //! Each [`Finding`] names the tool, what is wrong and how to fix it.
 //! Errors fail the check; warnings are advice.
@@ -138,6 +139,17 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
             Severity::Error,
             "the tool declares no output schema".into(),
             "declare the output type (toolhost-sdk does this from `Tool::Output`)",
+        );
+    }
+
+    if !spec.nonstandard_formats.is_empty() {
+        push(
+            Severity::Warning,
+            format!(
+                "the schemas use formats JSON Schema 2020-12 does not define, which clients' validators warn about; the host publishes the schemas without them: {}",
+                spec.nonstandard_formats.join(", ")
+            ),
+            "use only standard formats and express an integer's width as minimum/maximum (toolhost-sdk does this)",
         );
     }
 
@@ -309,6 +321,27 @@ mod tests {
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
         }
+    }
+
+    #[test]
+    fn nonstandard_formats_are_reported_with_where_they_were() {
+        let s = spec(
+            "list_orders",
+            "List orders with filters. Use it to find an order before changing it.",
+            r#"{"type":"object","properties":{"page":{"type":"integer","format":"uint32","description":"Page.","examples":[1]}}}"#,
+            true,
+            true,
+        );
+        let findings = lint(&s);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].severity, Severity::Warning);
+        assert!(
+            findings[0]
+                .problem
+                .contains("input /properties/page: uint32"),
+            "{}",
+            findings[0].problem
+        );
     }
 
     #[test]

@@ -1,22 +1,35 @@
 //! Loading one component file into a [`Plugin`]: compile, link, ask it for
 //! its tools, and check them.
 //!
+//! Loading is bounded by the plugin's limits, each named in its error: the
+//! file's size (`limits.wasm_bytes`, checked before it is read), compile
+//! time (`limits.compile_timeout_secs`), and what listing may return
+//! (`limits.tools_per_component`, `limits.definition_bytes`,
+//! `limits.schema_bytes`; the bytes wasmtime copies out of the guest's
+//! answer are capped by the same limits before anything is checked).
+//! Compiling and checking run on the blocking pool, never on the async
+//! workers that serve calls.
+//!
 //! A plugin is immutable once loaded. Replacing the file produces a new
 //! `Plugin`; calls already running keep the old one alive until they finish.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
+use tokio::io::AsyncReadExt;
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, Linker};
 
 use crate::bindings::PluginPre;
 use crate::bindings::confirm::Outcome;
+use crate::bindings::types::ToolDefinition;
 use crate::cache::CompileCache;
 use crate::call::{CallState, FixedAnswer, new_store};
-use crate::config::{Config, PluginSettings};
+use crate::config::{Config, Limits, PluginSettings};
 use crate::engine::Runtime;
 use crate::imports::http::HttpClient;
 use crate::spec::{SpecError, ToolSpec, check_definitions};
@@ -75,6 +88,35 @@ pub enum LoadError {
     /// It offers no tools.
     #[error("it exports no tools")]
     NoTools,
+    /// The file is larger than `limits.wasm_bytes`.
+    #[error(
+        "the file is {bytes} bytes, more than limits.wasm_bytes ({limit}) allows; raise it in the plugin's [plugins.NAME.limits] block if the component is trusted"
+    )]
+    TooLarge {
+        /// The file's size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Compiling took longer than `limits.compile_timeout_secs`.
+    #[error(
+        "compiling it took longer than limits.compile_timeout_secs ({secs}) allows; raise it in the plugin's [plugins.NAME.limits] block if the component is trusted"
+    )]
+    CompileTimeout {
+        /// The limit, in seconds.
+        secs: f64,
+    },
+    /// Its answer to `list` is larger than the listing limits allow in
+    /// total.
+    #[error(
+        "its tool list is larger than limits.tools_per_component ({tools}) definitions of limits.definition_bytes ({bytes}) allow"
+    )]
+    ListTooLarge {
+        /// `limits.tools_per_component`.
+        tools: u32,
+        /// `limits.definition_bytes`.
+        bytes: u64,
+    },
 }
 
 /// What loading needs: the engine, the linker, the configuration.
@@ -93,49 +135,55 @@ pub struct Loader {
 }
 
 impl Loader {
-    /// Reads and loads the component at `path`.
+    /// Reads and loads the component at `path`; a file larger than
+    /// `limits.wasm_bytes` is refused before it is read.
     pub async fn load_file(&self, path: &Path) -> Result<Plugin, LoadError> {
-        let bytes = tokio::fs::read(path).await?;
+        let limit = self.config.settings_for(&file_name(path)).limits.wasm_bytes;
+        let file = tokio::fs::File::open(path).await?;
+        let size = file.metadata().await?.len();
+        if size > limit {
+            return Err(LoadError::TooLarge { bytes: size, limit });
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        // A file that grows meanwhile is read one byte past the limit at most.
+        file.take(limit + 1).read_to_end(&mut bytes).await?;
         self.load_bytes(path, bytes).await
     }
 
     /// Loads a component from `bytes` (read from `path`).
     pub async fn load_bytes(&self, path: &Path, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
         let digest = hex(&Sha256::digest(&bytes));
-        let component = self.compile(bytes).await?;
+        let component = self.compile(&file_name(path), bytes).await?;
         self.load_compiled(path, digest, component).await
     }
 
-    /// Compiles `bytes` (or finds them in the compile cache), off the async
-    /// workers. Files with the same bytes can share the result: see
-    /// [`Loader::load_compiled`].
-    pub async fn compile(&self, bytes: Vec<u8>) -> Result<Component, LoadError> {
-        // Compiling is CPU-bound: keep it off the async workers.
-        let engine = self.runtime.engine.clone();
-        let cache = self.cache.clone();
-        tokio::task::spawn_blocking(move || match cache {
-            Some(cache) => cache.compile(&engine, &bytes),
-            None => Component::new(&engine, &bytes),
-        })
-        .await
-        .map_err(|e| LoadError::Compile(e.to_string()))?
-        .map_err(|e| LoadError::Compile(format!("{e:#}")))
+    /// Compiles `bytes` (or finds them in the compile cache) for the file
+    /// named `file`, under its block's `limits.wasm_bytes` and
+    /// `limits.compile_timeout_secs`, off the async workers. Files with the
+    /// same bytes can share the result: see [`Loader::load_compiled`].
+    pub async fn compile(&self, file: &str, bytes: Vec<u8>) -> Result<Component, LoadError> {
+        let limits = self.config.settings_for(file).limits;
+        if bytes.len() as u64 > limits.wasm_bytes {
+            return Err(LoadError::TooLarge {
+                bytes: bytes.len() as u64,
+                limit: limits.wasm_bytes,
+            });
+        }
+        self.compile_within(bytes, limits.compile_timeout).await
     }
 
     /// Loads the file at `path`, whose bytes (SHA-256 `digest`, hex) compiled
     /// to `component`: links it, lists its tools with the settings for its
-    /// file name, and checks them.
+    /// file name, and checks them against the listing limits.
     pub async fn load_compiled(
         &self,
         path: &Path,
         digest: String,
         component: Component,
     ) -> Result<Plugin, LoadError> {
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = file_name(path);
         let settings = Arc::new(self.config.settings_for(&file));
+        let limits = &settings.limits;
         let pre = self
             .linker
             .instantiate_pre(&component)
@@ -152,6 +200,7 @@ impl Loader {
                 None,
             );
             let mut store = new_store(&self.runtime, state);
+            store.set_hostcall_fuel(listing_fuel(limits));
             let instance = pre
                 .instantiate_async(&mut store)
                 .await
@@ -160,9 +209,14 @@ impl Loader {
                 .toolhost_plugin_tools()
                 .call_list(&mut store)
                 .await
-                .map_err(|e| LoadError::List(format!("{e:#}")))?
+                .map_err(|e| list_error(e, limits))?
         };
-        let tools = check_definitions(definitions)?;
+        // Parsing and compiling schemas is CPU work: off the async workers.
+        let check_limits = limits.clone();
+        let tools =
+            tokio::task::spawn_blocking(move || check_definitions(definitions, &check_limits))
+                .await
+                .map_err(|e| LoadError::List(format!("checking its tools failed: {e}")))??;
         if tools.is_empty() {
             return Err(LoadError::NoTools);
         }
@@ -179,6 +233,78 @@ impl Loader {
             tools,
         })
     }
+}
+
+impl Loader {
+    /// Compiles `bytes` (or loads them from the cache) on the blocking
+    /// pool, giving up after `timeout`. wasmtime cannot stop a compilation,
+    /// so one given up on finishes in the background and is discarded, not
+    /// cached: the limit holds on the next start too.
+    async fn compile_within(
+        &self,
+        bytes: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Component, LoadError> {
+        let engine = self.runtime.engine.clone();
+        let cache = self.cache.clone();
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let given_up = abandoned.clone();
+        let compiling = tokio::task::spawn_blocking(move || {
+            if let Some(component) = cache.as_ref().and_then(|c| c.load(&engine, &bytes)) {
+                return Ok(component);
+            }
+            let component = Component::new(&engine, &bytes)?;
+            if let Some(cache) = cache.filter(|_| !abandoned.load(Ordering::Relaxed)) {
+                cache.store(&engine, &bytes, &component);
+            }
+            Ok::<_, wasmtime::Error>(component)
+        });
+        match tokio::time::timeout(timeout, compiling).await {
+            Err(_) => {
+                given_up.store(true, Ordering::Relaxed);
+                Err(LoadError::CompileTimeout {
+                    secs: timeout.as_secs_f64(),
+                })
+            }
+            Ok(joined) => joined
+                .map_err(|e| LoadError::Compile(e.to_string()))?
+                .map_err(|e| LoadError::Compile(format!("{e:#}"))),
+        }
+    }
+}
+
+/// The most bytes wasmtime may copy out of a component's answer to `list`:
+/// every definition at its largest, plus the host's record of each. Caps
+/// the host's memory before the count and sizes are checked.
+fn listing_fuel(limits: &Limits) -> usize {
+    let per_tool = limits
+        .definition_bytes
+        .saturating_add(std::mem::size_of::<ToolDefinition>() as u64);
+    let total = per_tool.saturating_mul(limits.tools_per_component.into());
+    usize::try_from(total).unwrap_or(usize::MAX)
+}
+
+/// The error for a failed `list` call, naming the limits when the answer
+/// was larger than they allow.
+fn list_error(error: wasmtime::Error, limits: &Limits) -> LoadError {
+    let text = format!("{error:#}");
+    // wasmtime's error for exhausted hostcall fuel is a private type; its
+    // message is the only sign of it.
+    if text.contains("fuel allocated for hostcalls") {
+        LoadError::ListTooLarge {
+            tools: limits.tools_per_component,
+            bytes: limits.definition_bytes,
+        }
+    } else {
+        LoadError::List(text)
+    }
+}
+
+/// The file name of `path`, as the registry and config know it.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1,13 +1,29 @@
 //! A tool as the host serves it: the component's raw definition, checked
 //! against MCP's rules and turned into a [`ToolSpec`] with its argument
 //! validator built once.
+//!
+//! Checking a component's list ([`check_definitions`]) is bounded by the
+//! plugin's loading limits before any definition is parsed: the number of
+//! tools (`limits.tools_per_component`), the bytes of one definition
+//! (`limits.definition_bytes`) and of one schema (`limits.schema_bytes`).
+//! It is CPU work (JSON parsing, schema compilation): run it off the async
+//! workers.
+//!
+//! Schemas are published as every client accepts them
+//! ([`standardize_formats`]): a `format` JSON Schema 2020-12 does not define
+//! is dropped, an integer width becomes `minimum`/`maximum`. They never
+//! reach outside themselves: a `$ref` (or `$schema`) naming anything but a
+//! place inside the schema is refused at load, never fetched, whichever
+//! features `jsonschema` was built with ([`NoRetrieval`]).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 use thiserror::Error;
 
 use crate::bindings::types::{Annotations, ToolDefinition};
+use crate::config::Limits;
 
 /// A validated tool definition.
 pub struct ToolSpec {
@@ -23,6 +39,10 @@ pub struct ToolSpec {
     pub output_schema: Option<Arc<Map<String, Value>>>,
     /// Behaviour hints. `read_only` is enforced by the `http` import.
     pub annotations: Annotations,
+    /// Formats the component's schemas used that JSON Schema 2020-12 does
+    /// not define, removed before publishing: `"input /properties/n:
+    /// uint32"`. `toolhost check` reports them.
+    pub nonstandard_formats: Vec<String>,
     /// Validates arguments against `input_schema`; built once per component
     /// version.
     validator: jsonschema::Validator,
@@ -39,9 +59,35 @@ impl std::fmt::Debug for ToolSpec {
 /// Why a component's tool definition was refused.
 #[derive(Debug, Error)]
 pub enum SpecError {
-    /// The name breaks MCP's rules.
+    /// The name breaks MCP's rules (the name shown is cut at 64 characters).
     #[error("tool name {0:?} is invalid: use 1 to 128 characters of A-Z a-z 0-9 _ . -")]
     BadName(String),
+    /// The component lists more tools than its limit allows.
+    #[error(
+        "the component lists {count} tools, more than limits.tools_per_component ({limit}) allows; raise it in the plugin's [plugins.NAME.limits] block if the component is trusted"
+    )]
+    TooManyTools {
+        /// How many it lists.
+        count: usize,
+        /// The limit.
+        limit: u32,
+    },
+    /// A definition or one of its schemas is larger than its limit allows.
+    #[error(
+        "tool {tool:?}: its {what} is {bytes} bytes, more than limits.{key} ({limit}) allows; shorten it, or raise the limit in the plugin's [plugins.NAME.limits] block"
+    )]
+    TooLarge {
+        /// The tool (cut at 64 characters).
+        tool: String,
+        /// `definition`, `input schema` or `output schema`.
+        what: &'static str,
+        /// Its size.
+        bytes: usize,
+        /// The limit's key under `limits`.
+        key: &'static str,
+        /// The limit.
+        limit: u64,
+    },
     /// A schema is not JSON, not an object schema, or not a valid schema.
     #[error("tool {tool:?}: its {which} schema is invalid: {reason}")]
     BadSchema {
@@ -60,6 +106,15 @@ pub enum SpecError {
     Empty(String, &'static str),
 }
 
+/// `name` as shown in errors: at most 64 characters, so a hostile name
+/// cannot flood the log.
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_string(),
+    }
+}
+
 /// Whether `name` follows MCP's tool-name rules.
 pub fn is_valid_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
@@ -68,33 +123,81 @@ pub fn is_valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
+/// Refuses every external resource a schema names: guest schemas are
+/// self-contained. Set on every validator the host builds, so enabling
+/// `jsonschema`'s `resolve-http`/`resolve-file` features (directly or by
+/// feature unification) cannot make a component's schema fetch a URL or
+/// read a file.
+pub struct NoRetrieval;
+
+impl jsonschema::Retrieve for NoRetrieval {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!(
+            "{uri} is outside the schema; toolhost never fetches schemas, so a `$ref` must point inside the tool's own schema (e.g. \"#/$defs/name\") and `$schema` must name a JSON Schema draft"
+        )
+        .into())
+    }
+}
+
+/// A validator for `schema`; refuses external references.
+fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_retriever(NoRetrieval)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// Parses, checks and publishes one schema: an object schema, valid
+/// against its meta-schema, self-contained; with its formats made
+/// standard (the non-standard ones found are added to `nonstandard`).
+/// Returns it with its validator.
 fn parse_schema(
     tool: &str,
     which: &'static str,
     text: &str,
-) -> Result<Map<String, Value>, SpecError> {
+    nonstandard: &mut Vec<String>,
+) -> Result<(Map<String, Value>, jsonschema::Validator), SpecError> {
     let bad = |reason: String| SpecError::BadSchema {
-        tool: tool.to_string(),
+        tool: shown(tool),
         which,
         reason,
     };
-    let value: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    let Value::Object(map) = value else {
+    let mut value: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if !value.is_object() {
         return Err(bad("it is not a JSON object".into()));
-    };
-    if map.get("type") != Some(&Value::String("object".into())) {
+    }
+    if value.get("type") != Some(&Value::String("object".into())) {
         return Err(bad("MCP requires `\"type\": \"object\"` at the top".into()));
     }
-    jsonschema::meta::validate(&Value::Object(map.clone()))
-        .map_err(|e| bad(format!("not a valid JSON Schema: {e}")))?;
-    Ok(map)
+    match jsonschema::meta::try_validate(&value) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(bad(format!("not a valid JSON Schema: {e}"))),
+        Err(e) => {
+            return Err(bad(format!(
+                "its `$schema` is not a JSON Schema draft ({e}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
+            )));
+        }
+    }
+    for (at, format) in standardize_formats(&mut value) {
+        nonstandard.push(format!("{which} {at}: {format}"));
+    }
+    // Built from the schema as published, so the host enforces exactly the
+    // bounds clients see.
+    let validator = build_validator(&value).map_err(bad)?;
+    let Value::Object(map) = value else {
+        unreachable!("checked to be an object above");
+    };
+    Ok((map, validator))
 }
 
 impl ToolSpec {
     /// Checks one definition from a component.
     pub fn from_definition(def: ToolDefinition) -> Result<ToolSpec, SpecError> {
         if !is_valid_name(&def.name) {
-            return Err(SpecError::BadName(def.name));
+            return Err(SpecError::BadName(shown(&def.name)));
         }
         if def.title.trim().is_empty() {
             return Err(SpecError::Empty(def.name, "title"));
@@ -102,19 +205,20 @@ impl ToolSpec {
         if def.description.trim().is_empty() {
             return Err(SpecError::Empty(def.name, "description"));
         }
-        let input = parse_schema(&def.name, "input", &def.input_schema)?;
+        let mut nonstandard_formats = Vec::new();
+        let (input, validator) = parse_schema(
+            &def.name,
+            "input",
+            &def.input_schema,
+            &mut nonstandard_formats,
+        )?;
+        // The output schema's validator only proves it self-contained.
         let output = def
             .output_schema
             .as_deref()
-            .map(|s| parse_schema(&def.name, "output", s))
-            .transpose()?;
-        let validator = jsonschema::validator_for(&Value::Object(input.clone())).map_err(|e| {
-            SpecError::BadSchema {
-                tool: def.name.clone(),
-                which: "input",
-                reason: e.to_string(),
-            }
-        })?;
+            .map(|s| parse_schema(&def.name, "output", s, &mut nonstandard_formats))
+            .transpose()?
+            .map(|(schema, _)| schema);
         Ok(ToolSpec {
             name: def.name,
             title: def.title,
@@ -122,6 +226,7 @@ impl ToolSpec {
             input_schema: Arc::new(input),
             output_schema: output.map(Arc::new),
             annotations: def.annotations,
+            nonstandard_formats,
             validator,
         })
     }
@@ -170,17 +275,224 @@ impl ToolSpec {
     }
 }
 
-/// Checks a component's whole list: each definition, and no name twice.
-pub fn check_definitions(defs: Vec<ToolDefinition>) -> Result<Vec<Arc<ToolSpec>>, SpecError> {
+/// Checks a component's whole list within `limits`: the count and every
+/// size first, then each definition, and no name twice. Blocking (it
+/// parses and compiles schemas): call it off the async workers.
+pub fn check_definitions(
+    defs: Vec<ToolDefinition>,
+    limits: &Limits,
+) -> Result<Vec<Arc<ToolSpec>>, SpecError> {
+    if defs.len() > limits.tools_per_component as usize {
+        return Err(SpecError::TooManyTools {
+            count: defs.len(),
+            limit: limits.tools_per_component,
+        });
+    }
+    for def in &defs {
+        check_sizes(def, limits)?;
+    }
+    let mut names = HashSet::with_capacity(defs.len());
     let mut specs: Vec<Arc<ToolSpec>> = Vec::with_capacity(defs.len());
     for def in defs {
-        let spec = ToolSpec::from_definition(def)?;
-        if specs.iter().any(|s| s.name == spec.name) {
-            return Err(SpecError::Duplicate(spec.name));
+        if !names.insert(def.name.clone()) {
+            return Err(SpecError::Duplicate(shown(&def.name)));
         }
-        specs.push(Arc::new(spec));
+        specs.push(Arc::new(ToolSpec::from_definition(def)?));
     }
     Ok(specs)
+}
+
+/// Checks one definition's sizes against `limits.definition_bytes` and
+/// `limits.schema_bytes`, before anything is parsed.
+fn check_sizes(def: &ToolDefinition, limits: &Limits) -> Result<(), SpecError> {
+    let output = def.output_schema.as_deref().map_or(0, str::len);
+    let total =
+        def.name.len() + def.title.len() + def.description.len() + def.input_schema.len() + output;
+    let too_large = |what, bytes, key, limit| SpecError::TooLarge {
+        tool: shown(&def.name),
+        what,
+        bytes,
+        key,
+        limit,
+    };
+    for (what, bytes) in [
+        ("input schema", def.input_schema.len()),
+        ("output schema", output),
+    ] {
+        if bytes as u64 > limits.schema_bytes {
+            return Err(too_large(what, bytes, "schema_bytes", limits.schema_bytes));
+        }
+    }
+    if total as u64 > limits.definition_bytes {
+        return Err(too_large(
+            "definition",
+            total,
+            "definition_bytes",
+            limits.definition_bytes,
+        ));
+    }
+    Ok(())
+}
+
+/// The values of `format` that JSON Schema 2020-12 defines.
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords whose value is a schema or an array of schemas.
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "additionalProperties",
+    "propertyNames",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "contains",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+    "not",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "anyOf",
+    "oneOf",
+];
+
+/// Keywords whose value maps names to schemas.
+const SCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "$defs",
+    "definitions",
+];
+
+/// Makes `schema`'s formats ones that JSON Schema 2020-12 defines, in
+/// every subschema: a format it does not define (schemars' `uint32`,
+/// `int64`, `double`, …) is dropped, and an integer width becomes
+/// `minimum`/`maximum`, keeping a tighter bound the schema already has.
+/// Components are 32-bit, so `uint`/`int` (`usize`/`isize`) are 32 bits.
+/// Returns each format removed, with where it was (a JSON pointer).
+pub fn standardize_formats(schema: &mut Value) -> Vec<(String, String)> {
+    let mut removed = Vec::new();
+    standardize_at(schema, String::new(), &mut removed);
+    removed
+}
+
+fn standardize_at(schema: &mut Value, at: String, removed: &mut Vec<(String, String)>) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    for (key, value) in object.iter_mut() {
+        let here = format!("{at}/{}", pointer_escape(key));
+        if SCHEMA_MAP_KEYWORDS.contains(&key.as_str()) {
+            if let Value::Object(map) = value {
+                for (name, sub) in map.iter_mut() {
+                    standardize_at(sub, format!("{here}/{}", pointer_escape(name)), removed);
+                }
+            }
+        } else if SUBSCHEMA_KEYWORDS.contains(&key.as_str()) {
+            match value {
+                Value::Array(items) => {
+                    for (i, sub) in items.iter_mut().enumerate() {
+                        standardize_at(sub, format!("{here}/{i}"), removed);
+                    }
+                }
+                sub => standardize_at(sub, here, removed),
+            }
+        }
+    }
+    let Some(Value::String(format)) = object.get("format") else {
+        return;
+    };
+    if STANDARD_FORMATS.contains(&format.as_str()) {
+        return;
+    }
+    let format = format.clone();
+    object.remove("format");
+    let (min, max) = integer_bounds(&format);
+    if let Some(min) = min {
+        tighten(object, "minimum", min, true);
+    }
+    if let Some(max) = max {
+        tighten(object, "maximum", max, false);
+    }
+    removed.push((if at.is_empty() { "/".into() } else { at }, format));
+}
+
+/// Escapes a name for a JSON pointer (RFC 6901).
+fn pointer_escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// The range of one of schemars' integer formats, as far as JSON numbers
+/// hold it: (minimum, maximum).
+fn integer_bounds(format: &str) -> (Option<Number>, Option<Number>) {
+    let signed = |min: i64, max: i64| (Some(min.into()), Some(max.into()));
+    let unsigned = |max: u64| (Some(0u64.into()), Some(max.into()));
+    match format {
+        "int8" => signed(i8::MIN.into(), i8::MAX.into()),
+        "int16" => signed(i16::MIN.into(), i16::MAX.into()),
+        "int32" | "int" => signed(i32::MIN.into(), i32::MAX.into()),
+        "int64" => signed(i64::MIN, i64::MAX),
+        "uint8" => unsigned(u8::MAX.into()),
+        "uint16" => unsigned(u16::MAX.into()),
+        "uint32" | "uint" => unsigned(u32::MAX.into()),
+        "uint64" => unsigned(u64::MAX),
+        "uint128" => (Some(0u64.into()), None),
+        _ => (None, None),
+    }
+}
+
+/// Sets `key` to `bound` unless the schema already has one at least as
+/// tight (greater for a `minimum`, smaller for a `maximum`).
+fn tighten(object: &mut Map<String, Value>, key: &str, bound: Number, lower: bool) {
+    let keep = object
+        .get(key)
+        .and_then(Value::as_number)
+        .is_some_and(|existing| match compare(existing, &bound) {
+            std::cmp::Ordering::Equal => true,
+            std::cmp::Ordering::Greater => lower,
+            std::cmp::Ordering::Less => !lower,
+        });
+    if !keep {
+        object.insert(key.to_string(), Value::Number(bound));
+    }
+}
+
+/// Orders two JSON numbers: exactly when both are integers, else as `f64`.
+fn compare(a: &Number, b: &Number) -> std::cmp::Ordering {
+    let int = |n: &Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    match (int(a), int(b)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        _ => {
+            let (a, b) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -249,8 +561,135 @@ mod tests {
     fn duplicate_names_in_one_component_are_refused() {
         let schema = r#"{"type":"object"}"#;
         assert!(matches!(
-            check_definitions(vec![def("a", schema), def("a", schema)]),
+            check_definitions(vec![def("a", schema), def("a", schema)], &Limits::default()),
             Err(SpecError::Duplicate(_))
         ));
+    }
+
+    #[test]
+    fn the_count_and_sizes_are_checked_before_any_schema_is_parsed() {
+        let limits = Limits {
+            tools_per_component: 2,
+            definition_bytes: 200,
+            schema_bytes: 100,
+            ..Limits::default()
+        };
+        // Three definitions whose schemas are not even JSON: the count
+        // alone refuses them.
+        let err = check_definitions(vec![def("a", "x"), def("b", "x"), def("c", "x")], &limits)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            SpecError::TooManyTools { count: 3, limit: 2 }
+        ));
+        assert!(
+            err.to_string().contains("limits.tools_per_component"),
+            "{err}"
+        );
+
+        let big_schema = format!(r#"{{"type":"object","description":"{}"}}"#, "x".repeat(100));
+        let err =
+            check_definitions(vec![def("a", "x"), def("b", &big_schema)], &limits).unwrap_err();
+        assert!(
+            err.to_string().contains("limits.schema_bytes (100)"),
+            "{err}"
+        );
+
+        let mut long = def("long", r#"{"type":"object"}"#);
+        long.description = "x".repeat(10_000);
+        let err = check_definitions(vec![long], &limits).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("limits.definition_bytes (200)"), "{text}");
+        assert!(text.len() < 400, "the error stays short: {text}");
+    }
+
+    #[test]
+    fn formats_are_made_standard_and_widths_become_bounds() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint32", "minimum": 0},
+                "small": {"type": ["integer", "null"], "format": "int8", "minimum": -5},
+                "capped": {"type": "integer", "format": "uint64", "maximum": 10},
+                "ratio": {"type": "number", "format": "double"},
+                "when": {"type": "string", "format": "date-time"},
+                "format": {"type": "string"},
+                "list": {"type": "array", "items": {"type": "integer", "format": "int64"}},
+                "either": {"anyOf": [{"type": "integer", "format": "uint"}, {"type": "null"}]}
+            },
+            "$defs": {"d": {"type": "integer", "format": "uint16"}},
+            "examples": [{"format": "uint8"}]
+        });
+        let removed = standardize_formats(&mut schema);
+        let p = &schema["properties"];
+        assert_eq!(
+            p["n"],
+            serde_json::json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
+        );
+        assert_eq!(p["small"]["minimum"], -5, "a tighter bound stays");
+        assert_eq!(p["small"]["maximum"], 127);
+        assert_eq!(p["capped"]["maximum"], 10, "a tighter bound stays");
+        assert_eq!(p["ratio"], serde_json::json!({"type": "number"}));
+        assert_eq!(p["when"]["format"], "date-time");
+        assert_eq!(p["format"], serde_json::json!({"type": "string"}));
+        assert_eq!(p["list"]["items"]["minimum"], i64::MIN);
+        assert_eq!(p["either"]["anyOf"][0]["maximum"], 4294967295u64);
+        assert_eq!(schema["$defs"]["d"]["maximum"], 65535);
+        assert_eq!(
+            schema["examples"][0]["format"], "uint8",
+            "data is not a schema"
+        );
+        let mut at: Vec<String> = removed.iter().map(|(at, f)| format!("{at}: {f}")).collect();
+        at.sort();
+        assert_eq!(
+            at,
+            [
+                "/$defs/d: uint16",
+                "/properties/capped: uint64",
+                "/properties/either/anyOf/0: uint",
+                "/properties/list/items: int64",
+                "/properties/n: uint32",
+                "/properties/ratio: double",
+                "/properties/small: int8",
+            ]
+        );
+    }
+
+    #[test]
+    fn published_bounds_are_enforced_and_findings_recorded() {
+        let s = ToolSpec::from_definition(def(
+            "a",
+            r#"{"type":"object","properties":{"n":{"type":"integer","format":"uint32","minimum":0}}}"#,
+        ))
+        .unwrap();
+        assert_eq!(s.input_schema["properties"]["n"]["maximum"], 4294967295u64);
+        assert_eq!(s.nonstandard_formats, ["input /properties/n: uint32"]);
+        assert!(s.validate(&serde_json::json!({"n": 4294967295u64})).is_ok());
+        assert!(
+            s.validate(&serde_json::json!({"n": 4294967296u64}))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn schemas_never_reach_outside_themselves() {
+        for schema in [
+            r#"{"type":"object","properties":{"a":{"$ref":"http://127.0.0.1:9/x"}}}"#,
+            r#"{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}"#,
+            r#"{"type":"object","properties":{"a":{"$ref":"other.json"}}}"#,
+            r#"{"$schema":"http://127.0.0.1:9/meta","type":"object"}"#,
+        ] {
+            let err = ToolSpec::from_definition(def("a", schema)).unwrap_err();
+            assert!(
+                matches!(err, SpecError::BadSchema { .. }),
+                "{schema}: {err}"
+            );
+            let mut with_output = def("a", r#"{"type":"object"}"#);
+            with_output.output_schema = Some(schema.into());
+            assert!(ToolSpec::from_definition(with_output).is_err(), "{schema}");
+        }
+        let local = r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"integer"}}}"##;
+        let s = ToolSpec::from_definition(def("a", local)).unwrap();
+        assert!(s.validate(&serde_json::json!({"a": "x"})).is_err());
     }
 }

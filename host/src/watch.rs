@@ -207,7 +207,8 @@ impl Reloader {
             }
             // Metadata first, bytes second: a write after the read changes
             // the metadata, so the next scan reads again.
-            let (bytes, digest) = match read_and_hash(&path).await {
+            let limit = self.loader.config.settings_for(&name).limits.wasm_bytes;
+            let (bytes, digest) = match read_and_hash(&path, limit).await {
                 Ok(pair) => pair,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
@@ -394,12 +395,15 @@ async fn load_group(
     let component = match component {
         Some(component) => Ok(component),
         None => {
+            let limit = loader.config.settings_for(&files[0].0).limits.wasm_bytes;
             let bytes = match files.iter_mut().find_map(|(_, f)| f.bytes.take()) {
                 Some(bytes) => Ok(bytes),
-                None => tokio::fs::read(&files[0].1.path).await,
+                None => read_and_hash(&files[0].1.path, limit)
+                    .await
+                    .map(|(bytes, _)| bytes),
             };
             match bytes {
-                Ok(bytes) => loader.compile(bytes).await,
+                Ok(bytes) => loader.compile(&files[0].0, bytes).await,
                 Err(e) => Err(LoadError::Read(e)),
             }
         }
@@ -413,6 +417,11 @@ async fn load_group(
                     LoadError::Read(std::io::Error::new(io.kind(), io.to_string()))
                 }
                 LoadError::Compile(message) => LoadError::Compile(message.clone()),
+                LoadError::TooLarge { bytes, limit } => LoadError::TooLarge {
+                    bytes: *bytes,
+                    limit: *limit,
+                },
+                LoadError::CompileTimeout { secs } => LoadError::CompileTimeout { secs: *secs },
                 other => LoadError::Compile(other.to_string()),
             };
             return files
@@ -444,11 +453,17 @@ async fn load_group(
     results
 }
 
-/// Reads a file and hashes its bytes, off the async workers.
-async fn read_and_hash(path: &Path) -> std::io::Result<(Vec<u8>, String)> {
+/// Reads a file, at most `limit` bytes and one more (so that a file over
+/// `limits.wasm_bytes` is refused by [`Loader::compile`] without being read
+/// whole), and hashes what it read, off the async workers.
+async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, String)> {
     let path = path.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let bytes = std::fs::read(&path)?;
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)?
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)?;
         let digest = hex(&Sha256::digest(&bytes));
         Ok((bytes, digest))
     })

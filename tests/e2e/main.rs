@@ -15,6 +15,7 @@ mod docs;
 mod foundation;
 mod hot_reload;
 mod katana;
+mod loading;
 mod logging;
 mod network;
 mod protocol;

@@ -1,11 +1,73 @@
 //! A test component whose tools misbehave on purpose, one way each, so the
 //! host's containment can be proved: tool errors, traps, HTTP the policy or
 //! the confirmation gate must refuse, and attacks on the host's resources.
+//!
+//! What `list` returns also obeys the operator's `config` values (see
+//! [`hostile_listing`]), so this file copied under another name, with its own
+//! `[plugins.NAME.config]` block, becomes a component that floods the host
+//! with tools, publishes a huge description, or a schema of its choosing.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use toolhost_sdk::__private::WitToolDefinition;
 use toolhost_sdk::confirm::require_confirmation;
-use toolhost_sdk::{Annotations, ErrorCode, Tool, ToolError, http};
+use toolhost_sdk::{Annotations, ErrorCode, Tool, ToolError, config, http};
+
+/// Exports the tools as `toolhost_sdk::export_tools!` does, except that
+/// `list` passes the definitions through [`hostile_listing`].
+macro_rules! export_misbehaving_tools {
+    ($($tool:expr),+ $(,)?) => {
+        struct Misbehaving;
+
+        impl Misbehaving {
+            fn tools() -> Vec<Box<dyn toolhost_sdk::__private::ErasedTool>> {
+                vec![$(Box::new($tool)),+]
+            }
+        }
+
+        impl toolhost_sdk::__private::Guest for Misbehaving {
+            fn list() -> Vec<WitToolDefinition> {
+                hostile_listing(toolhost_sdk::__private::list(&Self::tools()))
+            }
+
+            fn call(
+                name: String,
+                arguments: String,
+            ) -> Result<String, toolhost_sdk::__private::WitToolError> {
+                toolhost_sdk::__private::call(&Self::tools(), &name, &arguments)
+            }
+        }
+
+        toolhost_sdk::bindings::export!(Misbehaving with_types_in toolhost_sdk::bindings);
+    };
+}
+
+/// Changes the listed definitions as the plugin's `config` values say:
+/// - `list_extra_tools = "N"`: N more tools (`extra_0` …), each as small as
+///   a valid definition can be;
+/// - `list_description_bytes = "N"`: the first tool's description is N bytes;
+/// - `list_input_schema = "{…}"`: the first tool's input schema is this text.
+fn hostile_listing(mut definitions: Vec<WitToolDefinition>) -> Vec<WitToolDefinition> {
+    let number = |key: &str| config::get(key).and_then(|v| v.parse::<usize>().ok());
+    if let Some(bytes) = number("list_description_bytes") {
+        definitions[0].description = "x".repeat(bytes);
+    }
+    if let Some(schema) = config::get("list_input_schema") {
+        definitions[0].input_schema = schema;
+    }
+    if let Some(extra) = number("list_extra_tools") {
+        let annotations = definitions[0].annotations;
+        definitions.extend((0..extra).map(|i| WitToolDefinition {
+            name: format!("extra_{i}"),
+            title: "X".into(),
+            description: "X".into(),
+            input_schema: r#"{"type":"object"}"#.into(),
+            output_schema: None,
+            annotations,
+        }));
+    }
+    definitions
+}
 
 /// No arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -600,7 +662,7 @@ mod raw_http {
     }
 }
 
-toolhost_sdk::export_tools!(
+export_misbehaving_tools!(
     after_listing_gate(DeleteRecord),
     Fail,
     Crash,
