@@ -159,17 +159,67 @@ impl Loader {
 
     /// Compiles `bytes` (or finds them in the compile cache) for the file
     /// named `file`, under its block's `limits.wasm_bytes` and
-    /// `limits.compile_timeout_secs`, off the async workers. Files with the
-    /// same bytes can share the result: see [`Loader::load_compiled`].
+    /// `limits.compile_timeout_secs`, off the async workers.
     pub async fn compile(&self, file: &str, bytes: Vec<u8>) -> Result<Component, LoadError> {
-        let limits = self.config.settings_for(file).limits;
-        if bytes.len() as u64 > limits.wasm_bytes {
+        let size = bytes.len() as u64;
+        let (component, took) = self.compile_shared(&[file], bytes).await?;
+        self.within_limits(file, size, took)?;
+        Ok(component)
+    }
+
+    /// Compiles `bytes`, which every file named in `files` holds, once:
+    /// under the most lenient of their blocks' `limits.wasm_bytes` and
+    /// `limits.compile_timeout_secs`. Returns the component and how long
+    /// compiling took; [`Loader::within_limits`] then holds each file to its
+    /// own block's limits, and [`Loader::load_compiled`] loads each from the
+    /// shared result.
+    pub async fn compile_shared(
+        &self,
+        files: &[&str],
+        bytes: Vec<u8>,
+    ) -> Result<(Component, Duration), LoadError> {
+        let limits: Vec<Limits> = files
+            .iter()
+            .map(|f| self.config.settings_for(f).limits)
+            .collect();
+        let max_bytes = limits.iter().map(|l| l.wasm_bytes).max().unwrap_or(0);
+        if bytes.len() as u64 > max_bytes {
             return Err(LoadError::TooLarge {
                 bytes: bytes.len() as u64,
+                limit: max_bytes,
+            });
+        }
+        let timeout = limits
+            .iter()
+            .map(|l| l.compile_timeout)
+            .max()
+            .unwrap_or_default();
+        let started = std::time::Instant::now();
+        let component = self.compile_within(bytes, timeout).await?;
+        Ok((component, started.elapsed()))
+    }
+
+    /// Whether the file named `file`, `size` bytes long, whose compilation
+    /// took `compile_time`, is within its block's loading limits.
+    pub fn within_limits(
+        &self,
+        file: &str,
+        size: u64,
+        compile_time: Duration,
+    ) -> Result<(), LoadError> {
+        let limits = self.config.settings_for(file).limits;
+        if size > limits.wasm_bytes {
+            return Err(LoadError::TooLarge {
+                bytes: size,
                 limit: limits.wasm_bytes,
             });
         }
-        self.compile_within(bytes, limits.compile_timeout).await
+        if compile_time > limits.compile_timeout {
+            return Err(LoadError::CompileTimeout {
+                secs: limits.compile_timeout.as_secs_f64(),
+            });
+        }
+        Ok(())
     }
 
     /// Loads the file at `path`, whose bytes (SHA-256 `digest`, hex) compiled

@@ -392,10 +392,19 @@ async fn load_group(
     mut files: Vec<(String, Present)>,
 ) -> Vec<LoadResult> {
     let started = Instant::now();
+    // (size, compile time) when this group compiled: each file is then held
+    // to its own block's loading limits.
+    let mut compiled = None;
     let component = match component {
         Some(component) => Ok(component),
         None => {
-            let limit = loader.config.settings_for(&files[0].0).limits.wasm_bytes;
+            let names: Vec<String> = files.iter().map(|(name, _)| name.clone()).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let limit = names
+                .iter()
+                .map(|n| loader.config.settings_for(n).limits.wasm_bytes)
+                .max()
+                .unwrap_or(0);
             let bytes = match files.iter_mut().find_map(|(_, f)| f.bytes.take()) {
                 Some(bytes) => Ok(bytes),
                 None => read_and_hash(&files[0].1.path, limit)
@@ -403,7 +412,16 @@ async fn load_group(
                     .map(|(bytes, _)| bytes),
             };
             match bytes {
-                Ok(bytes) => loader.compile(&files[0].0, bytes).await,
+                Ok(bytes) => {
+                    let size = bytes.len() as u64;
+                    loader
+                        .compile_shared(&names, bytes)
+                        .await
+                        .map(|(component, took)| {
+                            compiled = Some((size, took));
+                            component
+                        })
+                }
                 Err(e) => Err(LoadError::Read(e)),
             }
         }
@@ -435,10 +453,17 @@ async fn load_group(
         .map(|(name, f)| {
             let (loader, digest, component) = (loader.clone(), digest.clone(), component.clone());
             tokio::spawn(async move {
-                let result = loader
-                    .load_compiled(&f.path, digest, component)
-                    .await
-                    .map(|plugin| (plugin, started.elapsed()));
+                let within = match compiled {
+                    Some((size, took)) => loader.within_limits(&name, size, took),
+                    None => Ok(()),
+                };
+                let result = match within {
+                    Ok(()) => loader
+                        .load_compiled(&f.path, digest, component)
+                        .await
+                        .map(|plugin| (plugin, started.elapsed())),
+                    Err(e) => Err(e),
+                };
                 (name, f.path, result)
             })
         })

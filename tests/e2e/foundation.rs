@@ -4,7 +4,7 @@
 use rmcp::ServiceError;
 use serde_json::json;
 
-use crate::support::{ERAS, Host, HostOptions, Recorder, hints};
+use crate::support::{ERAS, Host, HostOptions, MISBEHAVING_TOOLS, Recorder, hints};
 
 #[tokio::test]
 async fn tools_are_listed_with_schemas_titles_and_all_four_annotations() {
@@ -51,7 +51,7 @@ async fn tools_are_listed_with_schemas_titles_and_all_four_annotations() {
         );
         assert_eq!(
             tools.len(),
-            2 + 22,
+            2 + MISBEHAVING_TOOLS,
             "{era:?}: every tool of both components"
         );
     }
@@ -238,7 +238,7 @@ async fn http_to_a_host_that_is_not_allowed_is_denied_and_nothing_is_sent() {
             issue["message"]
                 .as_str()
                 .unwrap()
-                .contains("not in this plugin's allowed hosts"),
+                .contains("is allowed, but not on port"),
             "{issue}"
         );
         let issue = host

@@ -155,6 +155,9 @@ impl ClientHandler for TestClient {
     }
 }
 
+/// How many tools `misbehaving.wasm` (tests/components/misbehaving) lists.
+pub const MISBEHAVING_TOOLS: usize = 22;
+
 /// The directory `cargo xtask build-plugins` fills.
 pub fn components_dir() -> PathBuf {
     target_dir().join("components")

@@ -5,7 +5,7 @@
 //! - [`stdio`] runs the session: a reader, rmcp, and one writer;
 //! - [`triage`] decides, for one line, whether rmcp gets it or toolhost
 //!   answers it itself (input rmcp would drop unanswered, or answer with
-//!   the wrong error). See ADR 0013.
+//!   the wrong error). See ADR 0010.
 
 pub mod stdio;
 pub mod triage;
