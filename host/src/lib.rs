@@ -8,14 +8,14 @@
 //! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
-//! | [`watch`]      | hot reload: the plugin directory → the next registry             |
+//! | [`watch`]      | initial load and hot reload: the plugin directory → the registry |
 //! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
 //! | [`imports`]    | the host side of each WIT import                                 |
 //! | [`policy`]     | which destinations a plugin may reach                            |
-//! | [`plugin`]     | loading a component file: compile, link, list, check             |
+//! | [`plugin`]     | loading a component file within its limits: compile, link, list  |
 //! | [`spec`]       | a tool definition checked against MCP's rules                    |
 //! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
-//! | [`cache`]      | compiled components on disk, keyed and checksummed               |
+//! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
 //! | [`config`]     | `toolhost.toml`                                                  |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
