@@ -20,11 +20,11 @@ use rmcp::model::{
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::Notify;
 
-use crate::support::{component, test_cache_home};
+use crate::support::{capture_stderr, component, test_cache_home};
 
 /// A legacy-era client that asks nothing of the server but answers.
 #[derive(Clone)]
@@ -82,25 +82,7 @@ impl Wire {
         let mut child = command.spawn().expect("toolhost starts");
         let stdin = Arc::new(tokio::sync::Mutex::new(child.stdin.take()));
         let stdout = child.stdout.take().unwrap();
-        let mut stderr_pipe = child.stderr.take().unwrap();
-
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let stderr_grew = Arc::new(Notify::new());
-        {
-            let (stderr, stderr_grew) = (stderr.clone(), stderr_grew.clone());
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = stderr_pipe.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let text = String::from_utf8_lossy(&buf[..n]).to_string();
-                    eprint!("{text}");
-                    stderr.lock().unwrap().push_str(&text);
-                    stderr_grew.notify_waiters();
-                }
-            });
-        }
+        let (stderr, stderr_grew) = capture_stderr(child.stderr.take());
 
         // The client talks through an in-memory pipe; its lines are copied
         // to the host's stdin whole, so they never mix with raw writes.

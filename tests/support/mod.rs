@@ -221,6 +221,31 @@ fn with_test_load_wait(text: Option<&str>) -> String {
     }
 }
 
+/// Copies what a child writes to `pipe` into a string (and to the test's
+/// own stderr), waking the returned `Notify` on every write.
+pub fn capture_stderr(
+    pipe: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>,
+) -> (Arc<Mutex<String>>, Arc<Notify>) {
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let grew = Arc::new(Notify::new());
+    if let Some(mut pipe) = pipe {
+        let (stderr, grew) = (stderr.clone(), grew.clone());
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let text = String::from_utf8_lossy(&buf[..n]).to_string();
+                eprint!("{text}");
+                stderr.lock().unwrap().push_str(&text);
+                grew.notify_waiters();
+            }
+        });
+    }
+    (stderr, grew)
+}
+
 /// How to start a host.
 pub struct HostOptions {
     /// Components to put in the plugin directory, by name.
@@ -364,23 +389,7 @@ impl Host {
             .spawn()
             .unwrap();
         let pid = transport.id().expect("the host is running");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let stderr_grew = Arc::new(Notify::new());
-        if let Some(mut pipe) = stderr_pipe {
-            let (stderr, grew) = (stderr.clone(), stderr_grew.clone());
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let text = String::from_utf8_lossy(&buf[..n]).to_string();
-                    eprint!("{text}");
-                    stderr.lock().unwrap().push_str(&text);
-                    grew.notify_waiters();
-                }
-            });
-        }
+        let (stderr, stderr_grew) = capture_stderr(stderr_pipe);
         let handler = TestClient {
             elicitation,
             seen: Arc::default(),
