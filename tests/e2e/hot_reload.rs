@@ -4,68 +4,9 @@
 
 use std::path::Path;
 
-use rmcp::model::ServerNotification;
-use rmcp::service::Subscription;
 use serde_json::json;
 
-use crate::support::{ERAS, Era, Host, HostOptions, Recorder, component};
-
-/// Counts tool-list changes the way each era receives them.
-struct Changes {
-    stream: Option<Subscription>,
-    seen: usize,
-}
-
-impl Changes {
-    /// Starts counting, once the host serves its initial load (it answers
-    /// `initialize` before that, and `tools/list` waits for it).
-    async fn open(host: &Host, era: Era) -> Changes {
-        host.tools().await;
-        let stream = match era {
-            Era::Legacy => None,
-            Era::Modern => Some(host.listen().await),
-        };
-        Changes { stream, seen: 0 }
-    }
-
-    /// Waits for the next change notification.
-    async fn next(&mut self, host: &Host) {
-        match &mut self.stream {
-            None => {
-                let want = self.seen + 1;
-                host.wait_for_seen(|s| s.list_changed >= want).await;
-            }
-            Some(stream) => {
-                let n = tokio::time::timeout(std::time::Duration::from_secs(30), stream.next())
-                    .await
-                    .expect("a change arrives in time")
-                    .expect("the stream works")
-                    .expect("the stream is open");
-                assert!(
-                    matches!(n, ServerNotification::ToolListChangedNotification(_)),
-                    "{n:?}"
-                );
-            }
-        }
-        self.seen += 1;
-    }
-
-    /// How many notifications arrived that were not yet consumed with `next`.
-    async fn unread(&mut self, host: &Host) -> usize {
-        match &mut self.stream {
-            None => host.handler.seen.lock().unwrap().list_changed - self.seen,
-            Some(stream) => {
-                let mut n = 0;
-                while let Ok(Ok(Some(_))) =
-                    tokio::time::timeout(std::time::Duration::from_millis(200), stream.next()).await
-                {
-                    n += 1;
-                }
-                n
-            }
-        }
-    }
-}
+use crate::support::{Changes, ERAS, Era, Host, HostOptions, Recorder, component};
 
 async fn names(host: &Host) -> Vec<String> {
     host.tools()

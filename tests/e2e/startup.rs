@@ -3,10 +3,9 @@
 //! `host.load_wait_secs`), each distinct content compiles once, and tool
 //! names keep their owner across a restart.
 
-use rmcp::model::ServerNotification;
 use serde_json::json;
 
-use crate::support::{ERAS, Era, Host, HostOptions, Recorder, component};
+use crate::support::{Changes, ERAS, Host, HostOptions, Recorder, component};
 
 async fn names(host: &Host) -> Vec<String> {
     host.tools()
@@ -82,10 +81,7 @@ async fn past_load_wait_secs_the_list_is_answered_and_a_change_follows() {
                 .config(held_listing(&server, "[host]\nload_wait_secs = 0\n\n")),
         )
         .await;
-        let mut stream = match era {
-            Era::Legacy => None,
-            Era::Modern => Some(host.listen().await),
-        };
+        let mut changes = Changes::listen(&host, era).await;
         server.wait_for_requests(1).await;
         assert!(names(&host).await.is_empty(), "{era:?}: answered at once");
         host.wait_for_stderr(
@@ -93,20 +89,7 @@ async fn past_load_wait_secs_the_list_is_answered_and_a_change_follows() {
         )
         .await;
         server.release();
-        match &mut stream {
-            None => host.wait_for_seen(|s| s.list_changed >= 1).await,
-            Some(stream) => {
-                let n = tokio::time::timeout(std::time::Duration::from_secs(30), stream.next())
-                    .await
-                    .expect("a change arrives in time")
-                    .expect("the stream works")
-                    .expect("the stream is open");
-                assert!(
-                    matches!(n, ServerNotification::ToolListChangedNotification(_)),
-                    "{n:?}"
-                );
-            }
-        }
+        changes.next(&host).await;
         assert!(names(&host).await.contains(&"crash".to_string()), "{era:?}");
     }
 }

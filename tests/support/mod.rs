@@ -15,7 +15,9 @@ use rmcp::model::{
     ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
     ProgressNotificationParam, ProtocolVersion, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::service::{
+    NotificationContext, RequestContext, RoleClient, RunningService, Subscription,
+};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ClientServiceExt, ErrorData, ServiceError, ServiceExt};
 use serde_json::{Value, json};
@@ -717,5 +719,70 @@ impl Recorder {
             "[[plugins.{plugin}.allow]]\nhost = \"127.0.0.1\"\nport = {}\n",
             self.port
         )
+    }
+}
+
+/// Counts tool-list changes the way each era receives them.
+pub struct Changes {
+    stream: Option<Subscription>,
+    seen: usize,
+}
+
+impl Changes {
+    /// Starts counting, once the host serves its initial load (it answers
+    /// `initialize` before that, and `tools/list` waits for it).
+    pub async fn open(host: &Host, era: Era) -> Changes {
+        host.tools().await;
+        Changes::listen(host, era).await
+    }
+
+    /// Starts counting now, whether or not the initial load is in.
+    pub async fn listen(host: &Host, era: Era) -> Changes {
+        let stream = match era {
+            Era::Legacy => None,
+            Era::Modern => Some(host.listen().await),
+        };
+        Changes { stream, seen: 0 }
+    }
+
+    /// Waits for the next change notification.
+    pub async fn next(&mut self, host: &Host) {
+        match &mut self.stream {
+            None => {
+                let want = self.seen + 1;
+                host.wait_for_seen(|s| s.list_changed >= want).await;
+            }
+            Some(stream) => {
+                let n = tokio::time::timeout(std::time::Duration::from_secs(30), stream.next())
+                    .await
+                    .expect("a change arrives in time")
+                    .expect("the stream works")
+                    .expect("the stream is open");
+                assert!(
+                    matches!(
+                        n,
+                        rmcp::model::ServerNotification::ToolListChangedNotification(_)
+                    ),
+                    "{n:?}"
+                );
+            }
+        }
+        self.seen += 1;
+    }
+
+    /// How many notifications arrived that were not yet consumed with `next`.
+    pub async fn unread(&mut self, host: &Host) -> usize {
+        match &mut self.stream {
+            None => host.handler.seen.lock().unwrap().list_changed - self.seen,
+            Some(stream) => {
+                let mut n = 0;
+                while let Ok(Ok(Some(_))) =
+                    tokio::time::timeout(std::time::Duration::from_millis(200), stream.next()).await
+                {
+                    n += 1;
+                }
+                n
+            }
+        }
     }
 }
