@@ -26,6 +26,7 @@
 
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod bindings;
 pub mod cache;
 pub mod call;
