@@ -20,6 +20,7 @@ mod loading;
 mod logging;
 mod network;
 mod protocol;
+mod replicas;
 mod sandboxing;
 mod second_language;
 mod startup;
