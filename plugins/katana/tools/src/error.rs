@@ -25,9 +25,7 @@ pub fn api_error(response: &Response, missing: &str) -> ToolError {
              will not help."
                 .to_string(),
         ),
-        ErrorCode::NotFound => Some(format!(
-            "Katana has no {missing}. Check the id; search_items finds variant ids by SKU or name."
-        )),
+        ErrorCode::NotFound => Some(not_found_hint(missing)),
         ErrorCode::RateLimit => Some(
             "Katana allows 60 requests a minute per API key. Wait retry_after_ms before \
              calling again."
@@ -39,6 +37,24 @@ pub fn api_error(response: &Response, missing: &str) -> ToolError {
         _ => None,
     };
     error
+}
+
+/// What to do when Katana has no `missing` (e.g. `purchase order 7001`):
+/// an order is found by its number with `find_order`, a variant by SKU or
+/// name with `search_items`.
+pub fn not_found_hint(missing: &str) -> String {
+    if missing.contains("order") {
+        format!(
+            "Katana has no {missing}. Check the order_id and order type; find_order looks an \
+             order up by its number (e.g. PO-25-001) and returns its id and rows."
+        )
+    } else if missing.contains("variant") {
+        format!(
+            "Katana has no {missing}. Check the id; search_items finds variant ids by SKU or name."
+        )
+    } else {
+        format!("Katana has no {missing}. Check the id.")
+    }
 }
 
 /// The hint for an error answered to a change that was sent: a 5xx or a
@@ -154,7 +170,12 @@ mod tests {
             (e.code, e.message.as_str()),
             (ErrorCode::NotFound, "Not found")
         );
-        assert!(e.hint.unwrap().contains("purchase order 9999"));
+        let hint = e.hint.unwrap();
+        assert!(
+            hint.contains("purchase order 9999") && hint.contains("find_order"),
+            "{hint}"
+        );
+        assert!(not_found_hint("variant 5999").contains("search_items"));
         let e = api_error(
             &response(
                 429,
