@@ -115,7 +115,10 @@ async fn previews_show_totals_warnings_and_stock_changes_and_write_nothing() {
         )
         .await;
     let generated = mo["order_no"].as_str().unwrap();
-    assert!(generated.starts_with("MO-") && generated[3..].parse::<u64>().is_ok());
+    assert!(
+        generated.starts_with("MO-") && generated.len() == 18,
+        "{generated}"
+    );
     let warnings = strings(&mo["warnings"]);
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(warnings[0].contains("production_deadline_date"));
@@ -564,14 +567,23 @@ async fn completing_a_manufacturing_order_adds_its_stock_once() {
     assert_eq!(katana.writes(), ["PATCH /manufacturing_orders/2001"]);
     assert_eq!(stock(seed::KNIFE_BLACK), 60.0);
 
-    // A new order, made and completed: its own stock arrives.
-    let created = host
-        .ok(
-            "create_manufacturing_order",
-            json!({"variant_id": seed::KNIFE_WALNUT, "planned_quantity": 4,
-                   "location_id": seed::LOCATION_MAIN, "confirm": true}),
-        )
-        .await;
+    // A new order, made and completed: its own stock arrives. Without an
+    // order_no, the number the preview showed is the one created.
+    let args = json!({"variant_id": seed::KNIFE_WALNUT, "planned_quantity": 4,
+                      "location_id": seed::LOCATION_MAIN});
+    let preview = host.ok("create_manufacturing_order", args.clone()).await;
+    let mut confirmed = args;
+    confirmed["confirm"] = json!(true);
+    let created = host.ok("create_manufacturing_order", confirmed).await;
+    assert_eq!(created["order_no"], preview["order_no"]);
+    assert_eq!(
+        katana
+            .sandbox
+            .manufacturing_order(created["id"].as_i64().unwrap())
+            .unwrap()
+            .order_no,
+        preview["order_no"].as_str().unwrap()
+    );
     let id = created["id"].as_i64().unwrap();
     let out = host.ok("fulfill_order", complete(id)).await;
     let number = created["order_no"].as_str().unwrap();

@@ -57,18 +57,12 @@ pub fn not_found_hint(missing: &str) -> String {
     }
 }
 
-/// The hint for an error answered to a change that was sent: a 5xx or a
-/// lost answer leaves its outcome unknown, so the caller must `check`
-/// before trying again. Other errors keep their hints (a 4xx changed
-/// nothing; a refusal by the host sent nothing).
-pub fn after_write(mut error: ToolError, check: &str) -> ToolError {
-    if error.code == ErrorCode::Transient {
-        error.hint = Some(format!(
-            "The change was sent but Katana did not confirm it, so it may or may not have \
-             been made. {check} before trying again."
-        ));
-    }
-    error
+/// The hint for an error answered to a change that was sent: the SDK's
+/// shared rule ([`toolhost_sdk::mutation::sent_but_unconfirmed`]): a 5xx or
+/// a lost answer leaves its outcome unknown, so the caller must `check`
+/// before trying again; other errors keep their hints.
+pub fn after_write(error: ToolError, check: &str) -> ToolError {
+    toolhost_sdk::mutation::sent_but_unconfirmed(error, check)
 }
 
 /// The error for a change Katana accepted (2xx) with an answer that could
