@@ -117,8 +117,9 @@ impl Tool for CreatePurchaseOrder {
     const DESCRIPTION: &'static str = "Create a Katana purchase order to buy materials or \
         products from a supplier. Use it when stock must be replenished; find variant ids with \
         search_items first. Two steps: with confirm=false (default) it returns a preview with \
-        the total and warnings and changes nothing; with confirm=true the user is asked to \
-        approve, and only then is the order created.";
+        the total, the rows and warnings and changes nothing; with confirm=true the user is \
+        asked to approve, and only then is the order created. The answer lists the new rows \
+        with their ids, which receive_purchase_order takes as purchase_order_row_id.";
     const ANNOTATIONS: Annotations = Annotations::mutating(false, false);
 
     fn call(&self, input: CreatePurchaseOrderInput) -> Result<Self::Output, ToolError> {
