@@ -44,7 +44,7 @@ use crate::config::NoElicitationPolicy;
 
 /// The description of the elicitation's one field, in the words of the
 /// tool design records' shared confirmation schema.
-pub const CONFIRM_FIELD: &str = "Confirm the action (true to proceed)";
+const CONFIRM_FIELD: &str = "Confirm the action (true to proceed)";
 
 /// The elicitation form for `message`: one required boolean, `confirm`.
 pub fn elicitation_params(message: &str) -> ElicitRequestParams {
