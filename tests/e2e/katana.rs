@@ -1,4 +1,4 @@
-//! Katana end to end: the one `katana.wasm` component and its six tools,
+//! Katana end to end: the one `katana.wasm` component and its seven tools,
 //! served by the real `toolhost` binary, driven by rmcp's client, against
 //! the Katana sandbox started in this process.
 //!
