@@ -42,8 +42,9 @@ use crate::call::{Answer, Asked, BoxFuture, Confirmer, FixedAnswer, QuestionHash
 use crate::config::{NoElicitationPolicy, StateSettings};
 use crate::replay::{ReplayError, ReplayStore};
 
-/// The description of the elicitation's one field.
-const CONFIRM_FIELD: &str = "Set to true to go ahead, false to refuse.";
+/// The description of the elicitation's one field, in the words of the
+/// tool design records' shared confirmation schema.
+const CONFIRM_FIELD: &str = "Confirm the action (true to proceed)";
 
 /// The elicitation form for `message`: one required boolean, `confirm`.
 pub fn elicitation_params(message: &str) -> ElicitRequestParams {

@@ -89,14 +89,10 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
         );
     }
 
-    let verb = spec
-        .name
-        .split(['_', '.', '-'])
-        .next()
-        .unwrap_or("")
-        .to_lowercase();
+    let verbs = verbs(&spec.name);
+    let named = |list: &[&str]| verbs.iter().any(|v| list.contains(&v.as_str()));
     let a = &spec.annotations;
-    if READ_VERBS.contains(&verb.as_str()) && !a.read_only {
+    if named(READ_VERBS) && !a.read_only {
         push(
             Severity::Error,
             format!(
@@ -106,7 +102,7 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
             "set read_only (Annotations::READ_ONLY), or rename the tool after what it changes",
         );
     }
-    if DELETE_VERBS.contains(&verb.as_str()) && !(a.destructive && a.idempotent && !a.read_only) {
+    if named(DELETE_VERBS) && !(a.destructive && a.idempotent && !a.read_only) {
         push(
             Severity::Error,
             format!(
@@ -198,6 +194,24 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The words of a tool's name that may be its verb, lower-cased: the
+/// first word (`list` in `list_orders`) and, for an `object.operation`
+/// name, the operation's first word (`list` in `order.list`, `get` in
+/// `orders.get_by_id`).
+fn verbs(name: &str) -> Vec<String> {
+    let first_word = |part: &str| {
+        part.split(['_', '-', '.'])
+            .next()
+            .unwrap_or("")
+            .to_lowercase()
+    };
+    let mut verbs = vec![first_word(name)];
+    if let Some((_, operation)) = name.rsplit_once('.') {
+        verbs.push(first_word(operation));
+    }
+    verbs
 }
 
 /// Whether a (lower-cased) description enumerates values in words: "one
@@ -321,6 +335,28 @@ mod tests {
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
         }
+    }
+
+    #[test]
+    fn object_operation_names_are_read_by_their_operation() {
+        for (name, read_only, expected) in [
+            ("order.list", false, true),
+            ("orders.get_by_id", false, true),
+            ("order.list", true, false),
+            ("order.update", false, false),
+            ("list_orders", false, true),
+        ] {
+            let s = spec(
+                name,
+                "List orders with filters. Use it to find an order before changing it.",
+                r#"{"type":"object"}"#,
+                read_only,
+                true,
+            );
+            let flagged = lint(&s).iter().any(|f| f.problem.contains("reads, but"));
+            assert_eq!(flagged, expected, "{name} read_only={read_only}");
+        }
+        assert_eq!(verbs("record.delete"), ["record", "delete"]);
     }
 
     #[test]

@@ -95,6 +95,11 @@ fn check_passes_every_shipped_component_and_fails_a_sloppy_one() {
     let report = text(&out.stdout);
     assert!(report.contains("error[delete_record]"), "{report}");
     assert!(report.contains("fix:"), "{report}");
+    // An `object.operation` name is read by its operation.
+    assert!(
+        report.contains("error[order.list]: a tool named \"order.list\" reads"),
+        "{report}"
+    );
 }
 
 #[test]

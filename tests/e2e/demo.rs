@@ -1,5 +1,5 @@
 //! The README's run command, `cargo xtask demo`, as a client starts it: it
-//! serves the nine StatusPro tools, the six Katana tools and the example,
+//! serves the nine StatusPro tools, the seven Katana tools and the example,
 //! each plugin set answering from its own sandbox with no account.
 //!
 //! The test adds `--no-build`: `cargo xtask test` has built the components,
@@ -50,6 +50,7 @@ async fn the_demo_serves_statuspro_and_katana_against_their_sandboxes() {
         // Katana
         "search_items",
         "verify_order_document",
+        "find_order",
         "create_purchase_order",
         "receive_purchase_order",
         "create_manufacturing_order",

@@ -119,7 +119,7 @@ async fn katana_reads_and_a_confirmed_creation_over_http_in_both_eras() {
             .start()
             .await;
         let host = &katana.host;
-        assert_eq!(host.tools().await.len(), 6, "{era:?}");
+        assert_eq!(host.tools().await.len(), 7, "{era:?}");
         let found = host
             .ok("search_items", json!({"query": "knf-8in-blk"}))
             .await;

@@ -1,4 +1,4 @@
-//! Katana end to end: the one `katana.wasm` component and its six tools,
+//! Katana end to end: the one `katana.wasm` component and its seven tools,
 //! served by the real `toolhost` binary, driven by rmcp's client, against
 //! the Katana sandbox started in this process.
 //!
@@ -20,7 +20,9 @@
 //! | `reads` | `search_items` ranking and `verify_order_document` verdicts |
 //! | `mutations` | previews, confirmations in both eras, and the changes they make |
 //! | `errors` | each error code, from what the API (or the host) did |
+//! | `annotations` | each tool's hints against what two identical calls do to the workshop |
 
+mod annotations;
 mod errors;
 mod listing;
 mod mutations;

@@ -17,7 +17,9 @@
 //! | `reads` | the five read tools' success paths, paging and filters |
 //! | `errors` | each error code, mapped from what the API (or the network) did |
 //! | `mutations` | previews, confirmations in both eras, the changes they make, bulk |
+//! | `annotations` | each tool's hints against what two identical calls do to the orders |
 
+mod annotations;
 mod errors;
 mod listing;
 mod mutations;

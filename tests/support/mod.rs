@@ -71,6 +71,8 @@ pub struct Seen {
     pub list_changed: usize,
     /// Progress notifications: (progress, total, message).
     pub progress: Vec<(f64, Option<f64>, Option<String>)>,
+    /// The requested schemas of the elicitations it was asked, as JSON.
+    pub elicitation_schemas: Vec<Value>,
 }
 
 /// The test client.
@@ -98,9 +100,16 @@ impl ClientHandler for TestClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let message = match &request {
-            ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
-            _ => "(not a form)".to_string(),
+        let (message, schema) = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (
+                message.clone(),
+                serde_json::to_value(requested_schema).unwrap_or(Value::Null),
+            ),
+            _ => ("(not a form)".to_string(), Value::Null),
         };
         let answer = {
             let mut seen = self.seen.lock().unwrap();
@@ -111,6 +120,7 @@ impl ClientHandler for TestClient {
                 .to_string();
             seen.elicitations.push(question);
             seen.prompts.push(message.clone());
+            seen.elicitation_schemas.push(schema);
             match self.elicitation {
                 Elicitation::Script(answers) => answers
                     .get(seen.prompts.len() - 1)
@@ -253,7 +263,7 @@ fn rustix_kill(pid: u32) {
 }
 
 /// How many tools `misbehaving.wasm` (tests/components/misbehaving) lists.
-pub const MISBEHAVING_TOOLS: usize = 22;
+pub const MISBEHAVING_TOOLS: usize = 23;
 
 /// The directory `cargo xtask build-plugins` fills.
 pub fn components_dir() -> PathBuf {

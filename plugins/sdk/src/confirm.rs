@@ -26,8 +26,10 @@ impl Confirmation {
         self == Confirmation::Confirmed
     }
 
-    /// The outcome as the word tools report in their `result` field:
-    /// `confirmed`, `declined`, `cancelled` or `unsupported`.
+    /// The answer as one word: `confirmed`, `declined`, `cancelled` or
+    /// `unsupported`. Tools do not report `unsupported` as a `result`: the
+    /// user was never asked, which [`crate::mutation::Report::not_confirmed`]
+    /// reports as `cancelled` with a warning saying why.
     pub fn as_str(self) -> &'static str {
         match self {
             Confirmation::Confirmed => "confirmed",

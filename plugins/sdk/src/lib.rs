@@ -12,6 +12,7 @@
 //! |---------------|-----------------------------------------------------------------|
 //! | [`http`]      | HTTP requests made by the host under its policy, JSON in and out |
 //! | [`confirm`]   | ask the user to approve an action ([`confirm::require_confirmation`]) |
+//! | [`mutation`]  | what a preview-then-confirm tool reports ([`mutation::Report`]) |
 //! | [`log`]       | diagnostics to the host's log                                    |
 //! | [`config`]    | the operator's settings for this plugin                          |
 //! | [`progress`]  | progress reports for long calls                                  |
@@ -69,6 +70,7 @@ pub mod config;
 pub mod confirm;
 pub mod http;
 pub mod log;
+pub mod mutation;
 pub mod progress;
 pub mod schema;
 mod tool;

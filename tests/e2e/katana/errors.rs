@@ -38,6 +38,11 @@ async fn unknown_orders_are_not_found_with_a_hint_naming_them() {
             json!({"order_id": unknown, "order_type": "sales"}),
             "sales order",
         ),
+        (
+            "find_order",
+            json!({"order_id": unknown, "order_type": "purchase"}),
+            "purchase order",
+        ),
     ] {
         let issue = katana.host.tool_error(tool, args).await;
         assert_eq!(issue["code"], "NOT_FOUND", "{tool}");
@@ -47,7 +52,26 @@ async fn unknown_orders_are_not_found_with_a_hint_naming_them() {
             hint.contains(&format!("{thing} {unknown}")),
             "{tool}: {hint}"
         );
+        assert!(
+            hint.contains("find_order") && !hint.contains("search_items"),
+            "{tool}: an order is found by its number, not by item search: {hint}"
+        );
     }
+
+    // By number: Katana's list has no such order.
+    let issue = katana
+        .host
+        .tool_error(
+            "find_order",
+            json!({"order_type": "sales", "order_number": "SO-99-999"}),
+        )
+        .await;
+    assert_eq!(issue["code"], "NOT_FOUND");
+    assert!(
+        issue["message"].as_str().unwrap().contains("SO-99-999"),
+        "{issue}"
+    );
+    assert!(issue["hint"].as_str().unwrap().contains("order_id"));
     assert!(katana.writes().is_empty());
 }
 

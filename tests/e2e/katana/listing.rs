@@ -1,4 +1,4 @@
-//! What an MCP client lists: one component, six tools, with the titles and
+//! What an MCP client lists: one component, seven tools, with the titles and
 //! annotations of contract section 6, descriptions that say what and when,
 //! and input schemas in which every field, nested line-item fields too, is
 //! described and has an example.
@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::support::{ERAS, Host, HostOptions, hints};
 
 /// `(name, title, read_only, destructive, idempotent)`; all are open-world.
-const EXPECTED: [(&str, &str, bool, bool, bool); 6] = [
+const EXPECTED: [(&str, &str, bool, bool, bool); 7] = [
     ("search_items", "Search Items", true, false, true),
     (
         "verify_order_document",
@@ -17,6 +17,7 @@ const EXPECTED: [(&str, &str, bool, bool, bool); 6] = [
         false,
         true,
     ),
+    ("find_order", "Find Order", true, false, true),
     (
         "create_purchase_order",
         "Create Purchase Order",
@@ -42,11 +43,11 @@ const EXPECTED: [(&str, &str, bool, bool, bool); 6] = [
 ];
 
 #[tokio::test]
-async fn the_six_tools_are_listed_with_titles_and_annotations() {
+async fn the_seven_tools_are_listed_with_titles_and_annotations() {
     for era in ERAS {
         let host = Host::start(HostOptions::new(&["katana"]).era(era)).await;
         let tools = host.tools().await;
-        assert_eq!(tools.len(), 6, "{era:?}: one component, six tools");
+        assert_eq!(tools.len(), 7, "{era:?}: one component, seven tools");
         for (name, title, read_only, destructive, idempotent) in EXPECTED {
             let tool = tools
                 .iter()

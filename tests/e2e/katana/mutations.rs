@@ -115,7 +115,10 @@ async fn previews_show_totals_warnings_and_stock_changes_and_write_nothing() {
         )
         .await;
     let generated = mo["order_no"].as_str().unwrap();
-    assert!(generated.starts_with("MO-") && generated[3..].parse::<u64>().is_ok());
+    assert!(
+        generated.starts_with("MO-") && generated.len() == 18,
+        "{generated}"
+    );
     let warnings = strings(&mo["warnings"]);
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(warnings[0].contains("production_deadline_date"));
@@ -564,14 +567,23 @@ async fn completing_a_manufacturing_order_adds_its_stock_once() {
     assert_eq!(katana.writes(), ["PATCH /manufacturing_orders/2001"]);
     assert_eq!(stock(seed::KNIFE_BLACK), 60.0);
 
-    // A new order, made and completed: its own stock arrives.
-    let created = host
-        .ok(
-            "create_manufacturing_order",
-            json!({"variant_id": seed::KNIFE_WALNUT, "planned_quantity": 4,
-                   "location_id": seed::LOCATION_MAIN, "confirm": true}),
-        )
-        .await;
+    // A new order, made and completed: its own stock arrives. Without an
+    // order_no, the number the preview showed is the one created.
+    let args = json!({"variant_id": seed::KNIFE_WALNUT, "planned_quantity": 4,
+                      "location_id": seed::LOCATION_MAIN});
+    let preview = host.ok("create_manufacturing_order", args.clone()).await;
+    let mut confirmed = args;
+    confirmed["confirm"] = json!(true);
+    let created = host.ok("create_manufacturing_order", confirmed).await;
+    assert_eq!(created["order_no"], preview["order_no"]);
+    assert_eq!(
+        katana
+            .sandbox
+            .manufacturing_order(created["id"].as_i64().unwrap())
+            .unwrap()
+            .order_no,
+        preview["order_no"].as_str().unwrap()
+    );
     let id = created["id"].as_i64().unwrap();
     let out = host.ok("fulfill_order", complete(id)).await;
     let number = created["order_no"].as_str().unwrap();
@@ -722,5 +734,90 @@ async fn a_receipt_whose_new_status_cannot_be_read_is_still_reported_as_made() {
     assert_eq!(
         katana.sandbox.stock(seed::STEEL_BLANK, seed::LOCATION_MAIN),
         700.0
+    );
+}
+
+/// What a model does with nothing but the tools' answers: create a
+/// purchase order, look its rows up by the number on the delivery note,
+/// receive one row by the id it found, and read the order again.
+#[tokio::test]
+async fn a_purchase_order_is_created_looked_up_and_received_from_tool_outputs_alone() {
+    let katana = start(Era::Legacy, Elicitation::Accept(true)).await;
+    let host = &katana.host;
+
+    let created = host.ok("create_purchase_order", purchase_order(true)).await;
+    assert_eq!(created["result"], "confirmed");
+    let rows = created["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter()
+            .all(|r| r["id"].is_u64() && r["received"] == json!(false)),
+        "{rows:?}"
+    );
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["sku"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["STL-BLANK-8", "RIV-BRASS-3MM", "STL-BLANK-8"]
+    );
+
+    // The delivery note names the order by number.
+    let found = host
+        .ok(
+            "find_order",
+            json!({"order_type": "purchase", "order_number": created["order_number"]}),
+        )
+        .await;
+    assert_eq!(found["order_id"], created["id"]);
+    assert_eq!(found["rows"], created["rows"], "the same rows and ids");
+
+    // The rivets arrived: receive their row, by the id find_order gave.
+    let rivets = found["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sku"] == "RIV-BRASS-3MM")
+        .unwrap()
+        .clone();
+    let received = host
+        .ok(
+            "receive_purchase_order",
+            json!({"order_id": found["order_id"], "confirm": true,
+                   "items": [{"purchase_order_row_id": rivets["id"], "quantity": rivets["quantity"]}]}),
+        )
+        .await;
+    assert_eq!(
+        (&received["result"], &received["status"]),
+        (&json!("confirmed"), &json!("PARTIALLY_RECEIVED"))
+    );
+
+    let after = host
+        .ok(
+            "find_order",
+            json!({"order_type": "purchase", "order_id": created["id"]}),
+        )
+        .await;
+    let state: Vec<(&str, bool)> = after["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["sku"].as_str().unwrap(), r["received"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        state,
+        [
+            ("STL-BLANK-8", false),
+            ("RIV-BRASS-3MM", true),
+            ("STL-BLANK-8", false)
+        ]
+    );
+    let po = katana
+        .sandbox
+        .purchase_order(seed::NEXT_PURCHASE_ORDER_ID)
+        .unwrap();
+    assert_eq!(po.status, PurchaseOrderStatus::PartiallyReceived);
+    assert_eq!(
+        katana.writes(),
+        ["POST /purchase_orders", "POST /purchase_order_receive"]
     );
 }

@@ -1,6 +1,7 @@
-//! The two read tools against the seeded workshop: `search_items` ranks
-//! every variant by the contract's scores, and `verify_order_document`
-//! finds each kind of difference between a document and a purchase order.
+//! The three read tools against the seeded workshop: `search_items` ranks
+//! every variant by the contract's scores, `verify_order_document` finds
+//! each kind of difference between a document and a purchase order, and
+//! `find_order` reads any kind of order by id or number.
 
 use katana_sandbox::seed;
 use serde_json::{Value, json};
@@ -257,5 +258,115 @@ async fn verify_order_document_names_every_difference() {
             .unwrap()
             .contains("order_id 7001")
     );
+    assert!(katana.writes().is_empty());
+}
+
+#[tokio::test]
+async fn find_order_reads_each_kind_by_id_or_number_with_row_ids_and_skus() {
+    let katana = Katana::start().await;
+    let host = &katana.host;
+
+    // A purchase order split by a receipt: both rows, which one is received.
+    let by_number = host
+        .ok(
+            "find_order",
+            json!({"order_type": "purchase", "order_number": "PO-25-003"}),
+        )
+        .await;
+    let by_id = host
+        .ok(
+            "find_order",
+            json!({"order_type": "purchase", "order_id": seed::PO_PARTIALLY_RECEIVED}),
+        )
+        .await;
+    assert_eq!(by_number, by_id);
+    assert_eq!(
+        (&by_id["order_id"], &by_id["order_number"], &by_id["status"]),
+        (
+            &json!(seed::PO_PARTIALLY_RECEIVED),
+            &json!("PO-25-003"),
+            &json!("PARTIALLY_RECEIVED")
+        )
+    );
+    let rows: Vec<(i64, &str, f64, bool)> = by_id["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_i64().unwrap(),
+                r["sku"].as_str().unwrap(),
+                r["quantity"].as_f64().unwrap(),
+                r["received"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (seed::PO3_OPEN_ROW, "STL-BLANK-8", 100.0, false),
+            (seed::PO3_RECEIVED_ROW, "STL-BLANK-8", 50.0, true)
+        ]
+    );
+    assert!(
+        by_id["next_actions"][0]
+            .as_str()
+            .unwrap()
+            .contains("purchase_order_row_id")
+    );
+
+    // A manufacturing order: what it makes, no rows.
+    let mo = host
+        .ok(
+            "find_order",
+            json!({"order_type": "manufacturing", "order_number": "MO-25-002"}),
+        )
+        .await;
+    assert_eq!(
+        (
+            &mo["order_id"],
+            &mo["status"],
+            &mo["sku"],
+            &mo["planned_quantity"],
+            &mo["location_id"]
+        ),
+        (
+            &json!(seed::MO_BLOCKED),
+            &json!("BLOCKED"),
+            &json!("KNF-8IN-WAL"),
+            &json!(10.0),
+            &json!(seed::LOCATION_WORKSHOP)
+        )
+    );
+    assert_eq!(mo["rows"], json!([]));
+
+    // A sales order: its rows, no receipt fields.
+    let so = host
+        .ok(
+            "find_order",
+            json!({"order_type": "sales", "order_id": seed::SO_NOT_SHIPPED}),
+        )
+        .await;
+    assert_eq!(
+        so["rows"],
+        json!([{"id": seed::SO1_ROW, "variant_id": seed::KNIFE_BLACK, "sku": "KNF-8IN-BLK",
+                "quantity": 2.0}])
+    );
+    assert!(
+        so["next_actions"][0]
+            .as_str()
+            .unwrap()
+            .contains("fulfill_order")
+    );
+
+    // Exactly one of id and number.
+    for args in [
+        json!({"order_type": "sales"}),
+        json!({"order_type": "sales", "order_id": 3001, "order_number": "SO-25-001"}),
+    ] {
+        let issue = host.tool_error("find_order", args).await;
+        assert_eq!(issue["code"], "VALIDATION_ERROR");
+        assert!(issue["message"].as_str().unwrap().contains("exactly one"));
+    }
     assert!(katana.writes().is_empty());
 }

@@ -1,7 +1,7 @@
 //! Each error code, from what really happened upstream: an unknown order,
 //! a refused key, the rate limit, a server error and a hung request (forced
 //! with the sandbox's fault header, added by the host like any operator
-//! header), and a status change the API rejects as not viable.
+//! header), and a status change refused as not viable before anyone is asked.
 
 use std::time::Duration;
 
@@ -35,6 +35,18 @@ async fn an_unknown_order_is_not_found_with_a_hint() {
         assert_eq!(issue["message"], "Order not found.", "{tool}");
         assert!(issue["hint"].as_str().unwrap().contains("list_orders"));
     }
+    // A lookup names no order_id: its hint is about what it was given.
+    let issue = host
+        .tool_error(
+            "lookup_order",
+            json!({"number": "#1001", "email": "someone.else@example.com"}),
+        )
+        .await;
+    let hint = issue["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("e-mail") && hint.contains("#1188") && !hint.contains("order_id"),
+        "{hint}"
+    );
     assert!(statuspro.sandbox.mutations().is_empty());
 }
 
@@ -81,7 +93,7 @@ async fn the_rate_limit_says_when_to_retry_and_nothing_retries_silently() {
 }
 
 #[tokio::test]
-async fn server_errors_are_transient_for_reads_and_reported_by_mutations() {
+async fn server_errors_are_transient_for_reads_and_for_mutations_say_to_check_first() {
     for fault in ["500", "503"] {
         let statuspro = Setup::new()
             .elicitation(Elicitation::Accept(true))
@@ -100,22 +112,20 @@ async fn server_errors_are_transient_for_reads_and_reported_by_mutations() {
             "the host added the header"
         );
 
-        // A confirmed mutation that reached the API reports what it said.
-        let out = host
-            .ok(
+        // A confirmed mutation whose answer was a 5xx: the change's
+        // outcome is unknown, and the hint says to look before repeating it.
+        let issue = host
+            .tool_error(
                 "add_order_comment",
                 json!({"order_id": seed::FIRST_ORDER_ID, "comment": "Checked twice.", "confirm": true}),
             )
             .await;
-        assert_eq!(
-            (&out["confirmed"], &out["success"], &out["status_code"]),
-            (
-                &json!(true),
-                &json!(false),
-                &json!(fault.parse::<u16>().unwrap())
-            )
+        assert_eq!(issue["code"], "TRANSIENT", "{fault}");
+        let hint = issue["hint"].as_str().unwrap();
+        assert!(
+            hint.contains("may or may not") && hint.contains("get_order"),
+            "{hint}"
         );
-        assert_eq!(out["issues"][0]["code"], "TRANSIENT");
         assert_eq!(
             statuspro.sandbox.order(seed::FIRST_ORDER_ID).unwrap(),
             before,
@@ -151,8 +161,11 @@ async fn a_request_that_hangs_is_transient() {
     );
 }
 
+/// A status the order cannot take is refused before the user is asked:
+/// the preview warns, and a confirmed call is a `VALIDATION_ERROR` that
+/// lists the codes the order can take. Nothing is asked or sent.
 #[tokio::test]
-async fn a_status_the_order_cannot_take_is_a_validation_error_pointing_to_get_viable_statuses() {
+async fn a_status_the_order_cannot_take_is_refused_before_asking_with_the_viable_codes() {
     for era in ERAS {
         let statuspro = Setup::new()
             .era(era)
@@ -160,30 +173,62 @@ async fn a_status_the_order_cannot_take_is_a_validation_error_pointing_to_get_vi
             .start()
             .await;
         let host = &statuspro.host;
-        let id = seed::order_with_non_viable_next("st000001").unwrap();
+        // A Shipped order: it can only move to Delivered.
+        let id = seed::order_in_status("st000003").unwrap();
         let before = statuspro.sandbox.order(id).unwrap();
         let args = json!({"order_id": id, "status_code": "st000001"});
 
         // The preview already says so.
         let preview = host.ok("update_order_status", args.clone()).await;
         assert_eq!(preview["preview"]["status_viable"], false, "{era:?}");
-        assert!(preview["preview"]["viable_status_codes"].is_array());
+        assert_eq!(
+            preview["preview"]["viable_status_codes"],
+            json!(["st000004"])
+        );
+        assert!(
+            preview["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("cannot move to status st000001"),
+            "{preview}"
+        );
 
-        // Confirmed anyway: the API refuses, and the result says why.
+        // Confirmed anyway: refused before the user is asked.
         let mut confirmed = args;
         confirmed["confirm"] = json!(true);
-        let out = host.ok("update_order_status", confirmed).await;
-        assert_eq!(
-            (&out["confirmed"], &out["success"], &out["status_code"]),
-            (&json!(true), &json!(false), &json!(422)),
-            "{era:?}"
+        let issue = host.tool_error("update_order_status", confirmed).await;
+        assert_eq!(issue["code"], "VALIDATION_ERROR", "{era:?}");
+        let message = issue["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("Order {id} cannot move to status st000001"))
+                && message.contains("st000004"),
+            "{message}"
         );
-        let issue = &out["issues"][0];
-        assert_eq!(issue["code"], "VALIDATION_ERROR");
-        assert_eq!(issue["message"], "The given data was invalid.");
-        let hint = issue["hint"].as_str().unwrap();
-        assert!(hint.contains("not a viable next status"), "{hint}");
-        assert!(hint.contains("get_viable_statuses"), "{hint}");
+        assert!(
+            issue["hint"]
+                .as_str()
+                .unwrap()
+                .contains("get_viable_statuses")
+        );
+
+        // A final status: the message says none is left.
+        let delivered = seed::order_in_status("st000004").unwrap();
+        let issue = host
+            .tool_error(
+                "update_order_status",
+                json!({"order_id": delivered, "status_code": "st000002", "confirm": true}),
+            )
+            .await;
+        assert!(
+            issue["message"].as_str().unwrap().contains("final"),
+            "{issue}"
+        );
+
+        assert!(
+            host.handler.seen.lock().unwrap().elicitations.is_empty(),
+            "{era:?}: nobody was asked"
+        );
+        assert!(statuspro.sandbox.mutations().is_empty(), "{era:?}");
         assert_eq!(statuspro.sandbox.order(id).unwrap(), before);
     }
 }

@@ -27,13 +27,21 @@ const EXPECTED: [(&str, &str, bool, bool, bool); 9] = [
         true,
         false,
     ),
-    ("add_order_comment", "Add Order Comment", false, true, false),
+    // Only adds an event: never overwrites, but every call adds one.
+    (
+        "add_order_comment",
+        "Add Order Comment",
+        false,
+        false,
+        false,
+    ),
+    // Replaces the date, and every call appends a history event.
     (
         "update_order_due_date",
         "Update Order Due Date",
         false,
         true,
-        true,
+        false,
     ),
     (
         "bulk_update_order_status",
@@ -75,12 +83,28 @@ async fn the_nine_tools_are_listed_with_titles_and_annotations() {
             let output = tool.output_schema.as_ref().expect("an output schema");
             assert_eq!(output["type"], "object", "{name}: MCP needs an object");
             if !read_only {
-                // The output schema describes what the tool writes: the flag
-                // every answer carries is required, the preview (absent once
-                // the change was sent) is not.
+                // The output schema describes what the tool writes: the
+                // shared report's fields, the same as Katana's mutations',
+                // and the preview, are in every answer.
                 let required = output["required"].as_array().expect("required fields");
-                assert!(required.contains(&"confirmed".into()), "{name}: {output:?}");
-                assert!(!required.contains(&"preview".into()), "{name}: {output:?}");
+                for field in [
+                    "preview",
+                    "is_preview",
+                    "result",
+                    "message",
+                    "warnings",
+                    "next_actions",
+                ] {
+                    assert!(
+                        required.contains(&field.into()),
+                        "{name}.{field}: {output:?}"
+                    );
+                }
+                assert_eq!(
+                    output["properties"]["result"]["enum"],
+                    json!(["preview", "confirmed", "declined", "cancelled", "unchanged"]),
+                    "{name}"
+                );
             }
         }
         let viable = tools
@@ -177,6 +201,25 @@ async fn schemas_carry_formats_patterns_bounds_and_enums() {
         8
     );
     assert_eq!(list["properties"]["per_page"]["maximum"], 100);
+    assert_eq!(
+        list["properties"]["per_page"]["default"], 100,
+        "the real default"
+    );
+    let limit = &list["properties"]["limit"];
+    assert_eq!(
+        (&limit["default"], &limit["minimum"], &limit["maximum"]),
+        (&json!(1000), &json!(1), &json!(2500))
+    );
+    let due = schema("update_order_due_date");
+    assert_eq!(
+        due["required"],
+        json!(["order_id", "due_date"]),
+        "due_date must be given, as a date or null"
+    );
+    assert_eq!(
+        due["properties"]["due_date"]["type"],
+        json!(["string", "null"])
+    );
     let bulk = schema("bulk_update_order_status");
     let ids = &bulk["properties"]["order_ids"];
     assert_eq!(
@@ -217,6 +260,10 @@ async fn the_host_rejects_arguments_that_break_the_schema_before_any_request() {
         (
             "update_order_due_date",
             json!({"order_id": 6110375248001u64, "due_date": "15/03/2026"}),
+        ),
+        (
+            "update_order_due_date",
+            json!({"order_id": 6110375248001u64}),
         ),
         (
             "add_order_comment",

@@ -86,6 +86,90 @@ async fn list_orders_walks_with_100_rows_a_page_by_default() {
     );
 }
 
+/// `limit` stops the walk at whole pages: what is returned is exact, and
+/// `next_page` resumes right after it.
+#[tokio::test]
+async fn list_orders_stops_at_limit_in_whole_pages_and_says_where_to_resume() {
+    let statuspro = StatusPro::start().await;
+    let host = &statuspro.host;
+    let all = seeded(|_| true);
+
+    // A limit under per_page shrinks the page: one request of 25.
+    let out = host.ok("list_orders", json!({"limit": 25})).await;
+    assert_eq!(ids(&out), all[..25]);
+    assert_eq!(
+        (
+            &out["per_page"],
+            &out["pages_read"],
+            &out["has_more"],
+            &out["next_page"]
+        ),
+        (&json!(25), &json!(1), &json!(true), &json!(2))
+    );
+    let note = out["note"].as_str().expect("a note");
+    assert!(
+        note.contains("limit=25") && note.contains("25 of 48") && note.contains("page=2"),
+        "{note}"
+    );
+    assert!(out.get("issues").is_none(), "a limit is not a problem");
+
+    // 40 in pages of 15: two whole pages, and page 3 resumes exactly.
+    let out = host
+        .ok("list_orders", json!({"limit": 40, "per_page": 15}))
+        .await;
+    assert_eq!(ids(&out), all[..30]);
+    assert_eq!(out["next_page"], 3);
+    let rest = host
+        .ok("list_orders", json!({"page": 3, "per_page": 15}))
+        .await;
+    assert_eq!(ids(&rest), all[30..45]);
+
+    let queries: Vec<String> = statuspro
+        .sandbox
+        .requests()
+        .iter()
+        .map(|r| r.query.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        queries,
+        [
+            "per_page=25&page=1",
+            "per_page=15&page=1",
+            "per_page=15&page=2",
+            "per_page=15&page=3"
+        ]
+    );
+}
+
+/// A large shop: without `page` or `limit` the answer stops at the
+/// default 1,000 orders, far under the host's 1 MiB output cap, instead of
+/// failing whole at the cap.
+#[tokio::test]
+async fn list_orders_of_a_large_shop_stops_at_the_default_limit_under_the_output_cap() {
+    let statuspro = Setup::new()
+        .sandbox(SandboxConfig {
+            extra_orders: 5_500,
+            ..SandboxConfig::default()
+        })
+        .start()
+        .await;
+    let out = statuspro.host.ok("list_orders", json!({})).await;
+    assert_eq!(ids(&out).len(), 1000);
+    assert_eq!(
+        (
+            &out["total"],
+            &out["pages_read"],
+            &out["has_more"],
+            &out["next_page"]
+        ),
+        (&json!(5548), &json!(10), &json!(true), &json!(11))
+    );
+    assert!(out["note"].as_str().unwrap().contains("limit=1000"));
+    let bytes = out.to_string().len();
+    assert!(bytes < 512 * 1024, "{bytes} bytes: well under 1 MiB");
+    assert_eq!(statuspro.sandbox.requests().len(), 10);
+}
+
 /// A walk that meets the rate limit part way returns the pages it read,
 /// where to resume and the `RATE_LIMIT` issue, instead of failing whole.
 #[tokio::test]
@@ -335,7 +419,21 @@ async fn lookup_order_matches_number_and_email() {
         .await;
     assert_eq!(out["id"], seed::FIRST_ORDER_ID);
     assert_eq!(out["customer_name"], "Jon Smith");
-    assert!(out["history"].as_array().is_some_and(|h| !h.is_empty()));
+    let history = out["history"].as_array().unwrap().clone();
+    assert!(history.len() >= 2, "{out}");
+
+    // history_limit caps it as get_order's does: the newest kept.
+    let capped = host
+        .ok(
+            "lookup_order",
+            json!({"number": "#1001", "email": "jon@example.com", "history_limit": 1}),
+        )
+        .await;
+    assert_eq!(
+        (&capped["history_truncated"], &capped["history_total"]),
+        (&json!(true), &json!(history.len()))
+    );
+    assert_eq!(capped["history"], json!([history.last().unwrap()]));
 
     let out = host
         .ok(

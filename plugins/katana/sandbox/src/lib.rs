@@ -71,7 +71,9 @@
 //!   or row, a duplicate `order_no`, a location that does not allow the
 //!   operation, a row already received, more than is left (message: the first
 //!   problem's own sentence). See [`error`] for the names.
-//! * Lists (`/variants`, `/suppliers`, `/locations`) are newest first, take
+//! * Lists (`/variants`, `/suppliers`, `/locations`, and `/purchase_orders`,
+//!   `/manufacturing_orders`, `/sales_orders` by `ids` or exact `order_no`)
+//!   are newest first, take
 //!   `page` (default 1) and `limit` (default 50, clamped to 250), answer
 //!   `{"data":[...]}` (empty past the end) with `X-Pagination` (all values
 //!   strings); `ids` and `sku` take repeated keys or commas.

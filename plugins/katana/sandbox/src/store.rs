@@ -152,6 +152,23 @@ pub(crate) struct VariantFilter {
     pub extend_product_or_material: bool,
 }
 
+/// What the order lists filter on.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OrderFilter {
+    /// Only these ids (when not empty).
+    pub ids: Vec<i64>,
+    /// Only these exact order numbers (when not empty).
+    pub order_nos: Vec<String>,
+}
+
+impl OrderFilter {
+    /// Whether an order with `id` and `order_no` passes.
+    fn admits(&self, id: i64, order_no: &str) -> bool {
+        (self.ids.is_empty() || self.ids.contains(&id))
+            && (self.order_nos.is_empty() || self.order_nos.iter().any(|n| n == order_no))
+    }
+}
+
 /// A validated `POST /purchase_orders` body.
 #[derive(Debug, Clone)]
 pub(crate) struct NewPurchaseOrder {
@@ -483,6 +500,16 @@ impl State {
         self.purchase_orders.get(&id).cloned()
     }
 
+    /// Matching purchase orders, newest first.
+    pub fn list_purchase_orders(&self, filter: &OrderFilter) -> Vec<PurchaseOrder> {
+        self.purchase_orders
+            .values()
+            .rev()
+            .filter(|order| filter.admits(order.id, &order.order_no))
+            .cloned()
+            .collect()
+    }
+
     /// Every purchase order, oldest first.
     pub fn purchase_orders(&self) -> Vec<PurchaseOrder> {
         self.purchase_orders.values().cloned().collect()
@@ -723,6 +750,16 @@ impl State {
             .map(|order| self.render_manufacturing_order(order))
     }
 
+    /// Matching manufacturing orders, newest first.
+    pub fn list_manufacturing_orders(&self, filter: &OrderFilter) -> Vec<ManufacturingOrder> {
+        self.manufacturing_orders
+            .values()
+            .rev()
+            .filter(|order| filter.admits(order.id, &order.order_no))
+            .map(|order| self.render_manufacturing_order(order))
+            .collect()
+    }
+
     /// Every manufacturing order, oldest first.
     pub fn manufacturing_orders(&self) -> Vec<ManufacturingOrder> {
         self.manufacturing_orders
@@ -900,6 +937,16 @@ impl State {
     /// The sales order with `id`.
     pub fn sales_order(&self, id: i64) -> Option<SalesOrder> {
         self.sales_orders.get(&id).cloned()
+    }
+
+    /// Matching sales orders, newest first.
+    pub fn list_sales_orders(&self, filter: &OrderFilter) -> Vec<SalesOrder> {
+        self.sales_orders
+            .values()
+            .rev()
+            .filter(|order| filter.admits(order.id, &order.order_no))
+            .cloned()
+            .collect()
     }
 
     /// Every sales order, oldest first.

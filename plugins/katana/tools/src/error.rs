@@ -25,9 +25,7 @@ pub fn api_error(response: &Response, missing: &str) -> ToolError {
              will not help."
                 .to_string(),
         ),
-        ErrorCode::NotFound => Some(format!(
-            "Katana has no {missing}. Check the id; search_items finds variant ids by SKU or name."
-        )),
+        ErrorCode::NotFound => Some(not_found_hint(missing)),
         ErrorCode::RateLimit => Some(
             "Katana allows 60 requests a minute per API key. Wait retry_after_ms before \
              calling again."
@@ -41,18 +39,30 @@ pub fn api_error(response: &Response, missing: &str) -> ToolError {
     error
 }
 
-/// The hint for an error answered to a change that was sent: a 5xx or a
-/// lost answer leaves its outcome unknown, so the caller must `check`
-/// before trying again. Other errors keep their hints (a 4xx changed
-/// nothing; a refusal by the host sent nothing).
-pub fn after_write(mut error: ToolError, check: &str) -> ToolError {
-    if error.code == ErrorCode::Transient {
-        error.hint = Some(format!(
-            "The change was sent but Katana did not confirm it, so it may or may not have \
-             been made. {check} before trying again."
-        ));
+/// What to do when Katana has no `missing` (e.g. `purchase order 7001`):
+/// an order is found by its number with `find_order`, a variant by SKU or
+/// name with `search_items`.
+pub fn not_found_hint(missing: &str) -> String {
+    if missing.contains("order") {
+        format!(
+            "Katana has no {missing}. Check the order_id and order type; find_order looks an \
+             order up by its number (e.g. PO-25-001) and returns its id and rows."
+        )
+    } else if missing.contains("variant") {
+        format!(
+            "Katana has no {missing}. Check the id; search_items finds variant ids by SKU or name."
+        )
+    } else {
+        format!("Katana has no {missing}. Check the id.")
     }
-    error
+}
+
+/// The hint for an error answered to a change that was sent: the SDK's
+/// shared rule ([`toolhost_sdk::mutation::sent_but_unconfirmed`]): a 5xx or
+/// a lost answer leaves its outcome unknown, so the caller must `check`
+/// before trying again; other errors keep their hints.
+pub fn after_write(error: ToolError, check: &str) -> ToolError {
+    toolhost_sdk::mutation::sent_but_unconfirmed(error, check)
 }
 
 /// The error for a change Katana accepted (2xx) with an answer that could
@@ -154,7 +164,12 @@ mod tests {
             (e.code, e.message.as_str()),
             (ErrorCode::NotFound, "Not found")
         );
-        assert!(e.hint.unwrap().contains("purchase order 9999"));
+        let hint = e.hint.unwrap();
+        assert!(
+            hint.contains("purchase order 9999") && hint.contains("find_order"),
+            "{hint}"
+        );
+        assert!(not_found_hint("variant 5999").contains("search_items"));
         let e = api_error(
             &response(
                 429,

@@ -123,14 +123,6 @@ pub fn round(value: f64) -> f64 {
     (value * 1e6).round() / 1e6 + 0.0
 }
 
-/// Seconds since the Unix epoch.
-pub fn unix_seconds() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 /// The current time as ISO 8601 in UTC, e.g. `2025-03-01T09:30:00.000Z`.
 pub fn now_iso() -> String {
     let now = SystemTime::now()

@@ -1,16 +1,17 @@
-//! The six Katana tools, served as one component.
+//! The seven Katana tools, served as one component.
 //!
 //! [Katana](https://katanamrp.com) is a manufacturing ERP: products made
 //! from materials by recipe, bought on purchase orders, made on
 //! manufacturing orders and sold on sales orders. Unlike StatusPro's
 //! one-tool-per-component packaging, this crate is a single component
-//! (`katana.wasm`) exporting all six, so one configuration block grants
+//! (`katana.wasm`) exporting all seven, so one configuration block grants
 //! them one set of permissions:
 //!
 //! | tool | kind | upstream (contract endpoint) |
 //! |---|---|---|
 //! | [`SearchItems`] | read | E1 `GET /variants`, every page |
 //! | [`VerifyOrderDocument`] | read | E3 `GET /purchase_orders/{id}`, E1 by ids |
+//! | [`FindOrder`] | read | E3, E6 or E8 by id, or `GET /purchase_orders` (`/manufacturing_orders`, `/sales_orders`) by `order_no`; E1 by ids |
 //! | [`CreatePurchaseOrder`] | two-step mutation | E2 `POST /purchase_orders` |
 //! | [`ReceivePurchaseOrder`] | two-step mutation | E3, E4 `POST /purchase_order_receive`, E3 |
 //! | [`CreateManufacturingOrder`] | two-step mutation | E5 `POST /manufacturing_orders` |
@@ -53,8 +54,8 @@ pub mod mutation;
 pub mod tools;
 
 pub use tools::{
-    CreateManufacturingOrder, CreatePurchaseOrder, FulfillOrder, ReceivePurchaseOrder, SearchItems,
-    VerifyOrderDocument,
+    CreateManufacturingOrder, CreatePurchaseOrder, FindOrder, FulfillOrder, ReceivePurchaseOrder,
+    SearchItems, VerifyOrderDocument,
 };
 
 /// Everything a tools module needs from the crate and the SDK.
@@ -72,6 +73,7 @@ pub(crate) mod prelude {
 toolhost_sdk::export_tools!(
     SearchItems,
     VerifyOrderDocument,
+    FindOrder,
     CreatePurchaseOrder,
     ReceivePurchaseOrder,
     CreateManufacturingOrder,

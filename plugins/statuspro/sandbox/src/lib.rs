@@ -124,6 +124,10 @@ pub struct SandboxConfig {
     pub fault_timeout: Duration,
     /// Port on 127.0.0.1; 0 (the default) picks a free one.
     pub port: u16,
+    /// Orders added after the seeded ones, for tests of a large shop:
+    /// copies of the seeded orders, in turn, with new ids and numbers.
+    /// Default 0.
+    pub extra_orders: usize,
 }
 
 impl Default for SandboxConfig {
@@ -136,6 +140,7 @@ impl Default for SandboxConfig {
             bulk_apply_delay: Duration::ZERO,
             fault_timeout: sandbox_kit::DEFAULT_FAULT_TIMEOUT,
             port: 0,
+            extra_orders: 0,
         }
     }
 }
@@ -162,7 +167,7 @@ pub struct Sandbox {
 /// Must be called within a tokio runtime; the server and the bulk worker run
 /// on it.
 pub async fn start(config: SandboxConfig) -> anyhow::Result<Sandbox> {
-    let store = Arc::new(Store::seeded());
+    let store = Arc::new(Store::seeded_with(config.extra_orders));
     let queue = BulkQueue::spawn(Arc::clone(&store), config.bulk_apply_delay);
     let bulk = queue.control();
     let limiter = Arc::new(

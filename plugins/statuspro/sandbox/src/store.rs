@@ -357,10 +357,28 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    /// A store holding the seed.
-    pub fn seeded() -> Self {
-        let orders = seed::records()
+    /// A store holding the seed and `extra` more orders after it: copies
+    /// of the seeded orders, in turn, each with the next id and number.
+    pub fn seeded_with(extra: usize) -> Self {
+        let seeded = seed::records();
+        let mut next_id = seeded.last().map_or(seed::FIRST_ORDER_ID, |r| r.id + 1);
+        let mut next_number = 1001 + seeded.len();
+        let copies: Vec<OrderRecord> = seeded
+            .iter()
+            .cycle()
+            .take(extra)
+            .map(|record| {
+                let mut copy = record.clone();
+                copy.id = next_id;
+                copy.order_number = next_number.to_string();
+                next_id += 1;
+                next_number += 1;
+                copy
+            })
+            .collect();
+        let orders = seeded
             .into_iter()
+            .chain(copies)
             .map(|record| (record.id, record))
             .collect();
         Self {

@@ -31,7 +31,7 @@
 //! | [`output`] | the token-lean shapes the tools return, and the projections to them |
 //! | [`error`] | HTTP failures to the shared error vocabulary, with hints |
 //! | [`inputs`] | input pieces several tools share: enums, date and status-code checks |
-//! | [`mutation`] | the two-step confirmation flow of the four mutations |
+//! | [`mutation`] | the two-step confirmation flow of the four mutations, reported in the SDK's shared vocabulary |
 //! | [`paging`] | walking `GET /orders` page by page, with a cap; a walk cut short keeps what it read |
 //! | `tools` | one module per tool |
 //!
@@ -42,12 +42,14 @@
 //!   `credentials` entry.
 //! * **Nothing changes without a confirmation.** A mutation with
 //!   `confirm: false` sends at most `GET` requests; with `confirm: true` it
-//!   asks the user first, and only a confirmed answer lets the `POST` out
-//!   (the host enforces this too).
-//! * **Read tools fail loudly, mutations report.** A read that fails is a
-//!   tool error (`isError: true`) with one issue; a mutation whose request
-//!   reached the API reports `success: false`, the HTTP status and the
-//!   issues, since the model must know the request was made.
+//!   refuses what it can tell is impossible (a status an order cannot take)
+//!   before asking, then asks the user, and only a confirmed answer lets
+//!   the `POST` out (the host enforces this too).
+//! * **One vocabulary.** Mutations report `is_preview`, `result`,
+//!   `message`, `warnings` and `next_actions`
+//!   ([`toolhost_sdk::mutation::Report`]), as the Katana tools do; every
+//!   failure, a change StatusPro refused included, is a tool error
+//!   (`isError: true`) in the host's envelope.
 //! * **No silent retries.** A 429 becomes `RATE_LIMIT` with `retry_after_ms`
 //!   (in a walk of every page, after the first, an issue beside the orders
 //!   read).

@@ -1,196 +1,128 @@
-//! The two-step confirmation flow every StatusPro mutation follows.
+//! The two-step confirmation flow every StatusPro mutation follows. What
+//! it reports is the SDK's shared vocabulary ([`toolhost_sdk::mutation`]),
+//! the one the Katana tools report too, beside the StatusPro `preview`.
 //!
-//! 1. `confirm: false` (the default): return `{"preview": P, "confirmed":
-//!    false}`. `P` names the action and echoes the effective arguments;
-//!    building it sends at most `GET` requests, never a change.
-//! 2. `confirm: true`: ask the user through the host
-//!    ([`require_confirmation`]) with the tool's fixed question. Anything
-//!    but a yes returns `{"preview": P, "confirmed": false, "result":
-//!    "cancelled" | "declined" | "unsupported"}` and sends nothing;
-//!    `unsupported` (the client cannot show confirmations) also carries an
-//!    issue telling the operator how to allow the call.
-//! 3. Confirmed: send the change and return `{"confirmed": true,
-//!    "success": <2xx>, "status_code": <HTTP status>}`, plus the issues
-//!    when the API refused it. A request that got no answer at all is a
-//!    tool error instead: nothing is known to have happened.
+//! 1. `confirm: false` (the default): `{"preview": P, "is_preview": true,
+//!    "result": "preview", "message", "warnings", "next_actions"}`. `P`
+//!    names the action and echoes the effective arguments; building it
+//!    sends at most `GET` requests, never a change.
+//! 2. `confirm: true`: what the tool can tell is impossible (a status the
+//!    order cannot take) is refused first, as a `VALIDATION_ERROR` tool
+//!    error, before anyone is asked. Then the user is asked through the
+//!    host ([`require_confirmation`]) with the tool's fixed question.
+//!    Anything but a yes returns `result` `declined` or `cancelled` (a
+//!    client that cannot ask is `cancelled`, with a warning saying how the
+//!    operator can allow the call) and sends nothing.
+//! 3. Confirmed: the change is sent. StatusPro's 2xx is `result:
+//!    "confirmed"`, `is_preview: false`; a refusal is a tool error with
+//!    StatusPro's message, and a 5xx or a lost answer a `TRANSIENT` one
+//!    whose hint says to read the order before trying again.
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use toolhost_sdk::confirm::{
-    Confirmation, UNSUPPORTED_HINT, UNSUPPORTED_REASON, require_confirmation,
-};
+use toolhost_sdk::ToolError;
+use toolhost_sdk::confirm::require_confirmation;
 use toolhost_sdk::http::Response;
-use toolhost_sdk::{ErrorCode, ToolError};
+use toolhost_sdk::mutation::{Report, confirm_next, sent_but_unconfirmed};
 
 use crate::error::api_error;
-
-/// Why a mutation was not made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(transform = crate::inputs::plain_enum)]
-pub enum NotConfirmed {
-    /// The user dismissed the question or it expired, or the client cannot
-    /// show confirmations and the operator's policy does not let the call go
-    /// ahead without one (then an issue says so and what to change).
-    Cancelled,
-    /// The user answered no.
-    Declined,
-}
 
 /// What a mutation tool returns; `P` is its preview.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct MutationResult<P> {
-    /// What the change would do, with the effective arguments. Absent once the change was sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub preview: Option<P>,
-    /// Whether the user confirmed and the change was sent to StatusPro.
-    pub confirmed: bool,
-    /// Why the change was not made, when confirm was true but the user did not approve.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<NotConfirmed>,
-    /// Whether StatusPro accepted the change (HTTP 2xx). Present once the change was sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub success: Option<bool>,
-    /// The HTTP status StatusPro answered, e.g. 200, 202 or 422. Present once the change was sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status_code: Option<u16>,
-    /// A remark about what happens next.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// What went wrong, when something did.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub issues: Vec<ToolError>,
+    /// The change with its effective arguments: what it would do (in a preview) or did.
+    pub preview: P,
+    /// What happened, warnings and next steps.
+    #[serde(flatten)]
+    pub report: Report,
 }
 
-impl<P> MutationResult<P> {
-    /// The answer to `confirm: false`.
-    pub fn preview(preview: P) -> Self {
-        MutationResult {
-            preview: Some(preview),
-            confirmed: false,
-            result: None,
-            success: None,
-            status_code: None,
-            note: None,
-            issues: Vec::new(),
-        }
-    }
-
-    /// The answer when the user did not approve; `issues` say why, when the
-    /// user was never asked.
-    pub fn not_confirmed(preview: P, why: NotConfirmed, issues: Vec<ToolError>) -> Self {
-        MutationResult {
-            result: Some(why),
-            issues,
-            ..Self::preview(preview)
-        }
-    }
-
-    /// The answer once the change was sent and StatusPro answered.
-    pub fn executed(response: &Response) -> Self {
-        let success = response.is_success();
-        MutationResult {
-            preview: None,
-            confirmed: true,
-            result: None,
-            success: Some(success),
-            status_code: Some(response.status),
-            note: None,
-            issues: if success {
-                Vec::new()
-            } else {
-                vec![api_error(response)]
-            },
-        }
-    }
+/// What one mutation call will do, for its report and its question.
+#[derive(Debug, Clone)]
+pub struct Plan<P> {
+    /// The preview.
+    pub preview: P,
+    /// What the change does, as a verb phrase: "change order 7's status to
+    /// st000003".
+    pub summary: String,
+    /// The question the user is asked, e.g. "Change order 7 status to st000003?".
+    pub question: String,
+    /// Who stops it, for a no: "Status change of order 7".
+    pub action: String,
+    /// What to say once made: "Order 7 is now in status st000003".
+    pub done: String,
+    /// What to check before going ahead.
+    pub warnings: Vec<String>,
+    /// How to check the outcome when it is unknown: "Read order 7 with get_order".
+    pub check: String,
 }
 
-/// The issue explaining a `cancelled` outcome when the client cannot confirm.
-fn unsupported_issue() -> ToolError {
-    ToolError::new(ErrorCode::PermissionDenied, UNSUPPORTED_REASON).with_hint(UNSUPPORTED_HINT)
-}
-
-/// Runs the flow: a preview for `confirm: false`; otherwise asks
-/// `question` and, only on a yes, calls `execute` and reports its answer.
+/// Runs the flow for `plan`: a preview for `confirm: false`; otherwise asks
+/// the plan's question and, only on a yes, calls `execute` and reports its
+/// answer (a refusal is a tool error).
 pub fn two_step<P>(
     confirm: bool,
-    preview: P,
-    question: &str,
+    plan: Plan<P>,
     execute: impl FnOnce() -> Result<Response, ToolError>,
 ) -> Result<MutationResult<P>, ToolError> {
+    let Plan {
+        preview,
+        summary,
+        question,
+        action,
+        done,
+        warnings,
+        check,
+    } = plan;
     if !confirm {
-        return Ok(MutationResult::preview(preview));
+        return Ok(MutationResult {
+            preview,
+            report: Report::preview(
+                format!("Preview: {summary}; nothing was changed"),
+                warnings,
+                vec![confirm_next(&summary)],
+            ),
+        });
     }
-    let (why, issues) = match require_confirmation(question) {
-        Confirmation::Confirmed => return Ok(MutationResult::executed(&execute()?)),
-        Confirmation::Declined => (NotConfirmed::Declined, Vec::new()),
-        Confirmation::Cancelled => (NotConfirmed::Cancelled, Vec::new()),
-        Confirmation::Unsupported => (NotConfirmed::Cancelled, vec![unsupported_issue()]),
-    };
-    Ok(MutationResult::not_confirmed(preview, why, issues))
+    if let Some(stopped) =
+        Report::not_confirmed(require_confirmation(&question), &action, &warnings)
+    {
+        return Ok(MutationResult {
+            preview,
+            report: stopped,
+        });
+    }
+    let response = execute().map_err(|e| sent_but_unconfirmed(e, &check))?;
+    if !response.is_success() {
+        return Err(sent_but_unconfirmed(api_error(&response), &check));
+    }
+    Ok(MutationResult {
+        preview,
+        report: Report::done(done, warnings, Vec::new()),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use toolhost_sdk::mutation::Outcome;
 
     use super::*;
 
-    fn response(status: u16, body: &str) -> Response {
-        Response {
-            status,
-            headers: Vec::new(),
-            body: body.as_bytes().to_vec(),
-            request_line: "GET /v1/x".to_string(),
-        }
-    }
-
     #[test]
-    fn a_preview_is_just_the_preview_and_confirmed_false() {
-        let out = MutationResult::preview(json!({"action": "x"}));
+    fn a_result_is_the_preview_beside_the_shared_report() {
+        let out = MutationResult {
+            preview: json!({"action": "x"}),
+            report: Report::preview("Preview: x".into(), Vec::new(), vec!["n".into()]),
+        };
         assert_eq!(
             serde_json::to_value(out).unwrap(),
-            json!({"preview": {"action": "x"}, "confirmed": false})
+            json!({"preview": {"action": "x"}, "is_preview": true, "result": "preview",
+                   "message": "Preview: x", "warnings": [], "next_actions": ["n"]})
         );
-    }
-
-    #[test]
-    fn not_confirmed_says_why_and_an_unasked_user_is_explained() {
-        let out = MutationResult::not_confirmed(json!({}), NotConfirmed::Declined, Vec::new());
         assert_eq!(
-            serde_json::to_value(out).unwrap(),
-            json!({"preview": {}, "confirmed": false, "result": "declined"})
+            Report::done("d".into(), Vec::new(), Vec::new()).result,
+            Outcome::Confirmed
         );
-        let out = serde_json::to_value(MutationResult::not_confirmed(
-            json!({}),
-            NotConfirmed::Cancelled,
-            vec![unsupported_issue()],
-        ))
-        .unwrap();
-        assert_eq!(out["result"], "cancelled");
-        assert_eq!(out["issues"][0]["code"], "PERMISSION_DENIED");
-        assert!(
-            out["issues"][0]["hint"]
-                .as_str()
-                .unwrap()
-                .contains("trust-confirm-flag")
-        );
-    }
-
-    #[test]
-    fn executed_reports_the_status_and_issues_on_failure() {
-        let ok = MutationResult::<()>::executed(&response(200, r#"{"message":"ok"}"#));
-        assert_eq!(
-            serde_json::to_value(ok).unwrap(),
-            json!({"confirmed": true, "success": true, "status_code": 200})
-        );
-        let failed = serde_json::to_value(MutationResult::<()>::executed(&response(
-            404,
-            r#"{"message":"Order not found."}"#,
-        )))
-        .unwrap();
-        assert_eq!(failed["success"], false);
-        assert_eq!(failed["status_code"], 404);
-        assert_eq!(failed["issues"][0]["code"], "NOT_FOUND");
     }
 }

@@ -1,8 +1,9 @@
 //! Walking a paginated listing page by page, with a cap.
 //!
-//! `list_orders` without `page` collects every page (100 rows each) until
-//! the last one, or until [`MAX_PAGES`] pages were read; it then says that
-//! it stopped early and where to continue. The walk is generic over how a
+//! `list_orders` without `page` collects pages (100 rows each by default)
+//! until the last one, or until the pages its `limit` allows, or
+//! [`MAX_PAGES`], were read; it then says that it stopped early and where
+//! to continue. The walk is generic over how a
 //! page is fetched so its stopping rules are tested without an API.
 //!
 //! Never a silent retry. A failed first page fails the walk: nothing was

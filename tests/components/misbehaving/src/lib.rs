@@ -685,7 +685,27 @@ export_misbehaving_tools!(
     LongError,
     LongQuestion,
     HeaderFlood,
+    OrderList,
 );
+
+/// A tool named `object.operation` whose operation reads (`list`), but
+/// annotated as changing things: `toolhost check` must see the verb after
+/// the dot.
+struct OrderList;
+impl Tool for OrderList {
+    type Input = Nothing;
+    type Output = Report;
+    const NAME: &'static str = "order.list";
+    const TITLE: &'static str = "List Orders";
+    const DESCRIPTION: &'static str =
+        "List the orders of a test shop. Use it to check how names with a dot are linted.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(false, true);
+    fn call(&self, _: Nothing) -> Result<Report, ToolError> {
+        Ok(Report {
+            detail: "no orders".to_string(),
+        })
+    }
+}
 
 /// With the setting `listing_waits_for` (a URL), the component GETs that
 /// URL each time it builds its tool set, listing included: a component whose

@@ -1,4 +1,5 @@
-//! The read-only lists: variants (E1), suppliers and locations.
+//! The read-only lists: variants (E1), suppliers, locations, and the three
+//! kinds of order (by `ids` or `order_no`).
 //!
 //! Each is newest (highest id) first, paginated with `page` and `limit`, and
 //! answered as `{"data": [...]}` with the `X-Pagination` header (see
@@ -10,7 +11,7 @@ use crate::{
     api::AppState,
     error::{ApiError, Details},
     input::QueryParams,
-    store::VariantFilter,
+    store::{OrderFilter, VariantFilter},
 };
 
 /// The only `extend` value `GET /variants` accepts.
@@ -83,4 +84,58 @@ pub(crate) async fn list_locations(
     details.finish()?;
     let locations = state.store.lock().locations(&ids);
     Ok(page.respond(locations))
+}
+
+/// The filters the order lists share: `ids` (integers) and `order_no`
+/// (exact order numbers); either may repeat or take commas.
+fn order_filter(params: &QueryParams, details: &mut Details) -> OrderFilter {
+    OrderFilter {
+        ids: params.ids("ids", details),
+        order_nos: params.strings("order_no"),
+    }
+}
+
+/// `GET /purchase_orders`: `ids`, `order_no`, `page`, `limit`.
+#[tracing::instrument(level = "debug", skip_all)]
+pub(crate) async fn list_purchase_orders(
+    State(state): State<AppState>,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let filter = order_filter(&params, &mut details);
+    let page = params.page(&mut details);
+    details.finish()?;
+    let orders = state.store.lock().list_purchase_orders(&filter);
+    Ok(page.respond(orders))
+}
+
+/// `GET /manufacturing_orders`: `ids`, `order_no`, `page`, `limit`.
+#[tracing::instrument(level = "debug", skip_all)]
+pub(crate) async fn list_manufacturing_orders(
+    State(state): State<AppState>,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let filter = order_filter(&params, &mut details);
+    let page = params.page(&mut details);
+    details.finish()?;
+    let orders = state.store.lock().list_manufacturing_orders(&filter);
+    Ok(page.respond(orders))
+}
+
+/// `GET /sales_orders`: `ids`, `order_no`, `page`, `limit`.
+#[tracing::instrument(level = "debug", skip_all)]
+pub(crate) async fn list_sales_orders(
+    State(state): State<AppState>,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let filter = order_filter(&params, &mut details);
+    let page = params.page(&mut details);
+    details.finish()?;
+    let orders = state.store.lock().list_sales_orders(&filter);
+    Ok(page.respond(orders))
 }

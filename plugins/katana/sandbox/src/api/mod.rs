@@ -5,6 +5,9 @@
 //! | E1 | `GET /variants` | [`catalog::list_variants`] |
 //! | | `GET /suppliers` | [`catalog::list_suppliers`] |
 //! | | `GET /locations` | [`catalog::list_locations`] |
+//! | | `GET /purchase_orders` | [`catalog::list_purchase_orders`] |
+//! | | `GET /manufacturing_orders` | [`catalog::list_manufacturing_orders`] |
+//! | | `GET /sales_orders` | [`catalog::list_sales_orders`] |
 //! | E2 | `POST /purchase_orders` | [`purchasing::create_purchase_order`] |
 //! | E3 | `GET /purchase_orders/{id}` | [`purchasing::get_purchase_order`] |
 //! | E4 | `POST /purchase_order_receive` | [`purchasing::receive`] |
@@ -51,18 +54,22 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/variants", get(catalog::list_variants))
         .route("/suppliers", get(catalog::list_suppliers))
         .route("/locations", get(catalog::list_locations))
-        .route("/purchase_orders", post(purchasing::create_purchase_order))
+        .route(
+            "/purchase_orders",
+            get(catalog::list_purchase_orders).post(purchasing::create_purchase_order),
+        )
         .route("/purchase_orders/{id}", get(purchasing::get_purchase_order))
         .route("/purchase_order_receive", post(purchasing::receive))
         .route(
             "/manufacturing_orders",
-            post(manufacturing::create_manufacturing_order),
+            get(catalog::list_manufacturing_orders).post(manufacturing::create_manufacturing_order),
         )
         .route(
             "/manufacturing_orders/{id}",
             get(manufacturing::get_manufacturing_order)
                 .patch(manufacturing::update_manufacturing_order),
         )
+        .route("/sales_orders", get(catalog::list_sales_orders))
         .route("/sales_orders/{id}", get(sales::get_sales_order))
         .route("/sales_order_fulfillments", post(sales::create_fulfillment))
         .method_not_allowed_fallback(not_found)

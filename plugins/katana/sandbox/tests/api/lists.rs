@@ -1,4 +1,4 @@
-//! Contract 1, 2 (E1) and 3.5: variants, suppliers and locations lists:
+//! Contract 1, 2 (E1) and 3.5: variants, suppliers, locations and order lists:
 //! newest first, `page`/`limit`, `X-Pagination` with string values, filters
 //! as repeated keys or commas, `extend=product_or_material`.
 
@@ -233,4 +233,41 @@ async fn suppliers_and_locations() {
     let (_, body, page) = h.list("/suppliers?limit=1&page=2").await;
     assert_eq!(ids(&body), [seed::SUPPLIER_USD]);
     assert_eq!(page.last_page, "true");
+}
+
+#[tokio::test]
+async fn orders_are_listed_newest_first_and_found_by_exact_number() {
+    let h = start().await;
+    let (status, body, page) = h.list("/purchase_orders").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        ids(&body),
+        [
+            seed::PO_RECEIVED,
+            seed::PO_PARTIALLY_RECEIVED,
+            seed::PO_SAME_VARIANT_TWICE,
+            seed::PO_NOT_RECEIVED
+        ]
+    );
+    assert_eq!(page.total_records, "4");
+
+    let (_, body, _) = h.list("/purchase_orders?order_no=PO-25-001").await;
+    assert_eq!(ids(&body), [seed::PO_NOT_RECEIVED]);
+    assert_eq!(
+        body["data"][0]["purchase_order_rows"][0]["id"],
+        seed::PO1_STEEL_ROW,
+        "with its rows"
+    );
+    let (_, body, _) = h.list("/purchase_orders?order_no=po-25-001").await;
+    assert_eq!(ids(&body), Vec::<i64>::new(), "numbers match exactly");
+
+    let (_, body, _) = h
+        .list("/manufacturing_orders?order_no=MO-25-002,MO-25-001")
+        .await;
+    assert_eq!(ids(&body), [seed::MO_BLOCKED, seed::MO_NOT_STARTED]);
+    let (_, body, _) = h.list("/sales_orders?ids=3003&ids=3001").await;
+    assert_eq!(ids(&body), [seed::SO_PACKED, seed::SO_NOT_SHIPPED]);
+    assert!(body["data"][0]["sales_order_rows"].is_array());
+    let (status, body) = h.get("/sales_orders?ids=x").await;
+    assert_invalid(status, &body, ".ids[0]", "type");
 }

@@ -2,13 +2,16 @@
 //! user confirms.
 //!
 //! The preview is computed here without calling Katana. Katana requires an
-//! order number; without one the tool uses `MO-<unix seconds>`. Confirmed,
-//! it sends E5; the new order is `NOT_STARTED`.
+//! order number; without one the tool makes one from the call's arguments
+//! and today's date (UTC), `MO-<YYYYMMDD>-<6 hex digits>` ([`generated_number`]),
+//! so the preview, the confirmed call and a re-run after the user's answer
+//! all name the same number. Confirmed, it sends E5; the new order is
+//! `NOT_STARTED`.
 
 use toolhost_sdk::http::Method;
 
 use crate::api::{ManufacturingOrder, NewManufacturingOrder};
-use crate::inputs::{check_positive, num, unix_seconds};
+use crate::inputs::{check_positive, now_iso, num};
 use crate::mutation::{Report, approve};
 use crate::prelude::*;
 
@@ -25,7 +28,7 @@ pub struct CreateManufacturingOrderInput {
     /// Location ID for production: where it is made and where the stock goes.
     #[schemars(example = 1, range(min = 1))]
     pub location_id: u64,
-    /// Manufacturing order number, unique in Katana; when absent, MO-<unix seconds> is used.
+    /// Manufacturing order number, unique in Katana; when absent, one is made from the other arguments and today's date (MO-YYYYMMDD-xxxxxx), the same in the preview and the confirmed call.
     #[serde(default)]
     #[schemars(example = &"MO-25-010", length(min = 1, max = 100))]
     pub order_no: Option<String>,
@@ -101,7 +104,7 @@ impl Tool for CreateManufacturingOrder {
             .filter(|n| !n.is_empty());
         let order_no = given
             .map(str::to_string)
-            .unwrap_or_else(|| format!("MO-{}", unix_seconds()));
+            .unwrap_or_else(|| generated_number(&input, &now_iso()[..10]));
         let warnings = warnings(&input, given.is_none().then_some(order_no.as_str()));
         let mut out = CreateManufacturingOrderOutput {
             id: None,
@@ -197,10 +200,33 @@ fn warnings(input: &CreateManufacturingOrderInput, generated: Option<&str>) -> V
     }
     if let Some(number) = generated {
         warnings.push(format!(
-            "No order_no given: {number} will be used (from the current time)."
+            "No order_no given: {number} will be used (made from these arguments and today's \
+             date, so confirming names the same number; give order_no to make a second \
+             identical order today)."
         ));
     }
     warnings
+}
+
+/// The order number made for a call without one: `MO-`, the UTC date
+/// `today` (`YYYY-MM-DD`) without dashes, and six hex digits of a 32-bit
+/// FNV-1a hash of every other argument. The same arguments on the same day
+/// give the same number (preview and confirmation agree); any other
+/// argument gives another.
+pub fn generated_number(input: &CreateManufacturingOrderInput, today: &str) -> String {
+    let canonical = format!(
+        "{}|{}|{}|{:?}|{:?}|{:?}",
+        input.variant_id,
+        input.planned_quantity,
+        input.location_id,
+        input.order_created_date,
+        input.production_deadline_date,
+        input.additional_info
+    );
+    let hash = canonical.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    format!("MO-{}-{:06X}", today.replace('-', ""), hash & 0x00ff_ffff)
 }
 
 #[cfg(test)]
@@ -210,16 +236,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_generated_number_depends_on_the_arguments_and_the_day_only() {
+        let input = |quantity: u32| -> CreateManufacturingOrderInput {
+            serde_json::from_value(
+                json!({"variant_id": 5001, "planned_quantity": quantity, "location_id": 1}),
+            )
+            .unwrap()
+        };
+        let a = generated_number(&input(20), "2026-11-25");
+        assert_eq!(a, generated_number(&input(20), "2026-11-25"));
+        assert!(a.starts_with("MO-20261125-") && a.len() == 18, "{a}");
+        assert_ne!(a, generated_number(&input(21), "2026-11-25"));
+        assert_ne!(a, generated_number(&input(20), "2026-11-26"));
+    }
+
+    #[test]
     fn warnings_name_what_is_missing() {
         let input: CreateManufacturingOrderInput = serde_json::from_value(
             json!({"variant_id": 5001, "planned_quantity": 20, "location_id": 1}),
         )
         .unwrap();
-        let w = warnings(&input, Some("MO-1700000000"));
+        let w = warnings(&input, Some("MO-20261125-0A1B2C"));
         assert_eq!(w.len(), 3);
         assert!(w[0].contains("production_deadline_date"));
         assert!(w[1].contains("additional_info"));
-        assert!(w[2].contains("MO-1700000000"));
+        assert!(w[2].contains("MO-20261125-0A1B2C"));
         let input: CreateManufacturingOrderInput = serde_json::from_value(json!({
             "variant_id": 5001, "planned_quantity": 20, "location_id": 1, "order_no": "MO-1",
             "production_deadline_date": "2025-11-14T17:00:00.000Z", "additional_info": "x"}))

@@ -1,12 +1,14 @@
 //! `create_purchase_order`: order materials or products from a supplier,
 //! after the user confirms.
 //!
-//! The preview is computed here without calling Katana: the total (Σ
-//! quantity × price, before tax), the status the order will have
-//! (`NOT_RECEIVED`) and warnings. Confirmed, it sends E2 with
-//! `entity_type: "regular"` and `order_created_date` now.
+//! The preview is computed here, reading only the lines' variants (E1, for
+//! their SKUs): the total (Σ quantity × price, before tax), the status the
+//! order will have (`NOT_RECEIVED`), the rows and warnings (a variant Katana
+//! does not know among them). Confirmed, it sends E2 with `entity_type:
+//! "regular"` and `order_created_date` now, and returns the new order's
+//! rows with their ids: what `receive_purchase_order` takes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use toolhost_sdk::http::Method;
 
@@ -14,6 +16,7 @@ use crate::api::{NewPurchaseOrder, NewPurchaseOrderRow, PurchaseOrder};
 use crate::inputs::{Lines, check_not_empty, check_not_negative, check_positive, now_iso, round};
 use crate::mutation::{Report, approve};
 use crate::prelude::*;
+use crate::tools::find_order::{OrderRow, purchase_rows, skus};
 
 /// The currency pattern: an ISO 4217 code.
 pub const CURRENCY_PATTERN: &str = "^[A-Z]{3}$";
@@ -96,6 +99,8 @@ pub struct CreatePurchaseOrderOutput {
     pub total_cost: f64,
     /// The currency; null in a preview without one (Katana then uses the supplier's).
     pub currency: Option<String>,
+    /// The order's rows: once created, each with its id (purchase_order_row_id for receive_purchase_order); in a preview, the lines given, without ids.
+    pub rows: Vec<OrderRow>,
     /// What happened, warnings and next steps.
     #[serde(flatten)]
     pub report: Report,
@@ -112,15 +117,20 @@ impl Tool for CreatePurchaseOrder {
     const DESCRIPTION: &'static str = "Create a Katana purchase order to buy materials or \
         products from a supplier. Use it when stock must be replenished; find variant ids with \
         search_items first. Two steps: with confirm=false (default) it returns a preview with \
-        the total and warnings and changes nothing; with confirm=true the user is asked to \
-        approve, and only then is the order created.";
+        the total, the rows and warnings and changes nothing; with confirm=true the user is \
+        asked to approve, and only then is the order created. The answer lists the new rows \
+        with their ids, which receive_purchase_order takes as purchase_order_row_id.";
     const ANNOTATIONS: Annotations = Annotations::mutating(false, false);
 
     fn call(&self, input: CreatePurchaseOrderInput) -> Result<Self::Output, ToolError> {
         check(&input)?;
         let lines = input.items.as_slice();
         let total = total_cost(lines);
-        let warnings = warnings(&input);
+        let client = Client::from_config()?;
+        let variant_ids: Vec<u64> = lines.iter().map(|l| l.variant_id).collect();
+        let skus = skus(&client, &variant_ids)?;
+        let mut warnings = warnings(&input);
+        warnings.extend(unknown_variants(lines, &skus));
         let number = input.order_number.trim();
         let mut out = CreatePurchaseOrderOutput {
             id: None,
@@ -128,6 +138,18 @@ impl Tool for CreatePurchaseOrder {
             status: "NOT_RECEIVED".to_string(),
             total_cost: total,
             currency: input.currency.clone(),
+            rows: lines
+                .iter()
+                .map(|l| OrderRow {
+                    id: None,
+                    variant_id: l.variant_id,
+                    sku: skus.get(&l.variant_id).cloned(),
+                    quantity: l.quantity,
+                    price_per_unit: Some(l.price_per_unit),
+                    received: Some(false),
+                    received_date: None,
+                })
+                .collect(),
             report: Report::preview(
                 format!(
                     "Preview: purchase order {number} with {} items totaling {total:.2}; nothing \
@@ -148,7 +170,6 @@ impl Tool for CreatePurchaseOrder {
         if !input.confirm {
             return Ok(out);
         }
-        let client = Client::from_config()?;
         let action = format!("Purchase order {number} creation");
         if let Err(stopped) = approve(&client, &question, &action, &warnings) {
             out.report = stopped;
@@ -184,11 +205,17 @@ impl Tool for CreatePurchaseOrder {
             &format!("Look for purchase order {number} in Katana"),
         )?;
         out.id = Some(created.id);
-        if let Some(status) = created.status {
+        if let Some(status) = created.status.clone() {
             out.status = status;
         }
         if created.currency.is_some() {
-            out.currency = created.currency;
+            out.currency = created.currency.clone();
+        }
+        if !created.purchase_order_rows.is_empty() {
+            out.rows = purchase_rows(&created);
+            for row in &mut out.rows {
+                row.sku = skus.get(&row.variant_id).cloned();
+            }
         }
         out.report = Report::done(
             format!(
@@ -199,7 +226,8 @@ impl Tool for CreatePurchaseOrder {
             vec![format!(
                 "When the goods arrive, check the supplier's document with \
                  verify_order_document and receive them with receive_purchase_order \
-                 (order_id {}).",
+                 (order_id {}, the rows' ids as purchase_order_row_id); find_order reads the \
+                 order again by id or number.",
                 created.id
             )],
         );
@@ -222,6 +250,27 @@ fn check(input: &CreatePurchaseOrderInput) -> Result<(), ToolError> {
         }
     }
     Ok(())
+}
+
+/// A warning for each line whose variant Katana does not know (`skus`
+/// holds the ones it does).
+fn unknown_variants(lines: &[PurchaseOrderItem], skus: &HashMap<u64, String>) -> Vec<String> {
+    let mut unknown: Vec<u64> = lines
+        .iter()
+        .map(|l| l.variant_id)
+        .filter(|id| !skus.contains_key(id))
+        .collect();
+    unknown.sort_unstable();
+    unknown.dedup();
+    unknown
+        .into_iter()
+        .map(|id| {
+            format!(
+                "Variant {id} is not in Katana (or has no SKU); search_items finds the right \
+                 id by SKU or name."
+            )
+        })
+        .collect()
 }
 
 /// Σ quantity × price per unit.

@@ -23,7 +23,7 @@ use crate::api::{
     Fulfillment, FulfillmentRow, ManufacturingOrder, NewFulfillment, SalesOrder, Variant,
 };
 use crate::inputs::{num, plain_enum};
-use crate::mutation::{Outcome, Report, approve};
+use crate::mutation::{Report, approve};
 use crate::prelude::*;
 
 /// Arguments of `fulfill_order`.
@@ -153,15 +153,10 @@ fn manufacturing(client: &Client, id: u64, confirm: bool) -> Result<FulfillOrder
         return Ok(out);
     }
     if done {
-        out.report = Report {
-            is_preview: false,
-            result: Outcome::Unchanged,
-            message: format!(
-                "Manufacturing order {number} is already completed; nothing was changed"
-            ),
+        out.report = Report::unchanged(
+            format!("Manufacturing order {number} is already completed; nothing was changed"),
             warnings,
-            next_actions: Vec::new(),
-        };
+        );
         return Ok(out);
     }
     let question = format!("Mark manufacturing order {number} as DONE and update inventory?");

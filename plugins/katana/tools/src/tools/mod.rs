@@ -1,10 +1,11 @@
-//! The six tools, one module each. Every module holds the tool's input type
+//! The seven tools, one module each. Every module holds the tool's input type
 //! (the schema the model sees), its output type, the [`Tool`](toolhost_sdk::Tool)
 //! impl and the pure logic worth testing on its own; shared pieces live in
 //! the crate's other modules.
 
 pub mod create_manufacturing_order;
 pub mod create_purchase_order;
+pub mod find_order;
 pub mod fulfill_order;
 pub mod receive_purchase_order;
 pub mod search_items;
@@ -12,6 +13,7 @@ pub mod verify_order_document;
 
 pub use create_manufacturing_order::CreateManufacturingOrder;
 pub use create_purchase_order::CreatePurchaseOrder;
+pub use find_order::FindOrder;
 pub use fulfill_order::FulfillOrder;
 pub use receive_purchase_order::ReceivePurchaseOrder;
 pub use search_items::SearchItems;
@@ -40,6 +42,7 @@ mod tests {
         vec![
             schemas::<SearchItems>(),
             schemas::<VerifyOrderDocument>(),
+            schemas::<FindOrder>(),
             schemas::<CreatePurchaseOrder>(),
             schemas::<ReceivePurchaseOrder>(),
             schemas::<CreateManufacturingOrder>(),
@@ -103,7 +106,7 @@ mod tests {
 
     #[test]
     fn mutations_take_confirm_defaulting_to_false_and_report_the_shared_fields() {
-        for (name, input, output) in all().into_iter().skip(2) {
+        for (name, input, output) in all().into_iter().skip(3) {
             let confirm = &input["properties"]["confirm"];
             assert_eq!(
                 (&confirm["type"], &confirm["default"]),

@@ -10,7 +10,7 @@ use statuspro_sandbox::{
     seed::{self, SeedOrder},
 };
 
-use crate::util::{Harness, start};
+use crate::util::{Harness, start, start_with};
 
 /// `GET /orders?{query}` as a typed page (which also proves no unknown fields).
 async fn page(h: &Harness, query: &str) -> OrderPage {
@@ -248,4 +248,28 @@ async fn due_date_range_is_inclusive() {
     assert_eq!(only_from, ns(&[16, 30, 41]));
     let only_to = ids(&h, &format!("due_date_to={}", seed::seed_date(3))).await;
     assert_eq!(only_to, ns(&[1]));
+}
+
+#[tokio::test]
+async fn extra_orders_follow_the_seed_with_new_ids_and_numbers() {
+    let h = start_with(statuspro_sandbox::SandboxConfig {
+        extra_orders: 60,
+        ..statuspro_sandbox::SandboxConfig::default()
+    })
+    .await;
+    let first = page(&h, "per_page=10").await;
+    assert_eq!(first.meta.total, seed::ORDER_COUNT as u64 + 60);
+    let newest = &first.data[0];
+    assert_eq!(newest.id, seed::LAST_ORDER_ID + 60, "newest first");
+    assert_eq!(
+        newest.order_number,
+        (1000 + seed::ORDER_COUNT + 60).to_string()
+    );
+    let mut all = BTreeSet::new();
+    for p in 1..=2 {
+        for row in page(&h, &format!("per_page=100&page={p}")).await.data {
+            assert!(all.insert(row.id), "ids are unique");
+        }
+    }
+    assert_eq!(all.len(), seed::ORDER_COUNT + 60);
 }

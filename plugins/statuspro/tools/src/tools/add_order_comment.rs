@@ -1,7 +1,7 @@
 //! `add_order_comment`: add a comment to one order's history, after the
 //! user confirms.
 
-use crate::mutation::{MutationResult, two_step};
+use crate::mutation::{MutationResult, Plan, two_step};
 use crate::prelude::*;
 
 /// Arguments of `add_order_comment`.
@@ -54,10 +54,13 @@ impl Tool for AddOrderComment {
     const TITLE: &'static str = "Add Order Comment";
     const DESCRIPTION: &'static str = "Add a comment to one StatusPro order's history, for \
         staff only or visible to the customer; use it to record a note without changing the \
-        status. Two steps: with confirm=false (default) it returns a preview and changes \
-        nothing; with confirm=true the user is asked to approve, and only then is the \
+        status. It only adds: nothing already on the order is changed, and each call adds one \
+        more comment. Two steps: with confirm=false (default) it returns a preview and \
+        changes nothing; with confirm=true the user is asked to approve, and only then is the \
         comment added.";
-    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    // Adds an event and never overwrites one (not destructive); every call
+    // adds another (not idempotent).
+    const ANNOTATIONS: Annotations = Annotations::mutating(false, false);
 
     fn call(&self, input: AddOrderCommentInput) -> Result<Self::Output, ToolError> {
         let client = Client::from_config()?;
@@ -67,8 +70,17 @@ impl Tool for AddOrderComment {
             comment: input.comment.clone(),
             public: input.public,
         };
-        let question = format!("Add comment to order {}?", input.order_id);
-        two_step(input.confirm, preview, &question, || {
+        let id = input.order_id;
+        let plan = Plan {
+            preview,
+            summary: format!("add the comment to order {id}"),
+            question: format!("Add comment to order {id}?"),
+            action: format!("Comment on order {id}"),
+            done: format!("Added the comment to order {id}'s history"),
+            warnings: Vec::new(),
+            check: format!("Read order {id}'s history with get_order"),
+        };
+        two_step(input.confirm, plan, || {
             client.post(
                 &format!("/orders/{}/comment", input.order_id),
                 &Body {

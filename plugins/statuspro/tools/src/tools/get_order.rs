@@ -20,7 +20,8 @@ pub struct GetOrderInput {
     pub history_limit: u32,
 }
 
-fn default_history_limit() -> u32 {
+/// `history_limit`'s default, [`DEFAULT_HISTORY_LIMIT`].
+pub(crate) fn default_history_limit() -> u32 {
     DEFAULT_HISTORY_LIMIT
 }
 

@@ -1,4 +1,14 @@
-//! `list_orders`: search and filter orders, one page or all of them.
+//! `list_orders`: search and filter orders, one page or all of them up to
+//! a limit.
+//!
+//! Without `page` it walks pages of `per_page` rows (100 by default, the
+//! API's maximum) and stops at the first of: the last page, `limit` orders
+//! (whole pages only, so `next_page` resumes exactly), [`MAX_PAGES`]
+//! pages, or a page the rate limit (or a 5xx) refused after the first. A
+//! walk that stops early says so: `has_more`, `next_page` and a `note`, and
+//! for a refused page the issue; it never fails whole. The default limit,
+//! [`DEFAULT_LIMIT`] orders of about 200 bytes each, keeps the answer well
+//! under the host's default 1 MiB output cap.
 
 use toolhost_sdk::progress;
 
@@ -20,6 +30,21 @@ const EXAMPLE_TAGS_ANY: &[&str] = &["rush", "gift"];
 const EXAMPLE_FINANCIAL: &[FinancialStatus] = &[FinancialStatus::Paid];
 /// Example of `fulfillment_status`.
 const EXAMPLE_FULFILLMENT: &[FulfillmentStatus] = &[FulfillmentStatus::Unfulfilled];
+
+/// Orders a walk returns when `limit` is not given: about 200 KB of
+/// summaries, a fifth of the host's default output cap.
+pub const DEFAULT_LIMIT: u32 = 1000;
+
+/// The largest `limit`: about half of the host's default output cap.
+pub const MAX_LIMIT: u32 = 2500;
+
+fn default_limit() -> u32 {
+    DEFAULT_LIMIT
+}
+
+fn default_per_page() -> u32 {
+    WALK_PER_PAGE
+}
 
 /// Arguments of `list_orders`. Every filter is optional; filters combine with AND.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -61,14 +86,18 @@ pub struct ListOrdersInput {
     #[serde(default)]
     #[schemars(example = &"2026-03-31", regex(pattern = DATE_PATTERN), extend("format" = "date"))]
     pub due_date_to: Option<String>,
-    /// Return only this page (1-based) and its paging facts. Leave it out to get every matching order: pages of per_page rows are read until the last one (at most 100 pages).
+    /// Return only this page (1-based) and its paging facts. Leave it out to get the matching orders up to limit: pages of per_page rows are read until the last one, limit, or 100 pages.
     #[serde(default)]
     #[schemars(example = 2, range(min = 1))]
     pub page: Option<u64>,
-    /// Rows per page, 1 to 100 (default 100).
-    #[serde(default)]
+    /// Without page: the most orders to return (default 1000, at most 2500). Whole pages are read while they fit, so up to per_page fewer may come back; has_more, next_page and note then say how to get the rest.
+    #[serde(default = "default_limit")]
+    #[schemars(example = 200, range(min = 1, max = 2500))]
+    pub limit: u32,
+    /// Rows per page, 1 to 100 (without page, at most limit).
+    #[serde(default = "default_per_page")]
     #[schemars(example = 50, range(min = 1, max = 100))]
-    pub per_page: Option<u32>,
+    pub per_page: u32,
 }
 
 /// What `list_orders` returns.
@@ -110,20 +139,34 @@ impl Tool for ListOrders {
     const TITLE: &'static str = "List Orders";
     const DESCRIPTION: &'static str = "List StatusPro orders, optionally filtered by search \
         text, status, tags, payment or shipping state, cancellation and due-date range; use \
-        it to find orders when you do not know their id. Without `page` it returns every \
-        matching order (reading up to 100 pages of per_page rows; if it stops early, at that \
-        cap or at the rate limit, it returns what it read, next_page and why); with `page` it returns that page and how many pages there are. Rows are \
-        order summaries: id, name, number, customer, current status and due date.";
+        it to find orders when you do not know their id. Without `page` it returns the \
+        matching orders up to `limit` (default 1000); if it stops early, at the limit or at \
+        the rate limit, it returns what it read with has_more, next_page and why. With \
+        `page` it returns that page and how many pages there are. Rows are order summaries: \
+        id, name, number, customer, current status and due date.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
 
     fn call(&self, input: ListOrdersInput) -> Result<ListOrdersOutput, ToolError> {
         let filters = filters(&input)?;
         let client = Client::from_config()?;
-        let per_page = input.per_page.unwrap_or(WALK_PER_PAGE);
-        let fetch = |page: u64| fetch_page(&client, &filters, per_page, page);
         match input.page {
-            Some(page) => one_page(fetch, page, per_page),
-            None => every_page(fetch, per_page),
+            Some(page) => {
+                let per_page = input.per_page;
+                one_page(
+                    |page| fetch_page(&client, &filters, per_page, page),
+                    page,
+                    per_page,
+                )
+            }
+            None => {
+                let limit = input.limit.clamp(1, MAX_LIMIT);
+                let per_page = input.per_page.min(limit);
+                every_page(
+                    |page| fetch_page(&client, &filters, per_page, page),
+                    per_page,
+                    limit,
+                )
+            }
         }
     }
 }
@@ -150,13 +193,16 @@ fn one_page(
     })
 }
 
-/// The answer with every page (up to [`MAX_PAGES`]), reporting progress
-/// after each.
+/// The answer with every page (up to `limit` orders in whole pages, and
+/// [`MAX_PAGES`]), reporting progress after each.
 fn every_page(
     fetch: impl FnMut(u64) -> Result<Page<OrderSummary>, ToolError>,
     per_page: u32,
+    limit: u32,
 ) -> Result<ListOrdersOutput, ToolError> {
-    let walk = paging::walk(MAX_PAGES, fetch, |read, expected| {
+    let pages_in_limit = (limit / per_page.max(1)).max(1);
+    let max_pages = MAX_PAGES.min(pages_in_limit);
+    let walk = paging::walk(max_pages, fetch, |read, expected| {
         progress::report(
             read.into(),
             Some(expected as f64),
@@ -165,9 +211,16 @@ fn every_page(
     })?;
     let read = walk.items.len();
     let note = walk.next_page.map(|next| match &walk.interrupted {
+        None if max_pages < MAX_PAGES => format!(
+            "Stopped at limit={limit} ({read} of {} orders, whole pages of {per_page}). Narrow \
+             the filters, or ask for page={next} onwards one page at a time with the same \
+             filters and per_page={per_page}.",
+            walk.total
+        ),
         None => format!(
             "Stopped after {MAX_PAGES} pages ({read} of {} orders). Narrow the filters, or ask \
-             for page={next} onwards one page at a time.",
+             for page={next} onwards one page at a time with the same filters and \
+             per_page={per_page}.",
             walk.total
         ),
         Some(why) => format!(

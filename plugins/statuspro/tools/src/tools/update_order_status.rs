@@ -1,8 +1,13 @@
 //! `update_order_status`: move one order to another status, after the
 //! user confirms.
+//!
+//! Both steps read the order's viable statuses first: the preview says
+//! whether the status is one of them, and a confirmed call for a status
+//! the order cannot take is a `VALIDATION_ERROR` listing the ones it can,
+//! before the user is asked.
 
 use crate::inputs::{STATUS_CODE_PATTERN, yes};
-use crate::mutation::{MutationResult, two_step};
+use crate::mutation::{MutationResult, Plan, two_step};
 use crate::prelude::*;
 
 /// Arguments of `update_order_status`.
@@ -82,10 +87,11 @@ impl Tool for UpdateOrderStatus {
     const TITLE: &'static str = "Update Order Status";
     const DESCRIPTION: &'static str = "Change one StatusPro order's status, optionally with a \
         history comment and customer e-mail; use it when an order has moved on (e.g. \
-        shipped). Call get_viable_statuses first: only those statuses are accepted. Two \
-        steps: with confirm=false (default) it returns a preview, including whether the \
-        status is viable, and changes nothing; with confirm=true the user is asked to \
-        approve, and only then is the change made.";
+        shipped). Call get_viable_statuses first: only those statuses are accepted, and a \
+        confirmed call for another is refused, listing the viable codes, before the user \
+        is asked. Two steps: with confirm=false (default) it returns a preview, including \
+        whether the status is viable, and changes nothing; with confirm=true the user is \
+        asked to approve, and only then is the change made.";
     const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
 
     fn call(&self, input: UpdateOrderStatusInput) -> Result<Self::Output, ToolError> {
@@ -105,13 +111,26 @@ impl Tool for UpdateOrderStatus {
             email_customer: input.email_customer,
             email_additional: input.email_additional,
             status_viable,
-            viable_status_codes: (!status_viable).then_some(viable),
+            viable_status_codes: (!status_viable).then(|| viable.clone()),
         };
-        let question = format!(
-            "Change order {} status to {}?",
-            input.order_id, input.status_code
-        );
-        two_step(input.confirm, preview, &question, || {
+        let (id, code) = (input.order_id, &input.status_code);
+        if input.confirm && !status_viable {
+            return Err(not_viable(id, code, &viable));
+        }
+        let plan = Plan {
+            preview,
+            summary: format!("change the status of order {id} to {code}"),
+            question: format!("Change order {id} status to {code}?"),
+            action: format!("Status change of order {id}"),
+            done: format!("Order {id} is now in status {code}"),
+            warnings: if status_viable {
+                Vec::new()
+            } else {
+                vec![not_viable(id, code, &viable).message]
+            },
+            check: format!("Read order {id} with get_order"),
+        };
+        two_step(input.confirm, plan, || {
             client.post(
                 &format!("/orders/{}/status", input.order_id),
                 &Body {
@@ -124,4 +143,21 @@ impl Tool for UpdateOrderStatus {
             )
         })
     }
+}
+
+/// The refusal of a status `order_id` cannot take, listing the `viable` codes.
+pub(crate) fn not_viable(order_id: u64, status_code: &str, viable: &[String]) -> ToolError {
+    let codes = if viable.is_empty() {
+        "none: its status is final".to_string()
+    } else {
+        viable.join(", ")
+    };
+    ToolError::validation(format!(
+        "Order {order_id} cannot move to status {status_code} now; the statuses it can take \
+         are: {codes}."
+    ))
+    .with_hint(
+        "Use one of those codes (get_viable_statuses lists them with their names); nothing was \
+         asked or changed.",
+    )
 }
