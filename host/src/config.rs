@@ -42,6 +42,11 @@ pub struct RawConfig {
     /// `[http]`: serving MCP over Streamable HTTP.
     #[serde(default)]
     pub http: RawHttp,
+    /// `[auth]`: who may connect over HTTP.
+    pub auth: Option<crate::auth::config::RawAuth>,
+    /// `[[access]]`: which plugins each HTTP caller sees.
+    #[serde(default)]
+    pub access: Vec<crate::auth::config::RawAccess>,
 }
 
 /// `[host]`.
@@ -433,6 +438,10 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// Serving over Streamable HTTP.
     pub http: HttpSettings,
+    /// `[auth]`: how HTTP requests authenticate; `None` without the table.
+    pub auth: Option<crate::auth::config::AuthSettings>,
+    /// `[[access]]`: which plugins each HTTP caller sees.
+    pub access: crate::auth::Access,
 }
 
 /// Default of `host.load_wait_secs`.
@@ -447,6 +456,8 @@ impl Default for Config {
             load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             http: HttpSettings::default(),
+            auth: None,
+            access: crate::auth::Access::default(),
         }
     }
 }
@@ -495,6 +506,12 @@ impl Config {
             load_wait: Duration::from_secs(load_wait_secs),
             max_message_bytes,
             http,
+            auth: raw
+                .auth
+                .map(crate::auth::config::resolve_auth)
+                .transpose()
+                .context("in [auth]")?,
+            access: crate::auth::config::resolve_access(raw.access)?,
         })
     }
 
@@ -624,7 +641,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// overflow `Duration`/`Instant` arithmetic (a panic, under a lock), a huge
 /// `memory_mib` would wrap when shifted to bytes.
 #[derive(Debug, Clone, Copy)]
-struct Range<T> {
+pub(crate) struct Range<T> {
     /// The key as written in `toolhost.toml`, e.g. `limits.memory_mib`.
     pub key: &'static str,
     /// The smallest value allowed.
@@ -638,7 +655,7 @@ struct Range<T> {
 impl<T: PartialOrd + Copy + std::fmt::Display> Range<T> {
     /// `value` if it lies in the range, else an error naming the key and
     /// the range.
-    fn check(&self, value: T) -> Result<T> {
+    pub(crate) fn check(&self, value: T) -> Result<T> {
         // `!(a <= b)` rather than `a > b`, so that NaN fails too.
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let outside = !(self.min <= value && value <= self.max);
@@ -655,7 +672,7 @@ impl<T: PartialOrd + Copy + std::fmt::Display> Range<T> {
     }
 
     /// [`Range::check`] for a key that may be absent; `default` when it is.
-    fn check_or(&self, value: Option<T>, default: T) -> Result<T> {
+    pub(crate) fn check_or(&self, value: Option<T>, default: T) -> Result<T> {
         value.map_or(Ok(default), |v| self.check(v))
     }
 }
