@@ -13,13 +13,14 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::pkcs8::EncodePrivateKey;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, JsonRpcRequest,
-    JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientJsonRpcMessage,
+    ClientRequest, Implementation, JsonRpcRequest, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    RequestMetaObject,
 };
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ServiceError, ServiceExt};
+use rmcp::{ClientServiceExt, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
@@ -201,8 +202,13 @@ impl HttpHost {
     /// POSTs a stateless 2026-07-28 `tools/call` of `fetch_url` for `url`,
     /// with `authorization` if given.
     async fn raw_call(&self, authorization: Option<&str>, url: &str) -> reqwest::Response {
-        let params = CallToolRequestParams::new("fetch_url")
+        let mut params = CallToolRequestParams::new("fetch_url")
             .with_arguments(json!({ "url": url }).as_object().unwrap().clone());
+        params.meta = Some(RequestMetaObject::with_client_context(
+            ProtocolVersion::V_2026_07_28,
+            Implementation::new("toolhost-tests", "0.1.0"),
+            ClientCapabilities::default(),
+        ));
         let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
             jsonrpc: JsonRpcVersion2_0,
             id: RequestId::Number(1),
@@ -216,6 +222,8 @@ impl HttpHost {
                 "mcp-protocol-version",
                 ProtocolVersion::V_2026_07_28.as_str(),
             )
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "fetch_url")
             .body(serde_json::to_vec(&message).unwrap());
         if let Some(value) = authorization {
             request = request.header("authorization", value);
