@@ -535,7 +535,7 @@ fn a_public_address_without_auth_is_refused() {
     assert!(out.stdout.is_empty());
 }
 
-/// `bytes` as lower-case hex.
+/// Lower-case hex of `bytes`.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

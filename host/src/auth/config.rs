@@ -493,7 +493,7 @@ mod tests {
         assert!(format!("{e:#}").contains("`plugins` is empty"), "{e:#}");
         rules("[[access]]\nscopes = [\"x\"]\nplugins = [\"*\"]\n").unwrap();
     }
-    /// `bytes` as lower-case hex.
+    /// Lower-case hex of `bytes`.
     fn hex(bytes: &[u8]) -> String {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     }

@@ -523,7 +523,7 @@ async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
     }
 }
 
-/// `bytes` as lower-case hex.
+/// Lower-case hex of `bytes`.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
