@@ -535,6 +535,34 @@ fn a_public_address_without_auth_is_refused() {
     assert!(out.stdout.is_empty());
 }
 
+/// `[[access]]` without `[auth]` would restrict nobody over HTTP: refused.
+#[test]
+fn access_rules_without_auth_are_refused_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[[access]]\nsubjects = [\"alice\"]\nplugins = [\"hello\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+        .arg(&plugins)
+        .arg("--config")
+        .arg(&config)
+        .env("TOOLHOST_LOG", "warn")
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("[[access]] rules need [auth]"), "{stderr}");
+}
+
 /// Lower-case hex of `bytes`.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -7,8 +7,9 @@
 //! it, in `tools/list` and `tools/call` alike (ADR 0012): the answer does not
 //! reveal that it exists.
 //!
-//! A request without an [`Identity`] (stdio, or HTTP on loopback without
-//! `[auth]`) comes from the operator's own machine and sees everything.
+//! A request without an [`Identity`] (stdio) comes from the operator's own
+//! machine and sees everything; the HTTP transport refuses to start with
+//! rules but without `[auth]`, where they would restrict nobody.
 
 use std::collections::BTreeSet;
 
@@ -74,8 +75,7 @@ impl Access {
     }
 
     /// Whether `identity` may see and call the tools of `plugin`. Without
-    /// an identity (stdio, unauthenticated loopback HTTP) or without rules:
-    /// yes.
+    /// an identity (stdio) or without rules: yes.
     pub fn allows(&self, identity: Option<&Identity>, plugin: &str) -> bool {
         let Some(identity) = identity else {
             return true;

@@ -76,6 +76,13 @@ pub async fn serve_http(
     crate::registry::wasm_files(&dir)?;
     let auth = crate::auth::Authenticator::from_config(&loader.config)?;
     refuse_unauthenticated_exposure(addr, auth.is_some())?;
+    if auth.is_none() && loader.config.access.is_restricted() {
+        bail!(
+            "[[access]] rules need [auth] over HTTP: without it no caller has an identity, so \
+             the rules could not apply and every caller would see every tool. Add [auth] \
+             (docs/auth.md) or remove the [[access]] rules"
+        );
+    }
     let settings = loader.config.http.clone();
     let max_body = loader.config.max_message_bytes;
     let listener = TcpListener::bind(addr)
