@@ -4,7 +4,7 @@
 //!
 //! | module         | job                                                             |
 //! |----------------|-----------------------------------------------------------------|
-//! | [`transport`]  | stdio: an answer to every line, one writer to stdout             |
+//! | [`transport`]  | stdio: an answer to every line, one writer; HTTP: `/mcp`, bounded |
 //! | [`auth`]       | HTTP callers: bearer tokens → `Identity`; which plugins it sees   |
 //! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |

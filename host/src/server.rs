@@ -77,24 +77,6 @@ struct Inner {
     /// Whether a request was answered before the initial load was in (so
     /// its result will need a list change).
     answered_early: AtomicBool,
-    /// How many `tools/call`s are running; shutdown waits for none.
-    calls_in_flight: tokio::sync::watch::Sender<usize>,
-}
-
-/// Counts one running call for as long as it lives.
-struct CallInFlight<'a>(&'a tokio::sync::watch::Sender<usize>);
-
-impl<'a> CallInFlight<'a> {
-    fn start(count: &'a tokio::sync::watch::Sender<usize>) -> Self {
-        count.send_modify(|n| *n += 1);
-        CallInFlight(count)
-    }
-}
-
-impl Drop for CallInFlight<'_> {
-    fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
-    }
 }
 
 impl Gateway {
@@ -121,7 +103,6 @@ impl Gateway {
                 listeners: Mutex::new(Vec::new()),
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
-                calls_in_flight: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -160,18 +141,6 @@ impl Gateway {
     /// Whether the initial load of the plugin directory is in.
     pub fn is_loaded(&self) -> bool {
         *self.inner.loaded.borrow()
-    }
-
-    /// How many `tools/call`s are running now.
-    pub fn calls_in_flight(&self) -> usize {
-        *self.inner.calls_in_flight.borrow()
-    }
-
-    /// Waits until no `tools/call` is running.
-    pub async fn until_no_calls(&self) {
-        let mut count = self.inner.calls_in_flight.subscribe();
-        // The sender lives in `self`, so the channel cannot close.
-        let _ = count.wait_for(|n| *n == 0).await;
     }
 
     /// The registry being served.
@@ -334,7 +303,6 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.wait_until_loaded().await;
-        let _in_flight = CallInFlight::start(&self.inner.calls_in_flight);
         let registry = self.registry();
         let identity = caller(&context);
         // A tool this caller may not see is unknown to it: same error, same

@@ -21,11 +21,18 @@
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      held until the response body ends, so one caller's flood meets 429s
 //!      while another's calls go on;
-//! 4. rmcp: `Host` and `Origin` checks (DNS-rebinding protection), the body
-//!    cap (`host.max_message_bytes`, 413), then [`Gateway`].
+//!    - [`answer_what_rmcp_would_not`]: a POSTed JSON body is read (up to
+//!      `host.max_message_bytes`, else 413) and triaged as a stdio line is
+//!      ([`super::triage`]): malformed JSON, a batch, a request rmcp cannot
+//!      decode or whose params do not fit get their JSON-RPC error (`-32700`,
+//!      `-32600`, `-32602`) with HTTP 400; the rest goes on;
+//! 4. rmcp: `Host` and `Origin` checks (DNS-rebinding protection), media
+//!    types, sessions, then [`Gateway`].
 //!
-//! Shutdown ([`until_signal`]): stop accepting, wait for calls in flight up
-//! to `http.shutdown_grace_secs`, close the streams, exit 0. See ADR 0011.
+//! Shutdown ([`until_signal`]): stop accepting, wait up to
+//! `http.shutdown_grace_secs` for the POSTs in flight (their responses
+//! included; a `subscriptions/listen` stream does not count), close the
+//! streams, exit 0. See ADR 0011.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -50,6 +57,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::triage::{Triage, too_long, triage};
 use crate::auth::Identity;
 use crate::call::CallEnv;
 use crate::config::HttpSettings;
@@ -102,7 +110,9 @@ pub async fn serve_http(
     let state = Arc::new(HttpState {
         gateway: gateway.clone(),
         draining: AtomicBool::new(false),
+        posts_in_flight: tokio::sync::watch::Sender::new(0),
         callers: CallerLimits::new(&settings),
+        max_body,
     });
     let app = router(
         state.clone(),
@@ -117,19 +127,21 @@ pub async fn serve_http(
     let connections = accept_until_signal(listener, app, &settings).await;
 
     state.draining.store(true, Ordering::SeqCst);
-    let running = gateway.calls_in_flight();
+    let mut posts = state.posts_in_flight.subscribe();
+    let running = *posts.borrow();
     tracing::info!(
-        "shutting down: no new connections; waiting up to {:?} for {running} call(s) in flight \
-         (http.shutdown_grace_secs)",
+        "shutting down: no new connections; waiting up to {:?} for {running} request(s) in \
+         flight (http.shutdown_grace_secs)",
         settings.shutdown_grace
     );
-    if tokio::time::timeout(settings.shutdown_grace, gateway.until_no_calls())
+    let finished = posts.wait_for(|n| *n == 0);
+    if tokio::time::timeout(settings.shutdown_grace, finished)
         .await
         .is_err()
     {
         tracing::warn!(
-            "{} call(s) still running after http.shutdown_grace_secs; ending them",
-            gateway.calls_in_flight()
+            "{} request(s) still running after http.shutdown_grace_secs; ending them",
+            *state.posts_in_flight.borrow()
         );
     }
     streams_closed.cancel();
@@ -161,7 +173,39 @@ struct HttpState {
     gateway: Gateway,
     /// Set once shutdown began: new work is refused with 503.
     draining: AtomicBool,
+    /// POSTs whose responses have not ended, but for `subscriptions/listen`
+    /// streams: what shutdown waits for.
+    posts_in_flight: tokio::sync::watch::Sender<usize>,
     callers: CallerLimits,
+    /// `host.max_message_bytes`: the largest request body.
+    max_body: usize,
+}
+
+/// Counts one POST in flight for as long as it lives.
+struct PostInFlight(Arc<HttpState>);
+
+impl PostInFlight {
+    fn start(state: Arc<HttpState>) -> PostInFlight {
+        state.posts_in_flight.send_modify(|n| *n += 1);
+        PostInFlight(state)
+    }
+}
+
+impl Drop for PostInFlight {
+    fn drop(&mut self) {
+        self.0.posts_in_flight.send_modify(|n| *n -= 1);
+    }
+}
+
+/// `response`, with `guard` kept alive until its body has been sent or
+/// dropped.
+fn hold_until_body_ends<T: Send + Sync + 'static>(response: Response, guard: T) -> Response {
+    let (parts, body) = response.into_parts();
+    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        let _held = &guard;
+        chunk
+    }));
+    Response::from_parts(parts, body)
 }
 
 /// The application: `/mcp` behind its layers, and the health endpoints.
@@ -191,13 +235,16 @@ fn router(
     let gateway = state.gateway.clone();
     let mcp = StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(sessions), config);
 
-    let mut endpoint =
-        Router::new()
-            .route_service(MCP_PATH, mcp)
-            .layer(middleware::from_fn_with_state(
-                state.clone(),
-                limit_per_caller,
-            ));
+    let mut endpoint = Router::new()
+        .route_service(MCP_PATH, mcp)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            answer_what_rmcp_would_not,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limit_per_caller,
+        ));
     if let Some(auth) = auth {
         endpoint = endpoint.layer(middleware::from_fn_with_state(
             auth.clone(),
@@ -246,7 +293,8 @@ async fn readiness(State(state): State<Arc<HttpState>>) -> Response {
 
 /// After shutdown began, requests outside an existing legacy session are
 /// answered 503 (a load balancer retries them elsewhere); a session's own
-/// requests (an elicitation's answer, say) still reach it.
+/// requests (an elicitation's answer, say) still reach it. Counts POSTs in
+/// flight for shutdown to wait for.
 async fn refuse_while_draining(
     State(state): State<Arc<HttpState>>,
     request: Request,
@@ -263,7 +311,65 @@ async fn refuse_while_draining(
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         return response;
     }
-    next.run(request).await
+    let listen = request
+        .headers()
+        .get("mcp-method")
+        .is_some_and(|m| m == "subscriptions/listen");
+    if request.method() != Method::POST || listen {
+        return next.run(request).await;
+    }
+    let in_flight = PostInFlight::start(state);
+    hold_until_body_ends(next.run(request).await, in_flight)
+}
+
+/// Reads a POSTed JSON body and answers, as stdio does, what rmcp would
+/// drop or misanswer (see [`super::triage`]); hands the rest on.
+async fn answer_what_rmcp_would_not(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if request.method() != Method::POST || !is_json {
+        // rmcp answers other methods and media types itself.
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, state.max_body).await else {
+        return json_rpc_answer(StatusCode::PAYLOAD_TOO_LARGE, &too_long(state.max_body));
+    };
+    match triage(&bytes) {
+        Triage::Deliver(_) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Triage::Answer(answer) => json_rpc_answer(StatusCode::BAD_REQUEST, &answer),
+        Triage::Skip => json_rpc_answer(
+            StatusCode::BAD_REQUEST,
+            &rmcp::model::ServerJsonRpcMessage::error(
+                rmcp::ErrorData::new(
+                    rmcp::model::ErrorCode::PARSE_ERROR,
+                    "the request body is empty; POST one JSON-RPC message",
+                    None,
+                ),
+                None,
+            ),
+        ),
+        Triage::Ignore(why) => {
+            tracing::info!("refused a POSTed message: {why}");
+            (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response()
+        }
+    }
+}
+
+/// A JSON-RPC message as the whole response, with `status`.
+fn json_rpc_answer(status: StatusCode, message: &rmcp::model::ServerJsonRpcMessage) -> Response {
+    (status, axum::Json(message)).into_response()
 }
 
 /// Per-caller bounds on what is held open at once.
@@ -363,13 +469,7 @@ async fn limit_per_caller(
             return response;
         }
     };
-    let response = next.run(request).await;
-    let (parts, body) = response.into_parts();
-    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
-        let _held_until_the_body_ends = &permit;
-        chunk
-    }));
-    Response::from_parts(parts, body)
+    hold_until_body_ends(next.run(request).await, permit)
 }
 
 /// Accepts connections and serves `app` on them until SIGTERM or SIGINT;
