@@ -45,6 +45,11 @@ pub struct RawConfig {
     /// `[state]`: sealing and spending 2026-07-28 confirmation states.
     #[serde(default)]
     pub state: RawState,
+    /// `[auth]`: who may connect over HTTP.
+    pub auth: Option<crate::auth::config::RawAuth>,
+    /// `[[access]]`: which plugins each HTTP caller sees.
+    #[serde(default)]
+    pub access: Vec<crate::auth::config::RawAccess>,
 }
 
 /// `[state]`.
@@ -524,6 +529,10 @@ pub struct Config {
     pub http: HttpSettings,
     /// Sealing and spending 2026-07-28 confirmation states.
     pub state: StateSettings,
+    /// `[auth]`: how HTTP requests authenticate; `None` without the table.
+    pub auth: Option<crate::auth::config::AuthSettings>,
+    /// `[[access]]`: which plugins each HTTP caller sees.
+    pub access: crate::auth::Access,
 }
 
 /// Default of `host.load_wait_secs`.
@@ -539,6 +548,8 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             http: HttpSettings::default(),
             state: StateSettings::default(),
+            auth: None,
+            access: crate::auth::Access::default(),
         }
     }
 }
@@ -589,6 +600,12 @@ impl Config {
             max_message_bytes,
             http,
             state,
+            auth: raw
+                .auth
+                .map(crate::auth::config::resolve_auth)
+                .transpose()
+                .context("in [auth]")?,
+            access: crate::auth::config::resolve_access(raw.access)?,
         })
     }
 
@@ -718,7 +735,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// overflow `Duration`/`Instant` arithmetic (a panic, under a lock), a huge
 /// `memory_mib` would wrap when shifted to bytes.
 #[derive(Debug, Clone, Copy)]
-struct Range<T> {
+pub(crate) struct Range<T> {
     /// The key as written in `toolhost.toml`, e.g. `limits.memory_mib`.
     pub key: &'static str,
     /// The smallest value allowed.
@@ -732,7 +749,7 @@ struct Range<T> {
 impl<T: PartialOrd + Copy + std::fmt::Display> Range<T> {
     /// `value` if it lies in the range, else an error naming the key and
     /// the range.
-    fn check(&self, value: T) -> Result<T> {
+    pub(crate) fn check(&self, value: T) -> Result<T> {
         // `!(a <= b)` rather than `a > b`, so that NaN fails too.
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let outside = !(self.min <= value && value <= self.max);
@@ -749,7 +766,7 @@ impl<T: PartialOrd + Copy + std::fmt::Display> Range<T> {
     }
 
     /// [`Range::check`] for a key that may be absent; `default` when it is.
-    fn check_or(&self, value: Option<T>, default: T) -> Result<T> {
+    pub(crate) fn check_or(&self, value: Option<T>, default: T) -> Result<T> {
         value.map_or(Ok(default), |v| self.check(v))
     }
 }

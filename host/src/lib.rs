@@ -5,7 +5,7 @@
 //! | module         | job                                                             |
 //! |----------------|-----------------------------------------------------------------|
 //! | [`transport`]  | stdio: an answer to every line, one writer; HTTP: `/mcp`, bounded |
-//! | [`auth`]       | who is calling over HTTP                                        |
+//! | [`auth`]       | HTTP callers: bearer tokens → `Identity`; which plugins it sees   |
 //! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |

@@ -10,6 +10,12 @@
 //!   `structuredContent` plus the same JSON as text; failure → `isError`
 //!   with the envelope `{"ok":false,"result":null,"issues":[…]}`; a
 //!   confirmation for a 2026-07-28 client → `input_required`;
+//! - over HTTP, the caller's [`Identity`] (put into the request's
+//!   extensions by [`crate::auth::http::require_identity`]) decides which
+//!   plugins' tools it sees: `tools/list` leaves the others out and
+//!   `tools/call` answers them exactly as an unknown tool (`[[access]]`,
+//!   ADR 0012). The subject is logged with each call and never reaches the
+//!   guest. Over stdio there is no identity and every tool is served;
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
 //!   and to 2026-07-28 clients on their `subscriptions/listen` streams.
 //!
@@ -34,7 +40,9 @@ use rmcp::service::{
 };
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
+use crate::auth::Identity;
 use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
 use crate::config::Config;
 use crate::confirmation::{
@@ -171,9 +179,16 @@ impl Gateway {
         }
     }
 
-    fn mcp_tools(&self) -> Vec<Tool> {
+    /// The tools `identity` may see (`[[access]]`), as MCP tools.
+    fn mcp_tools(&self, identity: Option<&Identity>) -> Vec<Tool> {
         self.registry()
             .tools()
+            .filter(|t| {
+                self.inner
+                    .config
+                    .access
+                    .allows(identity, &t.plugin.settings.name)
+            })
             .map(|t| {
                 let s = &t.spec;
                 let a = &s.annotations;
@@ -204,6 +219,16 @@ impl Gateway {
 fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version()
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+/// The caller's identity: over HTTP, what authentication put into the
+/// request's extensions; over stdio, none.
+fn caller(ctx: &RequestContext<RoleServer>) -> Option<Identity> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Identity>()
+        .cloned()
 }
 
 /// Whether the client declared the elicitation capability.
@@ -265,10 +290,13 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.wait_until_loaded().await;
-        Ok(ListToolsResult::with_all_items(self.mcp_tools()))
+        let identity = caller(&context);
+        Ok(ListToolsResult::with_all_items(
+            self.mcp_tools(identity.as_ref()),
+        ))
     }
 
     async fn call_tool(
@@ -278,7 +306,16 @@ impl ServerHandler for Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         self.wait_until_loaded().await;
         let registry = self.registry();
-        let Some(tool) = registry.tool(&request.name).cloned() else {
+        let identity = caller(&context);
+        // A tool this caller may not see is unknown to it: same error, same
+        // text, so the answer does not reveal that it exists.
+        let visible = registry.tool(&request.name).filter(|t| {
+            self.inner
+                .config
+                .access
+                .allows(identity.as_ref(), &t.plugin.settings.name)
+        });
+        let Some(tool) = visible.cloned() else {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}; call tools/list to see the tools available",
@@ -360,8 +397,27 @@ impl ServerHandler for Gateway {
                 }) as _
             });
 
+        // The subject goes to the operator's log with every line of this
+        // call, never to the guest.
+        let span = match &identity {
+            Some(identity) => {
+                let span = tracing::info_span!("call", subject = %identity.subject);
+                span.in_scope(|| tracing::info!(tool = %tool.spec.name, "tool call"));
+                span
+            }
+            None => tracing::Span::none(),
+        };
+        let call = run_call(
+            &self.inner.env,
+            &tool.plugin,
+            &tool.spec,
+            &arguments,
+            confirmer,
+            progress,
+        )
+        .instrument(span);
         let outcome = tokio::select! {
-            outcome = run_call(&self.inner.env, &tool.plugin, &tool.spec, &arguments, confirmer, progress) => outcome,
+            outcome = call => outcome,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
                 return Err(ErrorData::invalid_request("the request was cancelled", None));

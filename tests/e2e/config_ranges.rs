@@ -27,6 +27,11 @@ fn the_binary_refuses_numbers_out_of_range_naming_the_key() {
             "[plugins.hello.limits]\nmemory_mib = 17592186044417\n",
             "`limits.memory_mib` must be between 1 and 4096 (MiB), not 17592186044417",
         ),
+        // Seconds of leeway beyond any clock skew would accept long-expired tokens.
+        (
+            "[auth]\nresource = \"https://h/mcp\"\n[auth.oauth]\nissuer = \"https://i\"\njwks_url = \"https://i/jwks\"\nleeway_secs = 86400\n",
+            "`auth.oauth.leeway_secs` must be between 0 and 300 (seconds), not 86400",
+        ),
     ] {
         let path = dir.path().join("toolhost.toml");
         std::fs::write(&path, config).unwrap();

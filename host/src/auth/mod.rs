@@ -1,12 +1,41 @@
-//! Who is calling over HTTP: the identity a request's credentials establish.
+//! Who is calling over HTTP: the identity a request's credentials establish,
+//! and what that identity may see.
 //!
 //! Over stdio the caller is the process that started toolhost and there is
 //! nothing to establish. Over HTTP every request carries a credential, and
 //! what it proves is an [`Identity`]: the transport puts it into the
 //! request's extensions, and the server reads it from there to decide what
-//! this caller may see and call.
+//! this caller may see and call ([`Access`]).
+//!
+//! | module | job |
+//! |---|---|
+//! | [`config`] | `[auth]` and `[[access]]`: raw tables → settings |
+//! | `jwt` | JWT access tokens: the issuer's key set (cached, rotated by `kid`), claims, scopes |
+//! | [`access`] | which plugins an identity sees |
+//! | [`http`] | the axum side: the `require_identity` middleware, 401/403 answers, RFC 9728 metadata |
+//!
+//! [`Authenticator`] is built from `[auth]` ([`Authenticator::from_config`]);
+//! `None` without the table, which the HTTP transport allows on loopback
+//! addresses only. ADR 0012 records the design.
+
+pub mod access;
+pub mod config;
+pub mod http;
+mod jwt;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+pub use access::Access;
+use config::{AuthSettings, StaticToken};
+use jwt::JwtVerifier;
 
 /// Who is calling, as established by the HTTP transport's authentication.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,3 +46,222 @@ pub struct Identity {
     /// The scopes the credential grants.
     pub scopes: BTreeSet<String>,
 }
+
+/// Why a request's credentials establish no identity. The text says what
+/// to do and never holds token material.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AuthFailure {
+    /// No `Authorization` header.
+    #[error("no access token: send `Authorization: Bearer <token>`")]
+    MissingToken,
+    /// An `Authorization` header that is not `Bearer <token>`.
+    #[error("the Authorization header is not `Bearer <token>`: send the access token that way")]
+    MalformedHeader,
+    /// A token that is no configured static token (and no JWT is accepted).
+    #[error(
+        "the token is not one of this server's tokens ([[auth.tokens]]): check it was copied whole"
+    )]
+    UnknownToken,
+    /// A token that is not a well-formed JWT.
+    #[error(
+        "the token is not a well-formed JWT access token: get a new one from the authorization server"
+    )]
+    MalformedToken,
+    /// A JWT signed with an algorithm outside `auth.oauth.algorithms`.
+    #[error("the token's signature algorithm is not accepted (auth.oauth.algorithms)")]
+    AlgorithmNotAllowed,
+    /// A JWT whose key id is not in the issuer's key set, even after a
+    /// refetch.
+    #[error(
+        "the token was signed with a key the issuer does not publish (auth.oauth.jwks_url): get a new token"
+    )]
+    UnknownKey,
+    /// A JWT whose signature does not verify.
+    #[error("the token's signature does not verify: get a new token from the authorization server")]
+    BadSignature,
+    /// A JWT past its `exp` (plus leeway).
+    #[error("the token has expired: get a new one from the authorization server")]
+    Expired,
+    /// A JWT before its `nbf` (minus leeway).
+    #[error(
+        "the token is not valid yet (nbf): check the clocks of this server and the issuer (auth.oauth.leeway_secs)"
+    )]
+    NotYetValid,
+    /// A JWT for another resource.
+    #[error(
+        "the token was issued for another resource: request one whose audience is this server's resource URI (auth.resource)"
+    )]
+    WrongAudience,
+    /// A JWT from another issuer.
+    #[error("the token comes from another issuer than this server trusts (auth.oauth.issuer)")]
+    WrongIssuer,
+    /// A JWT without `exp`, `iss`, `aud` or `sub`.
+    #[error("the token lacks a required claim (exp, iss, aud and sub are required)")]
+    MissingClaim,
+    /// A valid JWT without every scope `auth.oauth.scopes` requires.
+    #[error("the token lacks a required scope (auth.oauth.scopes): request a token with them")]
+    InsufficientScope,
+    /// The issuer's key set cannot be fetched and none is cached.
+    #[error("the issuer's keys cannot be fetched right now (auth.oauth.jwks_url): try again later")]
+    KeysUnavailable,
+}
+
+impl AuthFailure {
+    /// A short, fixed name for logs and the `reason` label of
+    /// `toolhost_auth_failures_total`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            AuthFailure::MissingToken => "missing_token",
+            AuthFailure::MalformedHeader => "malformed_header",
+            AuthFailure::UnknownToken => "unknown_token",
+            AuthFailure::MalformedToken => "malformed_token",
+            AuthFailure::AlgorithmNotAllowed => "algorithm_not_allowed",
+            AuthFailure::UnknownKey => "unknown_key",
+            AuthFailure::BadSignature => "bad_signature",
+            AuthFailure::Expired => "expired",
+            AuthFailure::NotYetValid => "not_yet_valid",
+            AuthFailure::WrongAudience => "wrong_audience",
+            AuthFailure::WrongIssuer => "wrong_issuer",
+            AuthFailure::MissingClaim => "missing_claim",
+            AuthFailure::InsufficientScope => "insufficient_scope",
+            AuthFailure::KeysUnavailable => "keys_unavailable",
+        }
+    }
+}
+
+/// Authenticates HTTP requests: static bearer tokens and, with
+/// `[auth.oauth]`, JWT access tokens. Cheap to clone.
+#[derive(Clone)]
+pub struct Authenticator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: AuthSettings,
+    jwt: Option<JwtVerifier>,
+    /// Every scope worth advertising in the metadata: the required ones
+    /// and those `[[access]]` rules name.
+    scopes_supported: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("settings", &self.inner.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authenticator {
+    /// The authenticator `[auth]` describes, or `None` without the table.
+    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<Option<Authenticator>> {
+        let Some(settings) = &config.auth else {
+            return Ok(None);
+        };
+        Authenticator::new(settings.clone(), &config.access).map(Some)
+    }
+
+    /// An authenticator for `settings`; `access` adds the scopes its rules
+    /// name to the metadata's `scopes_supported`.
+    pub fn new(settings: AuthSettings, access: &Access) -> anyhow::Result<Authenticator> {
+        let jwt = match &settings.oauth {
+            Some(oauth) => {
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .connect_timeout(Duration::from_secs(5))
+                    .build()
+                    .context("cannot set up the HTTP client that fetches the issuer's keys")?;
+                Some(JwtVerifier::new(
+                    oauth.clone(),
+                    settings.resource.clone(),
+                    client,
+                ))
+            }
+            None => None,
+        };
+        let mut scopes_supported: BTreeSet<String> = access.scopes().map(str::to_string).collect();
+        if let Some(jwt) = &jwt {
+            scopes_supported.extend(jwt.required_scopes().iter().cloned());
+        }
+        for token in &settings.tokens {
+            scopes_supported.extend(token.scopes.iter().cloned());
+        }
+        Ok(Authenticator {
+            inner: Arc::new(Inner {
+                settings,
+                jwt,
+                scopes_supported,
+            }),
+        })
+    }
+
+    /// The identity the request's `Authorization: Bearer` header
+    /// establishes. A static token is tried first (its SHA-256 compared in
+    /// constant time with every configured digest), then, with
+    /// `[auth.oauth]`, the token as a JWT.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, AuthFailure> {
+        let token = bearer_token(headers)?;
+        if let Some(identity) = self.static_token(token) {
+            return Ok(identity);
+        }
+        match &self.inner.jwt {
+            Some(jwt) => jwt.verify(token).await,
+            None => Err(AuthFailure::UnknownToken),
+        }
+    }
+
+    /// The configured static token `token` is, if any. Every digest is
+    /// compared, so the time taken does not depend on which one matched.
+    fn static_token(&self, token: &str) -> Option<Identity> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let mut found: Option<&StaticToken> = None;
+        for candidate in &self.inner.settings.tokens {
+            if bool::from(candidate.sha256.ct_eq(&digest)) {
+                found = Some(candidate);
+            }
+        }
+        found.map(|t| Identity {
+            subject: t.subject.clone(),
+            scopes: t.scopes.clone(),
+        })
+    }
+
+    /// This server's resource URI (`auth.resource`).
+    pub fn resource(&self) -> &str {
+        &self.inner.settings.resource
+    }
+
+    /// Where the protected-resource metadata is, as sent in
+    /// `WWW-Authenticate`.
+    pub fn metadata_url(&self) -> &str {
+        &self.inner.settings.metadata_url
+    }
+
+    /// The scopes every JWT must grant (`auth.oauth.scopes`).
+    pub fn required_scopes(&self) -> Vec<String> {
+        self.inner
+            .jwt
+            .as_ref()
+            .map(|j| j.required_scopes().iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthFailure> {
+    let mut values = headers.get_all(AUTHORIZATION).iter();
+    let value = values.next().ok_or(AuthFailure::MissingToken)?;
+    if values.next().is_some() {
+        return Err(AuthFailure::MalformedHeader);
+    }
+    let value = value.to_str().map_err(|_| AuthFailure::MalformedHeader)?;
+    let (scheme, token) = value.split_once(' ').ok_or(AuthFailure::MalformedHeader)?;
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() || token.contains(' ') {
+        return Err(AuthFailure::MalformedHeader);
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests;

@@ -10,10 +10,13 @@
 //!    `http.max_connections` permits, or is closed at once;
 //! 2. hyper's HTTP/1 connection: headers must arrive within
 //!    `http.header_read_timeout_secs` (slow-header clients are cut off);
-//! 3. the router: `/healthz`, `/readyz`, or `/mcp`, where the layers run
-//!    outermost first:
+//! 3. the router: `/healthz`, `/readyz`, the protected-resource metadata
+//!    (with `[auth]`), or `/mcp`, where the layers run outermost first:
 //!    - [`refuse_while_draining`]: after SIGTERM/SIGINT, new work goes
 //!      elsewhere (503) while existing sessions finish;
+//!    - with `[auth]`, [`require_identity`](crate::auth::http::require_identity):
+//!      the bearer token establishes the caller's `Identity` or the request
+//!      is refused (401/403) before anything runs;
 //!    - [`limit_per_caller`]: requests in flight and GET streams per
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      held until the response body ends, so one caller's flood meets 429s
@@ -79,7 +82,15 @@ pub async fn serve_http(
     addr: SocketAddr,
 ) -> Result<()> {
     crate::registry::wasm_files(&dir)?;
-    refuse_unauthenticated_exposure(addr, false)?;
+    let auth = crate::auth::Authenticator::from_config(&loader.config)?;
+    refuse_unauthenticated_exposure(addr, auth.is_some())?;
+    if auth.is_none() && loader.config.access.is_restricted() {
+        bail!(
+            "[[access]] rules need [auth] over HTTP: without it no caller has an identity, so \
+             the rules could not apply and every caller would see every tool. Add [auth] \
+             (docs/auth.md) or remove the [[access]] rules"
+        );
+    }
     let settings = loader.config.http.clone();
     let max_body = loader.config.max_message_bytes;
     let listener = TcpListener::bind(addr)
@@ -103,7 +114,14 @@ pub async fn serve_http(
         callers: CallerLimits::new(&settings),
         max_body,
     });
-    let app = router(state.clone(), &settings, local, max_body, &streams_closed);
+    let app = router(
+        state.clone(),
+        &settings,
+        local,
+        max_body,
+        &streams_closed,
+        auth.as_ref(),
+    );
     tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
 
     let connections = accept_until_signal(listener, app, &settings).await;
@@ -197,6 +215,7 @@ fn router(
     local: SocketAddr,
     max_body: usize,
     streams_closed: &CancellationToken,
+    auth: Option<&crate::auth::Authenticator>,
 ) -> Router {
     let mut allowed_hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
         .into_iter()
@@ -216,7 +235,7 @@ fn router(
     let gateway = state.gateway.clone();
     let mcp = StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(sessions), config);
 
-    let endpoint = Router::new()
+    let mut endpoint = Router::new()
         .route_service(MCP_PATH, mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -225,15 +244,25 @@ fn router(
         .layer(middleware::from_fn_with_state(
             state.clone(),
             limit_per_caller,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            refuse_while_draining,
         ));
-    Router::new()
+    if let Some(auth) = auth {
+        endpoint = endpoint.layer(middleware::from_fn_with_state(
+            auth.clone(),
+            crate::auth::http::require_identity,
+        ));
+    }
+    let endpoint = endpoint.layer(middleware::from_fn_with_state(
+        state.clone(),
+        refuse_while_draining,
+    ));
+    let mut app = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readiness).with_state(state))
-        .merge(endpoint)
+        .merge(endpoint);
+    if let Some(auth) = auth {
+        app = app.merge(crate::auth::http::metadata_router(auth));
+    }
+    app
 }
 
 /// `/readyz`: ready once the initial load is in and at least one tool is

@@ -1,0 +1,131 @@
+//! The axum side of authentication: the [`require_identity`] middleware,
+//! the 401/403 answers, and the protected-resource metadata (RFC 9728).
+//!
+//! The transport wraps its MCP endpoint in
+//! `axum::middleware::from_fn_with_state(authenticator, require_identity)`
+//! and merges [`metadata_router`] outside it. A request that authenticates
+//! carries its [`Identity`] in its extensions from then on; rmcp hands the
+//! request's `http::request::Parts` to the server, which reads it there.
+//!
+//! A refusal is `401` (no token, or a token that proves nothing) or `403`
+//! (a valid token without the required scopes), each with the
+//! `WWW-Authenticate: Bearer …` challenge MCP clients read to find the
+//! authorization server. The body says what to do. The token is never
+//! echoed or logged; the reason is logged at `info` and counted in
+//! `toolhost_auth_failures_total{reason}`.
+
+use axum::Json;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+use super::{AuthFailure, Authenticator, Identity};
+
+/// The metadata path (RFC 9728 §3), also served with the resource's path
+/// appended (`/.well-known/oauth-protected-resource/mcp`).
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// Authenticates the request; on success inserts its [`Identity`] into the
+/// request's extensions and runs the rest, on failure answers 401/403.
+pub async fn require_identity(
+    State(auth): State<Authenticator>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match auth.authenticate(request.headers()).await {
+        Ok(identity) => {
+            tracing::debug!(subject = %identity.subject, "authenticated");
+            request.extensions_mut().insert::<Identity>(identity);
+            next.run(request).await
+        }
+        Err(failure) => {
+            tracing::info!(
+                reason = failure.reason(),
+                method = %request.method(),
+                path = %request.uri().path(),
+                "HTTP request refused: {failure}"
+            );
+            metrics::counter!("toolhost_auth_failures_total", "reason" => failure.reason())
+                .increment(1);
+            refusal(&auth, failure)
+        }
+    }
+}
+
+/// The answer to a request `failure` refused.
+pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
+    let metadata = format!("resource_metadata=\"{}\"", auth.metadata_url());
+    let scope = auth.required_scopes().join(" ");
+    let (status, error, challenge) = match failure {
+        AuthFailure::MissingToken | AuthFailure::MalformedHeader => {
+            let mut challenge = format!("Bearer {metadata}");
+            if !scope.is_empty() {
+                challenge.push_str(&format!(", scope=\"{scope}\""));
+            }
+            (StatusCode::UNAUTHORIZED, "invalid_request", Some(challenge))
+        }
+        AuthFailure::InsufficientScope => (
+            StatusCode::FORBIDDEN,
+            "insufficient_scope",
+            Some(format!(
+                "Bearer error=\"insufficient_scope\", scope=\"{scope}\", {metadata}"
+            )),
+        ),
+        AuthFailure::KeysUnavailable => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            None,
+        ),
+        _ => (
+            StatusCode::UNAUTHORIZED,
+            "invalid_token",
+            Some(format!("Bearer error=\"invalid_token\", {metadata}")),
+        ),
+    };
+    let body = Json(json!({
+        "error": error,
+        "error_description": failure.to_string(),
+        "resource_metadata": auth.metadata_url(),
+    }));
+    let mut response = (status, body).into_response();
+    if let Some(challenge) = challenge
+        && let Ok(value) = HeaderValue::from_str(&challenge)
+    {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// `GET /.well-known/oauth-protected-resource` and its path-suffixed form:
+/// the protected-resource metadata (RFC 9728 §2) clients read to find the
+/// authorization server. Not behind [`require_identity`].
+pub fn metadata_router(auth: &Authenticator) -> axum::Router {
+    let mut document = json!({
+        "resource": auth.resource(),
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": auth.inner.scopes_supported,
+    });
+    if let Some(jwt) = &auth.inner.jwt {
+        document["authorization_servers"] = json!([jwt.issuer()]);
+    }
+    let suffixed = auth
+        .metadata_url()
+        .split_once(METADATA_PATH)
+        .map(|(_, path)| path.to_string())
+        .filter(|path| !path.is_empty());
+    let document = Json(document);
+    let handler = move || {
+        let document = document.clone();
+        async move { document }
+    };
+    let mut router = axum::Router::new().route(METADATA_PATH, get(handler.clone()));
+    if let Some(path) = suffixed {
+        router = router.route(&format!("{METADATA_PATH}{path}"), get(handler));
+    }
+    router
+}

@@ -1,0 +1,529 @@
+//! The authenticator against a real key set served on loopback, with tokens
+//! signed by keys made here, through the real middleware on a real axum
+//! server.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::Extension;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::routing::{get, post};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::pkcs8::EncodePrivateKey;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::config::resolve_auth;
+use super::http::{METADATA_PATH, metadata_router, require_identity};
+use super::*;
+
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+const STATIC_TOKEN: &str = "ci-bot-token-0123456789abcdef";
+
+/// An EC P-256 signing key and its public JWK.
+struct SigningKey {
+    kid: String,
+    der: Vec<u8>,
+    /// The public point, uncompressed SEC1: what a careless verifier would
+    /// use as an HMAC secret.
+    point: Vec<u8>,
+    jwk: Value,
+}
+
+impl SigningKey {
+    fn new(kid: &str) -> SigningKey {
+        let secret = p256::SecretKey::from_bytes(&rand::random::<[u8; 32]>().into()).unwrap();
+        let point = secret.public_key().to_encoded_point(false);
+        let jwk = json!({
+            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+            "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
+            "y": URL_SAFE_NO_PAD.encode(point.y().unwrap()),
+        });
+        SigningKey {
+            kid: kid.to_string(),
+            der: secret.to_pkcs8_der().unwrap().as_bytes().to_vec(),
+            point: point.as_bytes().to_vec(),
+            jwk,
+        }
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.der)).unwrap()
+    }
+}
+
+/// An identity provider's key endpoint on loopback, counting fetches.
+struct Idp {
+    issuer: String,
+    jwks_url: String,
+    keys: Arc<Mutex<Vec<Value>>>,
+    fetches: Arc<AtomicUsize>,
+}
+
+impl Idp {
+    async fn start(keys: &[&SigningKey]) -> Idp {
+        let keys = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (k, f) = (keys.clone(), fetches.clone());
+        let app = Router::new().route(
+            "/jwks.json",
+            get(move || {
+                let (k, f) = (k.clone(), f.clone());
+                async move {
+                    f.fetch_add(1, Ordering::SeqCst);
+                    axum::Json(json!({ "keys": *k.lock().unwrap() }))
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Idp {
+            issuer: format!("http://{addr}"),
+            jwks_url: format!("http://{addr}/jwks.json"),
+            keys,
+            fetches,
+        }
+    }
+
+    fn publish(&self, key: &SigningKey) {
+        self.keys.lock().unwrap().push(key.jwk.clone());
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(Ordering::SeqCst)
+    }
+
+    fn authenticator(&self, extra: &str) -> Authenticator {
+        let digest = hex(&Sha256::digest(STATIC_TOKEN.as_bytes()));
+        let text = format!(
+            "resource = \"{RESOURCE}\"\n\
+             [oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nscopes = [\"mcp:tools\"]\nleeway_secs = 5\n{extra}\n\
+             [[tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{digest}\"\nscopes = [\"statuspro\"]\n",
+            self.issuer, self.jwks_url
+        );
+        let settings = resolve_auth(toml::from_str(&text).unwrap()).unwrap();
+        Authenticator::new(settings, &Access::default()).unwrap()
+    }
+
+    /// Claims that pass every check.
+    fn claims(&self) -> Value {
+        let now = jsonwebtoken::get_current_timestamp();
+        json!({
+            "iss": self.issuer, "aud": RESOURCE, "sub": "alice",
+            "iat": now, "nbf": now - 10, "exp": now + 600,
+            "scope": "mcp:tools katana:use",
+        })
+    }
+}
+
+fn bearer(token: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "authorization",
+        HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+    );
+    headers
+}
+
+fn with(mut claims: Value, key: &str, value: Value) -> Value {
+    claims[key] = value;
+    claims
+}
+
+#[tokio::test]
+async fn a_valid_token_establishes_its_subject_and_scopes() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("");
+    let identity = auth
+        .authenticate(&bearer(&key.sign(&idp.claims())))
+        .await
+        .unwrap();
+    assert_eq!(identity.subject, "alice");
+    assert_eq!(
+        identity.scopes,
+        ["katana:use", "mcp:tools"].map(String::from).into()
+    );
+    // `scp` as an array counts too; `aud` may be a list holding ours.
+    let claims = with(idp.claims(), "scope", Value::Null);
+    let claims = with(claims, "scp", json!(["mcp:tools"]));
+    let claims = with(claims, "aud", json!(["other", RESOURCE]));
+    let identity = auth
+        .authenticate(&bearer(&key.sign(&claims)))
+        .await
+        .unwrap();
+    assert!(identity.scopes.contains("mcp:tools"));
+    assert_eq!(idp.fetches(), 1, "keys are cached");
+}
+
+#[tokio::test]
+async fn each_bad_token_is_refused_for_its_own_reason() {
+    let key = SigningKey::new("k1");
+    let stranger = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("");
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = idp.claims();
+    let valid = key.sign(&claims);
+
+    let header_none = URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"JWT","kid":"k1"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let unsigned = format!("{header_none}.{payload}.");
+
+    // HS256 keyed with the issuer's public key, as published.
+    let mut hs_header = Header::new(Algorithm::HS256);
+    hs_header.kid = Some("k1".into());
+    let hs_with_point =
+        jsonwebtoken::encode(&hs_header, &claims, &EncodingKey::from_secret(&key.point)).unwrap();
+    let hs_with_jwk = jsonwebtoken::encode(
+        &hs_header,
+        &claims,
+        &EncodingKey::from_secret(key.jwk.to_string().as_bytes()),
+    )
+    .unwrap();
+
+    // The payload changed after signing.
+    let parts: Vec<&str> = valid.split('.').collect();
+    let forged_payload =
+        URL_SAFE_NO_PAD.encode(with(claims.clone(), "sub", json!("root")).to_string());
+    let tampered = format!("{}.{forged_payload}.{}", parts[0], parts[2]);
+
+    let cases: Vec<(&str, String, AuthFailure)> = vec![
+        (
+            "expired",
+            key.sign(&with(claims.clone(), "exp", json!(now - 60))),
+            AuthFailure::Expired,
+        ),
+        (
+            "not yet valid",
+            key.sign(&with(claims.clone(), "nbf", json!(now + 600))),
+            AuthFailure::NotYetValid,
+        ),
+        (
+            "wrong aud",
+            key.sign(&with(
+                claims.clone(),
+                "aud",
+                json!("https://other.example.com/mcp"),
+            )),
+            AuthFailure::WrongAudience,
+        ),
+        (
+            "wrong iss",
+            key.sign(&with(
+                claims.clone(),
+                "iss",
+                json!("https://evil.example.com"),
+            )),
+            AuthFailure::WrongIssuer,
+        ),
+        (
+            "no sub",
+            key.sign(&with(claims.clone(), "sub", Value::Null)),
+            AuthFailure::MissingClaim,
+        ),
+        (
+            "no aud",
+            key.sign(&{
+                let mut c = claims.clone();
+                c.as_object_mut().unwrap().remove("aud");
+                c
+            }),
+            AuthFailure::MissingClaim,
+        ),
+        ("alg none", unsigned, AuthFailure::AlgorithmNotAllowed),
+        (
+            "HS256 with the public point",
+            hs_with_point,
+            AuthFailure::AlgorithmNotAllowed,
+        ),
+        (
+            "HS256 with the JWK",
+            hs_with_jwk,
+            AuthFailure::AlgorithmNotAllowed,
+        ),
+        ("tampered payload", tampered, AuthFailure::BadSignature),
+        (
+            "another key, same kid",
+            stranger.sign(&claims),
+            AuthFailure::BadSignature,
+        ),
+        (
+            "unknown kid",
+            SigningKey::new("k9").sign(&claims),
+            AuthFailure::UnknownKey,
+        ),
+        (
+            "not a JWT",
+            "not-a-jwt-at-all".into(),
+            AuthFailure::MalformedToken,
+        ),
+        (
+            "missing scope",
+            key.sign(&with(claims.clone(), "scope", json!("katana:use"))),
+            AuthFailure::InsufficientScope,
+        ),
+    ];
+    for (what, token, expected) in cases {
+        let got = auth.authenticate(&bearer(&token)).await;
+        assert_eq!(got, Err(expected), "{what}");
+    }
+    assert_eq!(
+        auth.authenticate(&HeaderMap::new()).await,
+        Err(AuthFailure::MissingToken)
+    );
+    let mut basic = HeaderMap::new();
+    basic.insert(
+        "authorization",
+        HeaderValue::from_static("Basic YWxpY2U6cHc="),
+    );
+    assert_eq!(
+        auth.authenticate(&basic).await,
+        Err(AuthFailure::MalformedHeader)
+    );
+}
+
+#[tokio::test]
+async fn static_tokens_match_by_digest() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("");
+    let identity = auth.authenticate(&bearer(STATIC_TOKEN)).await.unwrap();
+    assert_eq!(identity.subject, "ci-bot");
+    assert!(identity.scopes.contains("statuspro"));
+    let wrong = format!("{STATIC_TOKEN}x");
+    assert_eq!(
+        auth.authenticate(&bearer(&wrong)).await,
+        Err(AuthFailure::MalformedToken)
+    );
+
+    // Static tokens alone: anything else is an unknown token.
+    let digest = hex(&Sha256::digest(STATIC_TOKEN.as_bytes()));
+    let text = format!(
+        "resource = \"{RESOURCE}\"\n[[tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{digest}\"\n"
+    );
+    let only_static = Authenticator::new(
+        resolve_auth(toml::from_str(&text).unwrap()).unwrap(),
+        &Access::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        only_static
+            .authenticate(&bearer(STATIC_TOKEN))
+            .await
+            .unwrap()
+            .subject,
+        "ci-bot"
+    );
+    assert_eq!(
+        only_static.authenticate(&bearer(&wrong)).await,
+        Err(AuthFailure::UnknownToken)
+    );
+    assert_eq!(
+        only_static
+            .authenticate(&bearer(&key.sign(&idp.claims())))
+            .await,
+        Err(AuthFailure::UnknownToken)
+    );
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_fetched_when_a_token_names_it() {
+    let old = SigningKey::new("2026-01");
+    let idp = Idp::start(&[&old]).await;
+    let auth = idp.authenticator("jwks_refetch_min_secs = 0");
+    auth.authenticate(&bearer(&old.sign(&idp.claims())))
+        .await
+        .unwrap();
+    assert_eq!(idp.fetches(), 1);
+
+    let new = SigningKey::new("2026-02");
+    idp.publish(&new);
+    let identity = auth
+        .authenticate(&bearer(&new.sign(&idp.claims())))
+        .await
+        .unwrap();
+    assert_eq!(identity.subject, "alice");
+    assert_eq!(idp.fetches(), 2, "one refetch for the new key id");
+}
+
+#[tokio::test]
+async fn a_flood_of_unknown_key_ids_fetches_the_keys_once_per_interval() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("jwks_refetch_min_secs = 3600");
+    auth.authenticate(&bearer(&key.sign(&idp.claims())))
+        .await
+        .unwrap();
+    let random = SigningKey::new("unused");
+    for i in 0..50 {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(format!("made-up-{i}"));
+        let token = jsonwebtoken::encode(
+            &header,
+            &idp.claims(),
+            &EncodingKey::from_ec_der(&random.der),
+        )
+        .unwrap();
+        assert_eq!(
+            auth.authenticate(&bearer(&token)).await,
+            Err(AuthFailure::UnknownKey)
+        );
+    }
+    assert_eq!(
+        idp.fetches(),
+        1,
+        "unknown key ids within the interval fetch nothing"
+    );
+    // The known key still works.
+    auth.authenticate(&bearer(&key.sign(&idp.claims())))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_unreachable_issuer_is_unavailable_not_unauthorised() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    // A port nobody listens on: bind one, then drop it.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let idp = Idp {
+        jwks_url: format!("http://{closed}/jwks.json"),
+        ..idp
+    };
+    let auth = idp.authenticator("");
+    assert_eq!(
+        auth.authenticate(&bearer(&key.sign(&idp.claims()))).await,
+        Err(AuthFailure::KeysUnavailable)
+    );
+}
+
+/// The middleware on a real server: refusals carry the challenge, nothing
+/// behind the middleware runs, and an accepted request sees its identity.
+#[tokio::test]
+async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let app = Router::new()
+        .route(
+            "/mcp",
+            post(move |Extension(identity): Extension<Identity>| {
+                let counter = counter.clone();
+                async move {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    identity.subject
+                }
+            }),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            auth.clone(),
+            require_identity,
+        ))
+        .merge(metadata_router(&auth));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let client = reqwest::Client::new();
+    let metadata_url = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
+
+    let send = |token: Option<String>| {
+        let mut request = client.post(format!("{base}/mcp"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    let challenge = |r: &reqwest::Response| {
+        r.headers()
+            .get("www-authenticate")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+
+    let missing = send(None).await.unwrap();
+    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+    let c = challenge(&missing);
+    assert!(c.starts_with("Bearer "), "{c}");
+    assert!(
+        c.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{c}"
+    );
+    assert!(!c.contains("error="), "no error code without a token: {c}");
+
+    let expired_token = key.sign(&with(idp.claims(), "exp", json!(1)));
+    let expired = send(Some(expired_token.clone())).await.unwrap();
+    assert_eq!(expired.status(), StatusCode::UNAUTHORIZED);
+    let c = challenge(&expired);
+    assert!(c.contains("error=\"invalid_token\""), "{c}");
+    assert!(c.contains("resource_metadata="), "{c}");
+    let body: Value = expired.text().await.unwrap().parse::<Value>().unwrap();
+    assert_eq!(body["error"], "invalid_token");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{body}"
+    );
+    assert!(
+        !body.to_string().contains(&expired_token),
+        "the token is never echoed"
+    );
+
+    let narrow = key.sign(&with(idp.claims(), "scope", json!("katana:use")));
+    let forbidden = send(Some(narrow)).await.unwrap();
+    assert_eq!(forbidden.status(), StatusCode::FORBIDDEN);
+    let c = challenge(&forbidden);
+    assert!(c.contains("error=\"insufficient_scope\""), "{c}");
+    assert!(c.contains("scope=\"mcp:tools\""), "{c}");
+
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing refused ran");
+
+    let ok = send(Some(key.sign(&idp.claims()))).await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    assert_eq!(ok.text().await.unwrap(), "alice");
+    let ok = send(Some(STATIC_TOKEN.into())).await.unwrap();
+    assert_eq!(ok.text().await.unwrap(), "ci-bot");
+    assert_eq!(ran.load(Ordering::SeqCst), 2);
+
+    // The metadata, at both paths, without a token.
+    for path in [METADATA_PATH.to_string(), format!("{METADATA_PATH}/mcp")] {
+        let doc: Value = client
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(doc["resource"], RESOURCE, "{path}");
+        assert_eq!(doc["authorization_servers"], json!([idp.issuer]), "{path}");
+        assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+        assert!(
+            doc["scopes_supported"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("mcp:tools"))
+        );
+    }
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

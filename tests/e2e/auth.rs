@@ -1,0 +1,569 @@
+//! Authentication and per-identity access through the real binary over
+//! Streamable HTTP: an identity provider's key set served on loopback with
+//! keys the test makes, tokens signed here, rmcp's HTTP client.
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::pkcs8::EncodePrivateKey;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientJsonRpcMessage,
+    ClientRequest, Implementation, JsonRpcRequest, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    RequestMetaObject,
+};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientServiceExt, ServiceError, ServiceExt};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+
+use crate::support::{Era, Recorder, capture_stderr, component, test_cache_home};
+
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+const METADATA_URL: &str = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
+const CI_TOKEN: &str = "ci-bot-static-token-0123456789";
+
+/// An EC P-256 key the test's identity provider signs with.
+struct SigningKey {
+    kid: String,
+    der: Vec<u8>,
+    /// The public point, uncompressed: what a careless verifier would take
+    /// as an HMAC secret.
+    point: Vec<u8>,
+    jwk: Value,
+}
+
+impl SigningKey {
+    fn new(kid: &str) -> SigningKey {
+        let secret = p256::SecretKey::from_bytes(&rand::random::<[u8; 32]>().into()).unwrap();
+        let point = secret.public_key().to_encoded_point(false);
+        SigningKey {
+            kid: kid.to_string(),
+            der: secret.to_pkcs8_der().unwrap().as_bytes().to_vec(),
+            point: point.as_bytes().to_vec(),
+            jwk: json!({
+                "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+                "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
+                "y": URL_SAFE_NO_PAD.encode(point.y().unwrap()),
+            }),
+        }
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.der)).unwrap()
+    }
+}
+
+/// The identity provider's key endpoint, on loopback.
+struct Idp {
+    issuer: String,
+    jwks_url: String,
+    keys: Arc<Mutex<Vec<Value>>>,
+    fetches: Arc<AtomicUsize>,
+    _server: sandbox_kit::ServerHandle,
+}
+
+impl Idp {
+    async fn start(keys: &[&SigningKey]) -> Idp {
+        let keys = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (k, f) = (keys.clone(), fetches.clone());
+        let router = axum::Router::new().route(
+            "/jwks.json",
+            axum::routing::get(move || {
+                let (k, f) = (k.clone(), f.clone());
+                async move {
+                    f.fetch_add(1, Ordering::SeqCst);
+                    axum::Json(json!({ "keys": *k.lock().unwrap() }))
+                }
+            }),
+        );
+        let server = sandbox_kit::serve(router, 0).await.unwrap();
+        Idp {
+            issuer: server.url(),
+            jwks_url: format!("{}/jwks.json", server.url()),
+            keys,
+            fetches,
+            _server: server,
+        }
+    }
+
+    fn publish(&self, key: &SigningKey) {
+        self.keys.lock().unwrap().push(key.jwk.clone());
+    }
+
+    /// Claims that pass every check, for `subject`.
+    fn claims(&self, subject: &str) -> Value {
+        let now = jsonwebtoken::get_current_timestamp();
+        json!({
+            "iss": self.issuer, "aud": RESOURCE, "sub": subject,
+            "iat": now, "nbf": now - 10, "exp": now + 600,
+            "scope": "mcp:tools",
+        })
+    }
+
+    /// `[auth]` trusting this provider and the static token [`CI_TOKEN`].
+    fn auth_config(&self, extra_oauth: &str) -> String {
+        format!(
+            "[auth]\nresource = \"{RESOURCE}\"\n\
+             [auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nalgorithms = [\"ES256\"]\n\
+             scopes = [\"mcp:tools\"]\nleeway_secs = 5\n{extra_oauth}\n\
+             [[auth.tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
+            self.issuer,
+            self.jwks_url,
+            hex(&Sha256::digest(CI_TOKEN.as_bytes()))
+        )
+    }
+}
+
+fn with(mut claims: Value, key: &str, value: Value) -> Value {
+    claims[key] = value;
+    claims
+}
+
+/// `toolhost serve --http 127.0.0.1:0`, its address read from its log.
+struct HttpHost {
+    /// `http://127.0.0.1:PORT`.
+    base: String,
+    stderr: Arc<Mutex<String>>,
+    _child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl HttpHost {
+    async fn start(components: &[&str], config: &str) -> HttpHost {
+        let dir = tempfile::tempdir().unwrap();
+        let plugins = dir.path().join("plugins");
+        std::fs::create_dir(&plugins).unwrap();
+        for name in components {
+            std::fs::write(plugins.join(format!("{name}.wasm")), component(name)).unwrap();
+        }
+        let path = dir.path().join("toolhost.toml");
+        std::fs::write(&path, format!("{config}\n[host]\nload_wait_secs = 600\n")).unwrap();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+            .arg(&plugins)
+            .arg("--config")
+            .arg(&path)
+            .env("TOOLHOST_LOG", "info,toolhost=debug")
+            .env("XDG_CACHE_HOME", test_cache_home())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stderr, grew) = capture_stderr(child.stderr.take());
+        let line = wait_for(&stderr, &grew, "serving MCP over HTTP at http://").await;
+        let base = line
+            .split("serving MCP over HTTP at ")
+            .nth(1)
+            .and_then(|rest| rest.split("/mcp").next())
+            .unwrap()
+            .to_string();
+        HttpHost {
+            base,
+            stderr,
+            _child: child,
+            _dir: dir,
+        }
+    }
+
+    /// An rmcp client of `era` sending `token`.
+    async fn client(&self, token: &str, era: Era) -> RunningService<RoleClient, ()> {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", self.base))
+                .auth_header(token),
+        );
+        match era {
+            Era::Legacy => ().serve(transport).await.expect("the legacy client connects"),
+            Era::Modern => ()
+                .serve_with_lifecycle(
+                    transport,
+                    rmcp::service::ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("the 2026-07-28 client connects"),
+        }
+    }
+
+    /// POSTs a stateless 2026-07-28 `tools/call` of `fetch_url` for `url`,
+    /// with `authorization` if given.
+    async fn raw_call(&self, authorization: Option<&str>, url: &str) -> reqwest::Response {
+        let mut params = CallToolRequestParams::new("fetch_url")
+            .with_arguments(json!({ "url": url }).as_object().unwrap().clone());
+        params.meta = Some(RequestMetaObject::with_client_context(
+            ProtocolVersion::V_2026_07_28,
+            Implementation::new("toolhost-tests", "0.1.0"),
+            ClientCapabilities::default(),
+        ));
+        let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
+            jsonrpc: JsonRpcVersion2_0,
+            id: RequestId::Number(1),
+            request: ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+        });
+        let mut request = reqwest::Client::new()
+            .post(format!("{}/mcp", self.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header(
+                "mcp-protocol-version",
+                ProtocolVersion::V_2026_07_28.as_str(),
+            )
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "fetch_url")
+            .body(serde_json::to_vec(&message).unwrap());
+        if let Some(value) = authorization {
+            request = request.header("authorization", value);
+        }
+        request.send().await.unwrap()
+    }
+}
+
+async fn wait_for(stderr: &Mutex<String>, grew: &Notify, needle: &str) -> String {
+    let wait = async {
+        loop {
+            let notified = grew.notified();
+            {
+                let text = stderr.lock().unwrap();
+                if let Some(line) = text.lines().find(|l| l.contains(needle)) {
+                    return line.to_string();
+                }
+            }
+            notified.await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "stderr never contained {needle:?}:\n{}",
+                stderr.lock().unwrap()
+            )
+        })
+}
+
+fn challenge(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// Every bad credential gets its status and challenge, and no call runs:
+/// the tool would have fetched from the recorder.
+#[tokio::test]
+async fn bad_credentials_are_refused_and_nothing_runs() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let recorder = Recorder::start().await;
+    let host = HttpHost::start(
+        &["hello"],
+        &format!("{}\n{}", idp.auth_config(""), recorder.allow_block("hello")),
+    )
+    .await;
+    let target = format!("{}/fetched", recorder.url);
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = idp.claims("alice");
+
+    let unsigned = format!(
+        "{}.{}.",
+        URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"JWT","kid":"k1"}"#),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let mut hs256 = Header::new(Algorithm::HS256);
+    hs256.kid = Some("k1".into());
+    let hs_with_public_key =
+        jsonwebtoken::encode(&hs256, &claims, &EncodingKey::from_secret(&key.point)).unwrap();
+    let valid = key.sign(&claims);
+    let parts: Vec<&str> = valid.split('.').collect();
+    let tampered = format!(
+        "{}.{}.{}",
+        parts[0],
+        URL_SAFE_NO_PAD.encode(with(claims.clone(), "sub", json!("admin")).to_string()),
+        parts[2]
+    );
+
+    let invalid: Vec<(&str, String)> = vec![
+        (
+            "expired",
+            key.sign(&with(claims.clone(), "exp", json!(now - 60))),
+        ),
+        (
+            "not yet valid",
+            key.sign(&with(claims.clone(), "nbf", json!(now + 600))),
+        ),
+        (
+            "wrong aud",
+            key.sign(&with(
+                claims.clone(),
+                "aud",
+                json!("https://other.example.com/mcp"),
+            )),
+        ),
+        (
+            "wrong iss",
+            key.sign(&with(
+                claims.clone(),
+                "iss",
+                json!("https://evil.example.com"),
+            )),
+        ),
+        ("unknown kid", SigningKey::new("k9").sign(&claims)),
+        ("alg none", unsigned),
+        ("HS256 keyed with the public key", hs_with_public_key),
+        ("tampered signature", tampered),
+        ("wrong static token", format!("{CI_TOKEN}x")),
+    ];
+    for (what, token) in &invalid {
+        let response = host
+            .raw_call(Some(&format!("Bearer {token}")), &target)
+            .await;
+        assert_eq!(response.status(), 401, "{what}");
+        let c = challenge(&response);
+        assert!(c.contains("error=\"invalid_token\""), "{what}: {c}");
+        assert!(
+            c.contains(&format!("resource_metadata=\"{METADATA_URL}\"")),
+            "{what}: {c}"
+        );
+        let body = response.text().await.unwrap();
+        assert!(
+            !body.contains(token.as_str()),
+            "{what}: the token is echoed: {body}"
+        );
+    }
+
+    let missing = host.raw_call(None, &target).await;
+    assert_eq!(missing.status(), 401);
+    let c = challenge(&missing);
+    assert!(c.starts_with("Bearer resource_metadata="), "{c}");
+    assert!(!c.contains("error="), "{c}");
+
+    let narrow = key.sign(&with(claims.clone(), "scope", json!("other")));
+    let forbidden = host
+        .raw_call(Some(&format!("Bearer {narrow}")), &target)
+        .await;
+    assert_eq!(forbidden.status(), 403);
+    let c = challenge(&forbidden);
+    assert!(c.contains("error=\"insufficient_scope\""), "{c}");
+    assert!(c.contains("scope=\"mcp:tools\""), "{c}");
+
+    assert!(recorder.received().is_empty(), "a refused call ran");
+    let log = host.stderr.lock().unwrap().clone();
+    for (_, token) in &invalid {
+        assert!(!log.contains(token.as_str()), "a token reached the log");
+    }
+    assert!(log.contains("reason=\"expired\""), "{log}");
+
+    // The same request with valid credentials runs: the refusals above are
+    // what kept the tool from fetching.
+    let ok = host
+        .raw_call(Some(&format!("Bearer {CI_TOKEN}")), &target)
+        .await;
+    assert_eq!(ok.status(), 200, "{}", ok.text().await.unwrap());
+    recorder.wait_for_requests(1).await;
+    let client = host.client(&valid, Era::Legacy).await;
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new("fetch_url")
+                .with_arguments(json!({ "url": target }).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(recorder.received().len(), 2);
+    client.cancel().await.unwrap();
+}
+
+/// The metadata clients read to find the authorization server, without a
+/// token.
+#[tokio::test]
+async fn the_protected_resource_metadata_names_the_issuer() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let host = HttpHost::start(
+        &["hello"],
+        &format!(
+            "{}\n[[access]]\nscopes = [\"hello:use\"]\nplugins = [\"hello\"]\n",
+            idp.auth_config("")
+        ),
+    )
+    .await;
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let response = reqwest::get(format!("{}{path}", host.base)).await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        let doc: Value = response.text().await.unwrap().parse::<Value>().unwrap();
+        assert_eq!(doc["resource"], RESOURCE);
+        assert_eq!(doc["authorization_servers"], json!([idp.issuer]));
+        assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+        assert_eq!(doc["scopes_supported"], json!(["hello:use", "mcp:tools"]));
+    }
+}
+
+/// A key the provider starts publishing after the host fetched its keys is
+/// accepted once a token names it.
+#[tokio::test]
+async fn a_rotated_key_is_accepted_after_a_refetch() {
+    let old = SigningKey::new("2026-01");
+    let idp = Idp::start(&[&old]).await;
+    let host = HttpHost::start(&["hello"], &idp.auth_config("jwks_refetch_min_secs = 0")).await;
+    let client = host
+        .client(&old.sign(&idp.claims("alice")), Era::Legacy)
+        .await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
+    client.cancel().await.unwrap();
+    let fetched = idp.fetches.load(Ordering::SeqCst);
+
+    let new = SigningKey::new("2026-02");
+    idp.publish(&new);
+    let client = host
+        .client(&new.sign(&idp.claims("alice")), Era::Modern)
+        .await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
+    client.cancel().await.unwrap();
+    assert_eq!(idp.fetches.load(Ordering::SeqCst), fetched + 1);
+}
+
+/// A caller without a plugin neither lists nor calls its tools (the error
+/// is the unknown-tool error, word for word); another caller does; in
+/// both eras.
+#[tokio::test]
+async fn a_caller_without_a_plugin_neither_lists_nor_calls_it() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let config = format!(
+        "{}\n[[access]]\nsubjects = [\"alice\"]\nplugins = [\"*\"]\n\
+         [[access]]\nsubjects = [\"ci-bot\"]\nplugins = [\"echo\"]\n",
+        idp.auth_config("")
+    );
+    let host = HttpHost::start(&["hello", "echo"], &config).await;
+    let alice = key.sign(&idp.claims("alice"));
+    let bob = key.sign(&idp.claims("bob"));
+    let greet = || {
+        CallToolRequestParams::new("greet")
+            .with_arguments(json!({ "name": "Ada" }).as_object().unwrap().clone())
+    };
+    let names = |tools: Vec<rmcp::model::Tool>| {
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        names
+    };
+    let error_of = |e: ServiceError| match e {
+        ServiceError::McpError(data) => (data.code.0, data.message.to_string()),
+        other => panic!("not a JSON-RPC error: {other:?}"),
+    };
+
+    for era in [Era::Legacy, Era::Modern] {
+        let full = host.client(&alice, era).await;
+        let all = names(full.list_all_tools().await.unwrap());
+        assert!(all.contains(&"greet".to_string()), "{era:?}: {all:?}");
+        let result = full.call_tool(greet()).await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{era:?}");
+        let unknown = error_of(
+            full.call_tool(CallToolRequestParams::new("no_such_tool"))
+                .await
+                .unwrap_err(),
+        );
+        full.cancel().await.unwrap();
+
+        let ci = host.client(CI_TOKEN, era).await;
+        let visible = names(ci.list_all_tools().await.unwrap());
+        assert!(
+            !visible.contains(&"greet".to_string()),
+            "{era:?}: {visible:?}"
+        );
+        assert!(
+            !visible.contains(&"fetch_url".to_string()),
+            "{era:?}: {visible:?}"
+        );
+        assert!(!visible.is_empty(), "{era:?}: echo's tools stay visible");
+        let hidden = error_of(ci.call_tool(greet()).await.unwrap_err());
+        assert_eq!(hidden.0, unknown.0, "{era:?}");
+        assert_eq!(
+            hidden.1,
+            unknown.1.replace("no_such_tool", "greet"),
+            "{era:?}: a hidden tool answers like an unknown one"
+        );
+        ci.cancel().await.unwrap();
+
+        // No rule names bob: he sees nothing.
+        let nobody = host.client(&bob, era).await;
+        assert!(nobody.list_all_tools().await.unwrap().is_empty(), "{era:?}");
+        nobody.cancel().await.unwrap();
+    }
+    let log = host.stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("subject=alice") || log.contains("subject=\"alice\""),
+        "{log}"
+    );
+}
+
+/// Without `[auth]`, only a loopback address is served.
+#[test]
+fn a_public_address_without_auth_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--http", "0.0.0.0:0", "--plugins"])
+        .arg(&plugins)
+        .env("TOOLHOST_LOG", "warn")
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("[auth]"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+/// `[[access]]` without `[auth]` would restrict nobody over HTTP: refused.
+#[test]
+fn access_rules_without_auth_are_refused_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[[access]]\nsubjects = [\"alice\"]\nplugins = [\"hello\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--http", "127.0.0.1:0", "--plugins"])
+        .arg(&plugins)
+        .arg("--config")
+        .arg(&config)
+        .env("TOOLHOST_LOG", "warn")
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("[[access]] rules need [auth]"), "{stderr}");
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
