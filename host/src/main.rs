@@ -147,6 +147,9 @@ fn main() -> Result<()> {
         match cli.command {
             Command::Serve { plugins, no_watch } => {
                 let loader = plugins.loader().await?;
+                if let Some(addr) = loader.config.metrics {
+                    toolhost::metrics::serve(addr).await?;
+                }
                 let env = CallEnv {
                     runtime: loader.runtime.clone(),
                     http: loader.http.clone(),

@@ -40,6 +40,7 @@ use crate::config::Config;
 use crate::confirmation::{
     CallBinding, Elicit, Replay, RequestStates, elicitation_params, outcome_of, without_elicitation,
 };
+use crate::metrics;
 use crate::plugin::Loader;
 use crate::registry::Registry;
 
@@ -265,6 +266,7 @@ impl ServerHandler for Gateway {
         self.wait_until_loaded().await;
         let registry = self.registry();
         let Some(tool) = registry.tool(&request.name).cloned() else {
+            metrics::unknown_tool();
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}; call tools/list to see the tools available",
@@ -273,6 +275,8 @@ impl ServerHandler for Gateway {
                 None,
             ));
         };
+        // Counts the call however it ends, an early return included.
+        let mut counted = metrics::CallCount::start(&tool.spec.name);
         let arguments = Value::Object(request.arguments.take().unwrap_or_default());
         let modern = is_modern(&context);
         // A sealed state belongs to this tool, these arguments and the
@@ -316,7 +320,9 @@ impl ServerHandler for Gateway {
                             None,
                         )
                     })?;
-                    Box::new(Replay::new(opened.with_answer(outcome_of(&answer))))
+                    let outcome = outcome_of(&answer);
+                    metrics::confirmation_answered(outcome);
+                    Box::new(Replay::new(opened.with_answer(outcome)))
                 }
                 _ => {
                     return Err(ErrorData::invalid_params(
@@ -334,6 +340,7 @@ impl ServerHandler for Gateway {
                 }) as _
             });
 
+        counted.running();
         let outcome = tokio::select! {
             outcome = run_call(&self.inner.env, &tool.plugin, &tool.spec, &arguments, confirmer, progress) => outcome,
             _ = context.ct.cancelled() => {
@@ -341,6 +348,7 @@ impl ServerHandler for Gateway {
                 return Err(ErrorData::invalid_request("the request was cancelled", None));
             }
         };
+        counted.finish(&outcome);
         Ok(match outcome {
             CallOutcome::Success(value) => CallToolResult::structured(value).into(),
             CallOutcome::Failed(issues) => CallToolResult::structured_error(

@@ -17,6 +17,7 @@ mod hot_reload;
 mod katana;
 mod loading;
 mod logging;
+mod metrics;
 mod network;
 mod protocol;
 mod sandboxing;
