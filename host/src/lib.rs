@@ -4,7 +4,8 @@
 //!
 //! | module         | job                                                             |
 //! |----------------|-----------------------------------------------------------------|
-//! | [`transport`]  | stdio: an answer to every line, one writer to stdout             |
+//! | [`transport`]  | stdio: an answer to every line, one writer; HTTP: `/mcp`, bounded |
+//! | [`auth`]       | who is calling over HTTP                                        |
 //! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |

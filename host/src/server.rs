@@ -60,8 +60,9 @@ struct Inner {
     registry: ArcSwap<Registry>,
     /// Seals `requestState` for 2026-07-28 confirmation rounds.
     states: RequestStates,
-    /// The legacy session's peer, once `initialized` arrived.
-    legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    /// The legacy sessions' peers, each once its `initialized` arrived
+    /// (one over stdio; one per `Mcp-Session-Id` over HTTP).
+    legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Open `subscriptions/listen` streams (2026-07-28).
     listeners: Mutex<Vec<SubscriptionSink>>,
     /// Whether the initial load of the plugin directory is in.
@@ -91,7 +92,7 @@ impl Gateway {
                 states: RequestStates::new(config.elicitation_timeout),
                 config,
                 registry: ArcSwap::from_pointee(Registry::default()),
-                legacy_peer: Mutex::new(None),
+                legacy_peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
@@ -130,6 +131,11 @@ impl Gateway {
         }
     }
 
+    /// Whether the initial load of the plugin directory is in.
+    pub fn is_loaded(&self) -> bool {
+        *self.inner.loaded.borrow()
+    }
+
     /// The registry being served.
     pub fn registry(&self) -> Arc<Registry> {
         self.inner.registry.load_full()
@@ -142,14 +148,18 @@ impl Gateway {
         self.notify_tools_changed().await;
     }
 
-    /// Sends `tools/list_changed` to the legacy session and every listen
+    /// Sends `tools/list_changed` to every legacy session and every listen
     /// stream.
     pub async fn notify_tools_changed(&self) {
-        let peer = self.inner.legacy_peer.lock().expect("not poisoned").clone();
-        if let Some(peer) = peer
-            && let Err(e) = peer.notify_tool_list_changed().await
-        {
-            tracing::debug!("cannot send tools/list_changed: {e}");
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.inner.legacy_peers.lock().expect("not poisoned");
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::debug!("cannot send tools/list_changed: {e}");
+            }
         }
         let sinks: Vec<SubscriptionSink> =
             self.inner.listeners.lock().expect("not poisoned").clone();
@@ -246,7 +256,9 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        *self.inner.legacy_peer.lock().expect("not poisoned") = Some(context.peer.clone());
+        let mut peers = self.inner.legacy_peers.lock().expect("not poisoned");
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(context.peer.clone());
     }
 
     async fn list_tools(

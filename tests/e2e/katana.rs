@@ -40,6 +40,8 @@ pub struct Katana {
 
 /// How to start a [`Katana`].
 pub struct Setup {
+    /// Serve over Streamable HTTP instead of stdio.
+    http: bool,
     sandbox: SandboxConfig,
     era: Era,
     elicitation: Elicitation,
@@ -53,6 +55,7 @@ impl Setup {
     /// A default sandbox, a legacy client that cannot elicit, the right key.
     pub fn new() -> Setup {
         Setup {
+            http: false,
             sandbox: SandboxConfig::default(),
             era: Era::Legacy,
             elicitation: Elicitation::Unsupported,
@@ -72,6 +75,12 @@ impl Setup {
     /// The client's protocol era.
     pub fn era(mut self, era: Era) -> Setup {
         self.era = era;
+        self
+    }
+
+    /// Serves over Streamable HTTP instead of stdio.
+    pub fn http(mut self) -> Setup {
+        self.http = true;
         self
     }
 
@@ -121,16 +130,15 @@ impl Setup {
         let key = self
             .api_key
             .unwrap_or_else(|| sandbox.api_key().to_string());
-        let host = Host::start(
-            HostOptions::new(&["katana"])
-                .era(self.era)
-                .elicitation(self.elicitation)
-                .env("KATANA_API_KEY", &key)
-                .config(
-                    sandbox.toolhost_config_with(self.methods, &self.settings) + &self.extra_config,
-                ),
-        )
-        .await;
+        let options = HostOptions::new(&["katana"])
+            .era(self.era)
+            .elicitation(self.elicitation)
+            .env("KATANA_API_KEY", &key)
+            .config(
+                sandbox.toolhost_config_with(self.methods, &self.settings) + &self.extra_config,
+            );
+        let options = if self.http { options.http() } else { options };
+        let host = Host::start(options).await;
         Katana { sandbox, host }
     }
 }

@@ -14,6 +14,7 @@ mod demo;
 mod docs;
 mod foundation;
 mod hot_reload;
+mod http;
 mod katana;
 mod loading;
 mod logging;

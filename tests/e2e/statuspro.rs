@@ -50,6 +50,8 @@ pub struct StatusPro {
 
 /// How to start a [`StatusPro`].
 pub struct Setup {
+    /// Serve over Streamable HTTP instead of stdio.
+    http: bool,
     sandbox: SandboxConfig,
     era: Era,
     elicitation: Elicitation,
@@ -61,6 +63,7 @@ impl Setup {
     /// A default sandbox, a legacy client that cannot elicit, the right key.
     pub fn new() -> Setup {
         Setup {
+            http: false,
             sandbox: SandboxConfig::default(),
             era: Era::Legacy,
             elicitation: Elicitation::Unsupported,
@@ -78,6 +81,12 @@ impl Setup {
     /// The client's protocol era.
     pub fn era(mut self, era: Era) -> Setup {
         self.era = era;
+        self
+    }
+
+    /// Serves over Streamable HTTP instead of stdio.
+    pub fn http(mut self) -> Setup {
+        self.http = true;
         self
     }
 
@@ -115,14 +124,13 @@ impl Setup {
         let key = self
             .api_key
             .unwrap_or_else(|| sandbox.api_key().to_string());
-        let host = Host::start(
-            HostOptions::new(&COMPONENTS)
-                .era(self.era)
-                .elicitation(self.elicitation)
-                .env("STATUSPRO_API_KEY", &key)
-                .config(config(&sandbox, &self.extra_config)),
-        )
-        .await;
+        let options = HostOptions::new(&COMPONENTS)
+            .era(self.era)
+            .elicitation(self.elicitation)
+            .env("STATUSPRO_API_KEY", &key)
+            .config(config(&sandbox, &self.extra_config));
+        let options = if self.http { options.http() } else { options };
+        let host = Host::start(options).await;
         StatusPro { sandbox, host }
     }
 }

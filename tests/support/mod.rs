@@ -157,6 +157,99 @@ impl ClientHandler for TestClient {
     }
 }
 
+impl TestClient {
+    /// A client answering elicitations with `elicitation`.
+    pub fn new(elicitation: Elicitation) -> TestClient {
+        TestClient {
+            elicitation,
+            seen: Arc::default(),
+            changed: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Connects over `transport` as an `era` client.
+    pub async fn start<T, E, A>(
+        self,
+        era: Era,
+        transport: T,
+    ) -> RunningService<RoleClient, TestClient>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let client = match era {
+            Era::Legacy => self
+                .serve(transport)
+                .await
+                .expect("the legacy client connects"),
+            Era::Modern => self
+                .serve_with_lifecycle(
+                    transport,
+                    rmcp::service::ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("the 2026-07-28 client connects"),
+        };
+        client
+            .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+            .await;
+        client
+    }
+}
+
+/// Waits until `text` (growing, with `grew` woken on each change) contains
+/// `needle`; the whole text then.
+pub async fn wait_for_text(text: &Mutex<String>, grew: &Notify, needle: &str) -> String {
+    let wait = async {
+        loop {
+            let notified = grew.notified();
+            {
+                let text = text.lock().unwrap();
+                if text.contains(needle) {
+                    return text.clone();
+                }
+            }
+            notified.await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .unwrap_or_else(|_| panic!("never saw {needle:?} in:\n{}", text.lock().unwrap()))
+}
+
+/// Connects a new client to the HTTP endpoint `url` in `era`, answering
+/// elicitations with `elicitation`, sending `bearer` if given.
+pub async fn http_client(
+    url: &str,
+    era: Era,
+    elicitation: Elicitation,
+    bearer: Option<&str>,
+) -> (RunningService<RoleClient, TestClient>, TestClient) {
+    let mut config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_string(),
+        );
+    if let Some(token) = bearer {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    let handler = TestClient::new(elicitation);
+    let client = handler.clone().start(era, transport).await;
+    (client, handler)
+}
+
+/// Sends SIGTERM to `pid`.
+fn rustix_kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -TERM {pid} failed");
+}
+
 /// How many tools `misbehaving.wasm` (tests/components/misbehaving) lists.
 pub const MISBEHAVING_TOOLS: usize = 22;
 
@@ -264,6 +357,10 @@ pub struct HostOptions {
     pub env: Vec<(String, String)>,
     /// Extra arguments for `toolhost serve`.
     pub args: Vec<String>,
+    /// Serve over Streamable HTTP on a loopback port instead of stdio.
+    pub http: bool,
+    /// The client's `Authorization: Bearer` token (HTTP only).
+    pub bearer: Option<String>,
 }
 
 impl HostOptions {
@@ -277,7 +374,22 @@ impl HostOptions {
             elicitation: Elicitation::Unsupported,
             env: Vec::new(),
             args: Vec::new(),
+            http: false,
+            bearer: None,
         }
+    }
+
+    /// Serves over Streamable HTTP (`serve --http 127.0.0.1:0`); the client
+    /// connects to `/mcp`.
+    pub fn http(mut self) -> Self {
+        self.http = true;
+        self
+    }
+
+    /// Sends `Authorization: Bearer TOKEN` (HTTP only).
+    pub fn bearer(mut self, token: &str) -> Self {
+        self.bearer = Some(token.to_string());
+        self
     }
 
     /// Adds an argument to `toolhost serve`.
@@ -330,7 +442,11 @@ pub struct Host {
     pub plugins: PathBuf,
     /// The host's process id.
     pub pid: u32,
-    _dir: tempfile::TempDir,
+    /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`, when serving HTTP.
+    pub url: Option<String>,
+    /// The process, when the client does not own it (HTTP).
+    process: Option<Arc<Mutex<tokio::process::Child>>>,
+    _dir: Arc<tempfile::TempDir>,
 }
 
 impl Host {
@@ -363,7 +479,100 @@ impl Host {
         for (k, v) in &options.env {
             command.env(k, v);
         }
+        if options.http {
+            return Host::start_http(command, &options, dir, plugins).await;
+        }
         Host::connect(command, options.era, options.elicitation, dir, plugins).await
+    }
+
+    /// Runs `command` with `--http 127.0.0.1:0`, waits for the address it
+    /// logs, and connects to it over Streamable HTTP.
+    async fn start_http(
+        mut command: tokio::process::Command,
+        options: &HostOptions,
+        dir: tempfile::TempDir,
+        plugins: PathBuf,
+    ) -> Host {
+        command
+            .arg("--http")
+            .arg("127.0.0.1:0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("toolhost starts");
+        let pid = child.id().expect("the host is running");
+        let (stderr, stderr_grew) = capture_stderr(child.stderr.take());
+        const SERVING: &str = "serving MCP over HTTP at ";
+        let log = wait_for_text(&stderr, &stderr_grew, SERVING).await;
+        let url = log
+            .split(SERVING)
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the log names the endpoint")
+            .to_string();
+        let (client, handler) = http_client(
+            &url,
+            options.era,
+            options.elicitation,
+            options.bearer.as_deref(),
+        )
+        .await;
+        Host {
+            client,
+            handler,
+            stderr,
+            stderr_grew,
+            plugins,
+            pid,
+            url: Some(url),
+            process: Some(Arc::new(Mutex::new(child))),
+            _dir: Arc::new(dir),
+        }
+    }
+
+    /// Another client of this HTTP host, in `era`, answering elicitations
+    /// with `elicitation`, sending `bearer` if given.
+    pub async fn another_client(
+        &self,
+        era: Era,
+        elicitation: Elicitation,
+        bearer: Option<&str>,
+    ) -> Host {
+        let url = self.url.as_deref().expect("the host serves HTTP");
+        let (client, handler) = http_client(url, era, elicitation, bearer).await;
+        Host {
+            client,
+            handler,
+            stderr: self.stderr.clone(),
+            stderr_grew: self.stderr_grew.clone(),
+            plugins: self.plugins.clone(),
+            pid: self.pid,
+            url: self.url.clone(),
+            process: self.process.clone(),
+            _dir: self._dir.clone(),
+        }
+    }
+
+    /// Sends SIGTERM to the host's process.
+    pub fn terminate(&self) {
+        rustix_kill(self.pid);
+    }
+
+    /// Waits for the host's process to exit (HTTP hosts); its exit status.
+    pub async fn exit_status(&self) -> std::process::ExitStatus {
+        let process = self.process.clone().expect("the harness owns the process");
+        let wait = async move {
+            loop {
+                if let Some(status) = process.lock().unwrap().try_wait().unwrap() {
+                    return status;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), wait)
+            .await
+            .expect("the host exits in time")
     }
 
     /// Runs `command`, a server on stdio (e.g. the README's demo command),
@@ -392,31 +601,8 @@ impl Host {
             .unwrap();
         let pid = transport.id().expect("the host is running");
         let (stderr, stderr_grew) = capture_stderr(stderr_pipe);
-        let handler = TestClient {
-            elicitation,
-            seen: Arc::default(),
-            changed: Arc::new(Notify::new()),
-        };
-        let client = match era {
-            Era::Legacy => handler
-                .clone()
-                .serve(transport)
-                .await
-                .expect("the legacy client connects"),
-            Era::Modern => handler
-                .clone()
-                .serve_with_lifecycle(
-                    transport,
-                    rmcp::service::ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("the 2026-07-28 client connects"),
-        };
-        client
-            .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
-            .await;
+        let handler = TestClient::new(elicitation);
+        let client = handler.clone().start(era, transport).await;
         Host {
             pid,
             client,
@@ -424,7 +610,9 @@ impl Host {
             stderr,
             stderr_grew,
             plugins,
-            _dir: dir,
+            url: None,
+            process: None,
+            _dir: Arc::new(dir),
         }
     }
 
@@ -506,26 +694,7 @@ impl Host {
 
     /// Waits until stderr contains `needle`.
     pub async fn wait_for_stderr(&self, needle: &str) -> String {
-        let wait = async {
-            loop {
-                let notified = self.stderr_grew.notified();
-                {
-                    let text = self.stderr.lock().unwrap();
-                    if text.contains(needle) {
-                        return text.clone();
-                    }
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(30), wait)
-            .await
-            .unwrap_or_else(|_| {
-                panic!(
-                    "stderr never contained {needle:?}:\n{}",
-                    self.stderr.lock().unwrap()
-                )
-            })
+        wait_for_text(&self.stderr, &self.stderr_grew, needle).await
     }
 
     /// Waits until `check` holds for what the client saw.

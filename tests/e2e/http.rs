@@ -1,0 +1,535 @@
+//! MCP over Streamable HTTP (`serve --http`): the real binary on a loopback
+//! port, rmcp's Streamable HTTP client in both eras, raw HTTP for what a
+//! hostile client sends.
+//!
+//! What stdio does works over HTTP (the StatusPro and Katana key paths with
+//! confirmation, hot reload, progress, cancellation); many clients share
+//! one server; bad requests get a clear status and the server keeps
+//! serving; per-caller bounds answer 429; SIGTERM lets calls finish and
+//! exits 0.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+use statuspro_sandbox::seed;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::{Changes, ERAS, Elicitation, Era, Host, HostOptions, Recorder};
+
+/// A bound on anything a test waits for: hitting it is a hang, not slowness.
+const HANG: Duration = Duration::from_secs(60);
+
+/// Raw HTTP for the tests that play a hostile or a plain client.
+fn raw() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(HANG)
+        .build()
+        .expect("a reqwest client")
+}
+
+/// A JSON-RPC `initialize`, as raw bytes a client would POST.
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// POSTs `body` to the host's endpoint with the headers a conforming
+/// client sends, plus `extra`.
+async fn post(
+    host: &Host,
+    body: impl Into<reqwest::Body>,
+    extra: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut request = raw()
+        .post(host.url.as_deref().unwrap())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in extra {
+        request = request.header(*name, *value);
+    }
+    request.body(body).send().await.expect("the server answers")
+}
+
+/// The host's base address, `http://127.0.0.1:PORT`.
+fn base(host: &Host) -> String {
+    host.url
+        .as_deref()
+        .unwrap()
+        .trim_end_matches("/mcp")
+        .to_string()
+}
+
+#[tokio::test]
+async fn statuspro_previews_declines_and_confirms_over_http_in_both_eras() {
+    for era in ERAS {
+        let statuspro = crate::statuspro::Setup::new()
+            .http()
+            .era(era)
+            .elicitation(Elicitation::Decline)
+            .start()
+            .await;
+        let host = &statuspro.host;
+        assert_eq!(host.tools().await.len(), 9, "{era:?}");
+        let listed = host.ok("list_orders", json!({"page": 1})).await;
+        assert!(listed.to_string().contains("\"id\""), "{era:?}: {listed}");
+
+        let id = seed::order_with_viable_next("st000003").unwrap();
+        let change =
+            |confirm: bool| json!({"order_id": id, "status_code": "st000003", "confirm": confirm});
+        let writes = || {
+            statuspro
+                .requests()
+                .into_iter()
+                .filter(|r| r.starts_with("POST"))
+                .count()
+        };
+        host.ok("update_order_status", change(false)).await;
+        assert_eq!(writes(), 0, "{era:?}: a preview sends nothing");
+        host.call("update_order_status", change(true))
+            .await
+            .unwrap();
+        assert_eq!(
+            host.handler.seen.lock().unwrap().elicitations.len(),
+            1,
+            "{era:?}: asked once"
+        );
+        assert_eq!(writes(), 0, "{era:?}: a decline sends nothing");
+
+        // Another client of the same server, whose user says yes.
+        let yes = host
+            .another_client(era, Elicitation::Accept(true), None)
+            .await;
+        yes.ok("update_order_status", change(true)).await;
+        assert_eq!(writes(), 1, "{era:?}: the yes sent the change");
+        assert_eq!(
+            statuspro.sandbox.order(id).unwrap().status.code.as_deref(),
+            Some("st000003"),
+            "{era:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn katana_reads_and_a_confirmed_creation_over_http_in_both_eras() {
+    use katana_sandbox::seed;
+    for era in ERAS {
+        let katana = crate::katana::Setup::new()
+            .http()
+            .era(era)
+            .elicitation(Elicitation::Accept(false))
+            .start()
+            .await;
+        let host = &katana.host;
+        assert_eq!(host.tools().await.len(), 6, "{era:?}");
+        let found = host
+            .ok("search_items", json!({"query": "knf-8in-blk"}))
+            .await;
+        assert!(
+            found.to_string().to_lowercase().contains("knf-8in-blk"),
+            "{era:?}: {found}"
+        );
+
+        let create = json!({"variant_id": seed::KNIFE_WALNUT, "planned_quantity": 5,
+                            "location_id": seed::LOCATION_MAIN, "order_no": "MO-25-010",
+                            "production_deadline_date": "2026-03-20T17:00:00.000Z", "confirm": true});
+        host.call("create_manufacturing_order", create.clone())
+            .await
+            .unwrap();
+        assert!(katana.writes().is_empty(), "{era:?}: a no sends nothing");
+        let yes = host
+            .another_client(era, Elicitation::Accept(true), None)
+            .await;
+        yes.ok("create_manufacturing_order", create).await;
+        assert_eq!(katana.writes(), ["POST /manufacturing_orders"], "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_elicit_gets_the_operators_policy_over_http() {
+    let id = seed::order_with_viable_next("st000003").unwrap();
+    let change = json!({"order_id": id, "status_code": "st000003", "confirm": true});
+    for (policy, writes) in [
+        ("", 0),
+        ("\n[host]\nconfirmation = \"trust-confirm-flag\"\n", 1),
+    ] {
+        let statuspro = crate::statuspro::Setup::new()
+            .http()
+            .config(policy)
+            .start()
+            .await;
+        statuspro
+            .host
+            .call("update_order_status", change.clone())
+            .await
+            .unwrap();
+        let posts = statuspro
+            .requests()
+            .iter()
+            .filter(|r| r.starts_with("POST"))
+            .count();
+        assert_eq!(posts, writes, "policy {policy:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_hot_reload_reaches_every_http_client_in_both_eras() {
+    let host = Host::start(HostOptions::new(&["hello"]).http()).await;
+    let modern = host
+        .another_client(Era::Modern, Elicitation::Unsupported, None)
+        .await;
+    let mut legacy_changes = Changes::open(&host, Era::Legacy).await;
+    let mut modern_changes = Changes::open(&modern, Era::Modern).await;
+
+    let staged = host.plugins.join(".echo.wasm.partial");
+    std::fs::write(&staged, crate::support::component("echo")).unwrap();
+    std::fs::rename(&staged, host.plugins.join("echo.wasm")).unwrap();
+    legacy_changes.next(&host).await;
+    modern_changes.next(&modern).await;
+    for client in [&host, &modern] {
+        let names: Vec<String> = client
+            .tools()
+            .await
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(names.contains(&"echo".to_string()), "{names:?}");
+    }
+}
+
+#[tokio::test]
+async fn progress_reaches_http_clients_in_both_eras() {
+    for era in ERAS {
+        let host = Host::start(HostOptions::new(&["misbehaving"]).http().era(era)).await;
+        host.ok("report_progress", json!({})).await;
+        host.wait_for_seen(|s| s.progress.len() == 3).await;
+        let steps: Vec<f64> = host
+            .handler
+            .seen
+            .lock()
+            .unwrap()
+            .progress
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0], "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_http_call_ends_and_sends_nothing() {
+    let server = Recorder::start().await;
+    let host = Host::start(
+        HostOptions::new(&["misbehaving"])
+            .http()
+            .elicitation(Elicitation::Hang)
+            .config(server.allow_block("misbehaving")),
+    )
+    .await;
+    let Value::Object(args) = json!({"url": format!("{}/hook", server.url), "confirm": true})
+    else {
+        unreachable!()
+    };
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("confirm_then_post").with_arguments(args),
+    ));
+    let handle = host
+        .client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    host.wait_for_seen(|s| s.elicitations.len() == 1).await;
+    handle
+        .cancel(Some("the user closed the dialog".into()))
+        .await
+        .unwrap();
+    host.wait_for_stderr("call cancelled by the client").await;
+    assert!(server.received().is_empty());
+    let preview = host
+        .ok(
+            "confirm_then_post",
+            json!({"url": format!("{}/hook", server.url)}),
+        )
+        .await;
+    assert_eq!(preview["detail"], "preview", "the server keeps serving");
+}
+
+#[tokio::test]
+async fn health_says_alive_and_readiness_says_whether_tools_are_served() {
+    let host = Host::start(HostOptions::new(&["hello"]).http()).await;
+    host.tools().await;
+    let alive = raw()
+        .get(format!("{}/healthz", base(&host)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(alive.status(), 200);
+    let ready = raw()
+        .get(format!("{}/readyz", base(&host)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let body: Value = serde_json::from_str(&ready.text().await.unwrap()).unwrap();
+    assert_eq!(
+        (body["ready"].as_bool(), body["tools"].as_u64()),
+        (Some(true), Some(2))
+    );
+
+    let empty = Host::start(HostOptions::new(&[]).http()).await;
+    empty.tools().await;
+    let ready = raw()
+        .get(format!("{}/readyz", base(&empty)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    let body: Value = serde_json::from_str(&ready.text().await.unwrap()).unwrap();
+    assert_eq!(body["ready"], false);
+    assert!(
+        body["reason"].as_str().unwrap().contains("no tools"),
+        "{body}"
+    );
+    let alive = raw()
+        .get(format!("{}/healthz", base(&empty)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(alive.status(), 200);
+}
+
+#[tokio::test]
+async fn hostile_requests_get_a_clear_status_and_the_server_keeps_serving() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config("[host]\nmax_message_bytes = 4096\n[http]\nallowed_origins = [\"https://app.example.com\"]\n"),
+    )
+    .await;
+    let url = host.url.clone().unwrap();
+
+    let oversized = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(8192)
+    );
+    assert_eq!(
+        post(&host, oversized, &[]).await.status(),
+        413,
+        "an oversized body"
+    );
+
+    // Malformed JSON-RPC gets the same JSON-RPC errors as on stdio.
+    for (body, code) in [
+        ("{\"jsonrpc\": \"2.0\", \"id\": 1, ", -32700),
+        ("[1, 2]", -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"greet","arguments":[1,2]}}"#,
+            -32602,
+        ),
+    ] {
+        let answer = post(&host, body, &[]).await;
+        assert_eq!(answer.status(), 400, "{body}");
+        let answer: Value = serde_json::from_str(&answer.text().await.unwrap()).unwrap();
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+    }
+
+    let wrong_type = raw()
+        .post(&url)
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_type.status(), 415, "wrong Content-Type");
+
+    let wrong_accept = raw()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "text/html")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_accept.status(), 406, "wrong Accept");
+
+    let foreign = post(&host, INITIALIZE, &[("origin", "https://evil.example")]).await;
+    assert_eq!(foreign.status(), 403, "an Origin not allowed");
+    let allowed = post(&host, INITIALIZE, &[("origin", "https://app.example.com")]).await;
+    assert_eq!(allowed.status(), 200, "an allowed Origin");
+
+    let rebound = post(&host, INITIALIZE, &[("host", "attacker.example")]).await;
+    assert_eq!(
+        rebound.status(),
+        403,
+        "a Host that is not this server (DNS rebinding)"
+    );
+
+    let greeting = host.ok("greet", json!({"name": "Ada"})).await;
+    assert_eq!(greeting["message"], "Hello, Ada!");
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_cut_off() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config("[http]\nheader_read_timeout_secs = 0.5\n"),
+    )
+    .await;
+    let addr = base(&host).trim_start_matches("http://").to_string();
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(HANG, slow.read_to_end(&mut answer))
+        .await
+        .expect("the server closes a slow client's connection")
+        .ok();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+        "{answer}"
+    );
+    assert_eq!(
+        host.ok("greet", json!({"name": "Ada"})).await["message"],
+        "Hello, Ada!"
+    );
+}
+
+#[tokio::test]
+async fn a_caller_over_its_request_bound_gets_429_until_one_finishes() {
+    let server = Recorder::start().await;
+    let host = Host::start(HostOptions::new(&["hello"]).http().config(format!(
+        "[http]\nrequests_per_identity = 2\n{}",
+        server.allow_block("hello")
+    )))
+    .await;
+    host.tools().await;
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let peer = host.client.peer().clone();
+            let url = format!("{}/hold", server.url);
+            tokio::spawn(async move {
+                let Value::Object(args) = json!({ "url": url }) else {
+                    unreachable!()
+                };
+                peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
+                    .await
+            })
+        })
+        .collect();
+    server.wait_for_requests(2).await;
+
+    let refused = post(&host, INITIALIZE, &[]).await;
+    assert_eq!(refused.status(), 429);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert!(
+        refused
+            .text()
+            .await
+            .unwrap()
+            .contains("http.requests_per_identity")
+    );
+
+    server.release();
+    for call in held {
+        let result = tokio::time::timeout(HANG, call)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(result.structured_content.unwrap()["status"], 200);
+    }
+    assert_eq!(
+        post(&host, INITIALIZE, &[]).await.status(),
+        200,
+        "the bound frees up"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_lets_a_call_in_flight_finish_then_exits_0() {
+    let server = Recorder::start().await;
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config(server.allow_block("hello")),
+    )
+    .await;
+    let peer = host.client.peer().clone();
+    let url = format!("{}/hold", server.url);
+    let held = tokio::spawn(async move {
+        let Value::Object(args) = json!({ "url": url }) else {
+            unreachable!()
+        };
+        peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
+            .await
+    });
+    server.wait_for_requests(1).await;
+    host.terminate();
+    host.wait_for_stderr("shutting down").await;
+    let addr = base(&host).trim_start_matches("http://").to_string();
+    assert!(
+        tokio::net::TcpStream::connect(&addr).await.is_err(),
+        "no new connections once shutting down"
+    );
+    server.release();
+    let result = tokio::time::timeout(HANG, held)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        result.structured_content.unwrap()["status"],
+        200,
+        "the call finished"
+    );
+    assert!(host.exit_status().await.success());
+}
+
+#[tokio::test]
+async fn a_call_that_outlasts_the_shutdown_grace_is_ended_and_the_exit_is_clean() {
+    let server = Recorder::start().await;
+    let host = Host::start(HostOptions::new(&["hello"]).http().config(format!(
+        "[http]\nshutdown_grace_secs = 0.2\n{}",
+        server.allow_block("hello")
+    )))
+    .await;
+    let peer = host.client.peer().clone();
+    let url = format!("{}/hold", server.url);
+    let _held = tokio::spawn(async move {
+        let Value::Object(args) = json!({ "url": url }) else {
+            unreachable!()
+        };
+        peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
+            .await
+    });
+    server.wait_for_requests(1).await;
+    host.terminate();
+    assert!(host.exit_status().await.success());
+    assert!(
+        host.stderr
+            .lock()
+            .unwrap()
+            .contains("still running after http.shutdown_grace_secs")
+    );
+}
+
+#[tokio::test]
+async fn a_non_loopback_address_without_auth_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--http", "0.0.0.0:0", "--plugins"])
+        .arg(dir.path())
+        .env("XDG_CACHE_HOME", crate::support::test_cache_home())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("without authentication") && stderr.contains("[auth]"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
