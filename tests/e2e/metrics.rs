@@ -158,8 +158,21 @@ async fn calls_confirmations_upstream_requests_and_denials_are_counted_with_thei
             .tool_error("get", json!({"url": "http://127.0.0.1:9/elsewhere"}))
             .await;
         assert_eq!(issue["code"], "PERMISSION_DENIED");
+        // A name the registry does not have is one series, whatever it is.
+        for name in ["no_such_tool", "another_missing_tool"] {
+            assert!(host.call(name, json!({})).await.is_err());
+        }
 
         let m = Scrape::of(&url).await;
+        m.expect(
+            "toolhost_calls_total",
+            &[("tool", "(unknown)"), ("outcome", "unknown_tool")],
+            2.0,
+        );
+        assert_eq!(
+            m.sum("toolhost_calls_total", &[("tool", "no_such_tool")]),
+            0.0
+        );
         let calls = "toolhost_calls_total";
         m.expect(calls, &[("tool", "list_statuses"), ("outcome", "ok")], 1.0);
         m.expect(calls, &[("tool", "get_order"), ("outcome", "error")], 1.0);
