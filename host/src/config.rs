@@ -43,6 +43,95 @@ pub struct RawConfig {
     /// `[http]`: serving MCP over Streamable HTTP.
     #[serde(default)]
     pub http: RawHttp,
+    /// `[state]`: sealing and spending 2026-07-28 confirmation states.
+    #[serde(default)]
+    pub state: RawState,
+}
+
+/// `[state]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawState {
+    /// `keys`: the sealing key ring; the first key seals, every key opens.
+    #[serde(default)]
+    pub keys: Vec<RawStateKey>,
+    /// `replay`: a `redis://` URL for the spent-state set replicas share.
+    pub replay: Option<String>,
+}
+
+/// One `[[state.keys]]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStateKey {
+    /// `id`: the key id written into each state it seals.
+    pub id: String,
+    /// `env`: the environment variable holding the key.
+    pub env: Option<String>,
+    /// `file`: the file holding the key.
+    pub file: Option<PathBuf>,
+}
+
+/// The resolved `[state]`.
+#[derive(Clone, Default)]
+pub struct StateSettings {
+    /// (id, key) pairs; the first seals. Empty: a random key of this
+    /// process's own.
+    pub keys: Vec<(String, String)>,
+    /// The Redis URL of the shared replay store; none: in-process.
+    pub replay: Option<String>,
+}
+
+impl std::fmt::Debug for StateSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.keys.iter().map(|(id, _)| id.as_str()).collect();
+        f.debug_struct("StateSettings")
+            .field("keys", &ids)
+            .field("replay", &self.replay.as_ref().map(|_| "redis"))
+            .finish()
+    }
+}
+
+impl StateSettings {
+    fn resolve(raw: RawState) -> Result<StateSettings> {
+        let mut keys = Vec::new();
+        for (i, key) in raw.keys.into_iter().enumerate() {
+            let at = || format!("`state.keys` entry {} (id {:?})", i + 1, key.id);
+            if key.id.is_empty() || key.id.len() > 255 || key.id.chars().any(char::is_control) {
+                bail!("{}: `id` must be 1 to 255 printable characters", at());
+            }
+            let value = match (&key.env, &key.file) {
+                (Some(var), None) => std::env::var(var)
+                    .with_context(|| format!("the environment variable {var} is not set"))
+                    .with_context(at)?,
+                (None, Some(path)) => std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read `file` {}", path.display()))
+                    .with_context(at)?,
+                _ => bail!("{}: set exactly one of `env` and `file`", at()),
+            };
+            let value = value.trim().to_string();
+            if value.len() < 32 {
+                bail!(
+                    "{}: the key has {} bytes; use at least 32 random bytes, e.g. \
+                     `openssl rand -base64 48`",
+                    at(),
+                    value.len()
+                );
+            }
+            if keys.iter().any(|(id, _)| id == &key.id) {
+                bail!("{}: the id is used twice", at());
+            }
+            keys.push((key.id, value));
+        }
+        if let Some(url) = &raw.replay
+            && !(url.starts_with("redis://") || url.starts_with("rediss://"))
+        {
+            bail!("`state.replay` must be a redis:// or rediss:// URL, not {url:?}");
+        }
+        Ok(StateSettings {
+            keys,
+            replay: raw.replay,
+        })
+    }
 }
 
 /// `[host]`.
@@ -440,6 +529,8 @@ pub struct Config {
     pub metrics: Option<SocketAddr>,
     /// Serving over Streamable HTTP.
     pub http: HttpSettings,
+    /// Sealing and spending 2026-07-28 confirmation states.
+    pub state: StateSettings,
 }
 
 /// Default of `host.load_wait_secs`.
@@ -455,6 +546,7 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             metrics: None,
             http: HttpSettings::default(),
+            state: StateSettings::default(),
         }
     }
 }
@@ -497,6 +589,7 @@ impl Config {
         };
         let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
         let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
+        let state = StateSettings::resolve(raw.state)?;
         Ok(Config {
             confirmation: host.confirmation,
             elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
@@ -505,6 +598,7 @@ impl Config {
             max_message_bytes,
             metrics,
             http,
+            state,
         })
     }
 

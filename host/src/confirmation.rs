@@ -24,9 +24,8 @@
 //! asks the client again instead, and a replaced component's state is
 //! refused.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::collections::VecDeque;
+use std::time::Duration;
 
 use rand::RngCore;
 use rmcp::model::{
@@ -40,7 +39,8 @@ use sha2::{Digest, Sha256};
 
 use crate::bindings::confirm::Outcome;
 use crate::call::{Answer, Asked, BoxFuture, Confirmer, FixedAnswer, QuestionHash};
-use crate::config::NoElicitationPolicy;
+use crate::config::{NoElicitationPolicy, StateSettings};
+use crate::replay::{ReplayError, ReplayStore};
 
 /// The description of the elicitation's one field.
 const CONFIRM_FIELD: &str = "Set to true to go ahead, false to refuse.";
@@ -196,11 +196,15 @@ impl Confirmer for Replay {
 /// Why a `requestState` was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    /// Not sealed by this process, edited, expired, or for other arguments.
+    /// Not sealed with a key this process holds, edited, expired, or for
+    /// other arguments.
     #[error(
-        "requestState is invalid: it was altered, has expired, comes from another server process, or belongs to a different tool or different arguments; call the tool again without it"
+        "requestState is invalid: it was altered, has expired, was sealed with a key this server does not hold (another server process, or a retired key), or belongs to a different tool or different arguments; call the tool again without it"
     )]
     Invalid,
+    /// The shared replay store did not answer: the state was not spent.
+    #[error("{0}; the answer was not used, so retry the same request shortly")]
+    StoreUnavailable(String),
     /// Already used once.
     #[error("requestState was already used; call the tool again without it to start over")]
     Replayed,
@@ -223,6 +227,9 @@ struct Sealed {
     pending: String,
     /// Single-use identifier.
     nonce: String,
+    /// When the state expires, in milliseconds since the Unix epoch: how
+    /// long a shared replay store must remember the nonce.
+    expires_at_ms: u64,
 }
 
 /// What an opened state says: the answers so far and the question the
@@ -261,20 +268,41 @@ pub struct CallBinding<'a> {
 pub struct RequestStates {
     codec: RequestStateCodec,
     ttl: Duration,
-    /// Nonces already accepted, with when they stop mattering.
-    used: Mutex<HashMap<String, Instant>>,
+    /// Nonces already accepted.
+    spent: ReplayStore,
 }
 
 impl RequestStates {
-    /// A sealer with a fresh random secret; states live for `ttl`.
+    /// A sealer with a fresh random secret of this process's own, spending
+    /// nonces in this process; states live for `ttl`.
     pub fn new(ttl: Duration) -> RequestStates {
         let mut key = [0u8; 32];
         rand::rng().fill_bytes(&mut key);
         RequestStates {
             codec: RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough"),
             ttl,
-            used: Mutex::new(HashMap::new()),
+            spent: ReplayStore::local(),
         }
+    }
+
+    /// A sealer for `[state]`: with its key ring (the first key seals, every
+    /// key opens) shared by replicas, or a key of this process's own; and
+    /// its replay store.
+    pub fn configured(ttl: Duration, settings: &StateSettings) -> anyhow::Result<RequestStates> {
+        let mut states = RequestStates::new(ttl);
+        if let Some((active, _)) = settings.keys.first() {
+            let ring = settings
+                .keys
+                .iter()
+                .map(|(id, key)| (id.clone(), key.as_bytes().to_vec()));
+            states.codec = RequestStateCodec::new_with_keyring(active.clone(), ring)
+                .map_err(|e| anyhow::anyhow!("[state] keys: {e}"))?;
+        }
+        if let Some(url) = &settings.replay {
+            states.spent = ReplayStore::redis(url)
+                .map_err(|e| anyhow::anyhow!("`state.replay` is not a usable Redis URL: {e}"))?;
+        }
+        Ok(states)
     }
 
     /// Seals `answered` and the prompt now asked, `pending`, for `call`.
@@ -289,6 +317,7 @@ impl RequestStates {
                 .collect(),
             pending: hex(&QuestionHash::of(pending).0),
             nonce: hex(&nonce),
+            expires_at_ms: unix_ms().saturating_add(self.ttl.as_millis() as u64),
         };
         let binding = binding(call.tool, call.arguments);
         self.codec
@@ -299,8 +328,9 @@ impl RequestStates {
             .expect("the sealed payload is serializable")
     }
 
-    /// Opens `state` for `call`, once.
-    pub fn open(&self, call: &CallBinding, state: &str) -> Result<Opened, StateError> {
+    /// Opens `state` for `call`, once (across replicas, with a shared
+    /// replay store).
+    pub async fn open(&self, call: &CallBinding<'_>, state: &str) -> Result<Opened, StateError> {
         let sealed: Sealed = self
             .codec
             .open_json_with(state, &binding(call.tool, call.arguments))
@@ -316,12 +346,16 @@ impl RequestStates {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let pending = question_hash(&sealed.pending).ok_or(StateError::Invalid)?;
-        {
-            let mut used = self.used.lock().expect("not poisoned");
-            let now = Instant::now();
-            used.retain(|_, until| *until > now);
-            if used.insert(sealed.nonce, now + self.ttl).is_some() {
-                return Err(StateError::Replayed);
+        let remaining = Duration::from_millis(sealed.expires_at_ms.saturating_sub(unix_ms()));
+        // The codec accepts the state until it expires; remember its nonce
+        // that long, plus a margin for replicas whose clocks lag.
+        let remember = remaining + CLOCK_SKEW_MARGIN;
+        match self.spent.spend(&sealed.nonce, remember).await {
+            Ok(()) => {}
+            Err(ReplayError::Spent) => return Err(StateError::Replayed),
+            Err(e @ ReplayError::Unavailable { .. }) => {
+                tracing::warn!("a confirmation answer waits: {e}");
+                return Err(StateError::StoreUnavailable(e.to_string()));
             }
         }
         if sealed.component != call.component {
@@ -329,6 +363,17 @@ impl RequestStates {
         }
         Ok(Opened { answered, pending })
     }
+}
+
+/// How much longer than a state's lifetime its spent nonce is remembered,
+/// for replicas whose clocks lag the one that spent it.
+const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(60);
+
+/// Now, in milliseconds since the Unix epoch.
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -409,8 +454,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn states_are_bound_single_use_and_unforgeable() {
+    #[tokio::test]
+    async fn states_are_bound_single_use_and_unforgeable() {
         let states = RequestStates::new(Duration::from_secs(60));
         let args = json!({"order_id": 1, "confirm": true});
         let yes = Answer {
@@ -420,25 +465,25 @@ mod tests {
         let s = states.seal(&call("t", &args), &[yes], "second?");
         // Key order does not matter; values do.
         let other_args = json!({"order_id": 2, "confirm": true});
-        assert!(states.open(&call("t", &other_args), &s).is_err());
-        assert!(states.open(&call("other", &args), &s).is_err());
+        assert!(states.open(&call("t", &other_args), &s).await.is_err());
+        assert!(states.open(&call("other", &args), &s).await.is_err());
         let same = json!({"confirm": true, "order_id": 1});
-        let opened = states.open(&call("t", &same), &s).unwrap();
+        let opened = states.open(&call("t", &same), &s).await.unwrap();
         assert_eq!(opened.answered, vec![yes]);
         assert_eq!(opened.pending, QuestionHash::of("second?"));
         assert!(matches!(
-            states.open(&call("t", &args), &s),
+            states.open(&call("t", &args), &s).await,
             Err(StateError::Replayed)
         ));
         let foreign = RequestStates::new(Duration::from_secs(60)).seal(&call("t", &args), &[], "q");
         assert!(matches!(
-            states.open(&call("t", &args), &foreign),
+            states.open(&call("t", &args), &foreign).await,
             Err(StateError::Invalid)
         ));
         let mut edited = states.seal(&call("t", &args), &[], "q");
         edited.insert(5, 'A');
         assert!(matches!(
-            states.open(&call("t", &args), &edited),
+            states.open(&call("t", &args), &edited).await,
             Err(StateError::Invalid)
         ));
         let by_old_component = states.seal(&call("t", &args), &[], "q");
@@ -447,7 +492,7 @@ mod tests {
             ..call("t", &args)
         };
         assert!(matches!(
-            states.open(&replaced, &by_old_component),
+            states.open(&replaced, &by_old_component).await,
             Err(StateError::ComponentChanged)
         ));
     }

@@ -8,6 +8,7 @@
 //! | [`auth`]       | who is calling over HTTP                                        |
 //! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
+//! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
 //! | [`watch`]      | initial load and hot reload: the plugin directory → the registry |
 //! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
@@ -42,6 +43,7 @@ pub mod metrics;
 pub mod plugin;
 pub mod policy;
 pub mod registry;
+pub mod replay;
 pub mod scaffold;
 pub mod server;
 pub mod spec;

@@ -298,6 +298,15 @@ impl CallCount {
         self.running = true;
     }
 
+    /// The call ended with a tool error of `code` before it ran (the
+    /// confirmation-state store was out of reach, say): an `error`, with
+    /// no latency sample.
+    pub fn failed_before_running(&mut self, code: &'static str) {
+        if let Some(tool) = self.tool.take() {
+            record_call(&tool, CallResult::Error(code), None);
+        }
+    }
+
     /// The call ended with `outcome`.
     pub fn finish(&mut self, outcome: &CallOutcome) {
         if let Some(tool) = self.tool.take() {

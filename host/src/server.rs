@@ -38,7 +38,8 @@ use serde_json::{Value, json};
 use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
 use crate::config::Config;
 use crate::confirmation::{
-    CallBinding, Elicit, Replay, RequestStates, elicitation_params, outcome_of, without_elicitation,
+    CallBinding, Elicit, Replay, RequestStates, StateError, elicitation_params, outcome_of,
+    without_elicitation,
 };
 use crate::metrics;
 use crate::plugin::Loader;
@@ -74,22 +75,23 @@ struct Inner {
 
 impl Gateway {
     /// A gateway serving `registry`.
-    pub fn new(env: CallEnv, loader: &Loader, registry: Registry) -> Gateway {
-        let gateway = Gateway::loading(env, loader);
+    pub fn new(env: CallEnv, loader: &Loader, registry: Registry) -> anyhow::Result<Gateway> {
+        let gateway = Gateway::loading(env, loader)?;
         gateway.inner.registry.store(Arc::new(registry));
         gateway.inner.loaded.send_replace(true);
-        gateway
+        Ok(gateway)
     }
 
     /// A gateway whose tools are still loading: it serves nothing yet, and
     /// `tools/list` and `tools/call` wait (up to `host.load_wait_secs`) for
     /// [`Gateway::publish_initial`].
-    pub fn loading(env: CallEnv, loader: &Loader) -> Gateway {
+    pub fn loading(env: CallEnv, loader: &Loader) -> anyhow::Result<Gateway> {
         let config = loader.config.clone();
-        Gateway {
+        let states = RequestStates::configured(config.elicitation_timeout, &config.state)?;
+        Ok(Gateway {
             inner: Arc::new(Inner {
                 env,
-                states: RequestStates::new(config.elicitation_timeout),
+                states,
                 config,
                 registry: ArcSwap::from_pointee(Registry::default()),
                 legacy_peers: Mutex::new(Vec::new()),
@@ -97,7 +99,7 @@ impl Gateway {
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
             }),
-        }
+        })
     }
 
     /// Serves the initial load's `registry` from now on. Clients hear of it
@@ -313,11 +315,24 @@ impl ServerHandler for Gateway {
             match (&request.request_state, &request.input_responses) {
                 (None, None) => Box::new(Replay::new(Vec::new())),
                 (Some(state), Some(responses)) => {
-                    let opened = self
-                        .inner
-                        .states
-                        .open(&binding, state)
-                        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+                    let opened = match self.inner.states.open(&binding, state).await {
+                        Ok(opened) => opened,
+                        Err(e @ StateError::StoreUnavailable(_)) => {
+                            // Nothing was spent: the same retry can succeed later.
+                            counted.failed_before_running("TRANSIENT");
+                            return Ok(CallToolResult::structured_error(json!({
+                                "ok": false,
+                                "result": null,
+                                "issues": [{
+                                    "code": "TRANSIENT",
+                                    "message": e.to_string(),
+                                    "retry_after_ms": 1000,
+                                }],
+                            }))
+                            .into());
+                        }
+                        Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
+                    };
                     let answer = responses.get(CONFIRM_KEY).cloned().ok_or_else(|| {
                         ErrorData::invalid_params(
                             format!("inputResponses has no {CONFIRM_KEY:?} answer"),

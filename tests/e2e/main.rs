@@ -21,6 +21,7 @@ mod logging;
 mod metrics;
 mod network;
 mod protocol;
+mod replicas;
 mod sandboxing;
 mod second_language;
 mod startup;

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod infra;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

@@ -87,7 +87,7 @@ pub async fn serve_http(
         .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
     let local = listener.local_addr()?;
 
-    let gateway = Gateway::loading(env, &loader);
+    let gateway = Gateway::loading(env, &loader)?;
     let watch = if watch {
         Some(crate::watch::watch_dir(&dir)?)
     } else {

@@ -38,7 +38,7 @@ pub async fn serve_stdio(
     // later.
     crate::registry::wasm_files(&dir)?;
     let max_message_bytes = loader.config.max_message_bytes;
-    let gateway = Gateway::loading(env, &loader);
+    let gateway = Gateway::loading(env, &loader)?;
     let watch = if watch {
         Some(crate::watch::watch_dir(&dir)?)
     } else {

@@ -1,0 +1,135 @@
+//! Which sealed confirmation states were already spent.
+//!
+//! A 2026-07-28 `requestState` may be redeemed once. One process remembers
+//! the nonces it accepted ([`ReplayStore::Local`]); replicas behind a load
+//! balancer share the set in Redis ([`ReplayStore::Redis`]): spending is one
+//! atomic `SET key 1 NX PX ttl`, whose TTL is the state's remaining
+//! lifetime, so the set never outgrows the states still valid.
+//!
+//! If the shared store cannot be reached, nothing is spent and the caller is
+//! told to retry ([`ReplayError::Unavailable`]): a confirmed mutation is never
+//! applied without the single-use check.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use redis::aio::ConnectionManager;
+
+/// How long one Redis operation (or connecting) may take before the store
+/// counts as unreachable.
+const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why a state could not be spent.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The state was spent before.
+    #[error("already spent")]
+    Spent,
+    /// The shared store did not answer; nothing was spent.
+    #[error("the replay store ({store}) cannot be reached: {reason}")]
+    Unavailable {
+        /// The store, for the message (never its password).
+        store: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Where spent nonces are kept.
+pub enum ReplayStore {
+    /// In this process.
+    Local(Mutex<HashMap<String, Instant>>),
+    /// In Redis, shared by every replica.
+    Redis(RedisReplay),
+}
+
+/// The Redis-backed store: connected on first use, reconnected after a
+/// failure.
+pub struct RedisReplay {
+    client: redis::Client,
+    /// The URL without credentials, for messages.
+    shown: String,
+    connection: tokio::sync::Mutex<Option<ConnectionManager>>,
+}
+
+impl ReplayStore {
+    /// A store in this process.
+    pub fn local() -> ReplayStore {
+        ReplayStore::Local(Mutex::new(HashMap::new()))
+    }
+
+    /// A store in the Redis server at `url` (`redis://host:port/db`). The
+    /// server need not be up yet.
+    pub fn redis(url: &str) -> Result<ReplayStore, redis::RedisError> {
+        let client = redis::Client::open(url)?;
+        let info = client.get_connection_info();
+        let shown = format!("redis at {}", info.addr());
+        Ok(ReplayStore::Redis(RedisReplay {
+            client,
+            shown,
+            connection: tokio::sync::Mutex::new(None),
+        }))
+    }
+
+    /// Spends `nonce`, remembered for `ttl`: `Ok` the first time only.
+    pub async fn spend(&self, nonce: &str, ttl: Duration) -> Result<(), ReplayError> {
+        match self {
+            ReplayStore::Local(used) => {
+                let mut used = used.lock().expect("not poisoned");
+                let now = Instant::now();
+                used.retain(|_, until| *until > now);
+                if used.insert(nonce.to_string(), now + ttl).is_some() {
+                    return Err(ReplayError::Spent);
+                }
+                Ok(())
+            }
+            ReplayStore::Redis(redis) => redis.spend(nonce, ttl).await,
+        }
+    }
+}
+
+impl RedisReplay {
+    async fn spend(&self, nonce: &str, ttl: Duration) -> Result<(), ReplayError> {
+        let unavailable = |reason: String| ReplayError::Unavailable {
+            store: self.shown.clone(),
+            reason,
+        };
+        let mut slot = self.connection.lock().await;
+        let mut connection = match slot.as_ref() {
+            Some(connection) => connection.clone(),
+            None => {
+                let connect = ConnectionManager::new(self.client.clone());
+                let connection = tokio::time::timeout(REDIS_TIMEOUT, connect)
+                    .await
+                    .map_err(|_| unavailable(format!("no connection within {REDIS_TIMEOUT:?}")))?
+                    .map_err(|e| unavailable(e.to_string()))?;
+                *slot = Some(connection.clone());
+                connection
+            }
+        };
+        drop(slot);
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut command = redis::cmd("SET");
+        command
+            .arg(format!("toolhost:spent:{nonce}"))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl_ms);
+        let set = command.query_async::<Option<String>>(&mut connection);
+        match tokio::time::timeout(REDIS_TIMEOUT, set).await {
+            Ok(Ok(Some(_))) => Ok(()),
+            Ok(Ok(None)) => Err(ReplayError::Spent),
+            Ok(Err(e)) => {
+                // Connect afresh next time.
+                *self.connection.lock().await = None;
+                Err(unavailable(e.to_string()))
+            }
+            Err(_) => {
+                *self.connection.lock().await = None;
+                Err(unavailable(format!("no answer within {REDIS_TIMEOUT:?}")))
+            }
+        }
+    }
+}

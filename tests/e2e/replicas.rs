@@ -1,0 +1,207 @@
+//! Several `toolhost serve --http` processes as replicas of one service: a
+//! 2026-07-28 confirmation sealed by one replica is redeemed on another,
+//! once across all of them (a real Redis holds the spent states), keys
+//! rotate by id, and a replay store that cannot be reached refuses rather
+//! than applying a mutation unchecked.
+
+use rmcp::ServiceError;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction, InputResponses,
+};
+use serde_json::{Value, json};
+
+use crate::support::infra::Redis;
+use crate::support::{Elicitation, Era, Host, HostOptions, Recorder};
+
+const KEY_1: &str = "replica-test-key-one-0123456789abcdef0123";
+const KEY_2: &str = "replica-test-key-two-0123456789abcdef0123";
+
+/// Starts Redis, or says why the test is skipped.
+async fn redis() -> Option<Redis> {
+    match Redis::start(None).await {
+        Ok(redis) => Some(redis),
+        Err(reason) => {
+            eprintln!("SKIPPED: {reason}");
+            None
+        }
+    }
+}
+
+/// A replica: misbehaving.wasm over HTTP, a 2026-07-28 client, the state
+/// key ring `keys` (ids of KEY_1/KEY_2, first seals) and `replay`.
+async fn replica(server: &Recorder, keys: &[&str], replay: &str) -> Host {
+    let mut config = format!("{}\n[state]\n", server.allow_block("misbehaving"));
+    if !replay.is_empty() {
+        config.push_str(&format!("replay = \"{replay}\"\n"));
+    }
+    for id in keys {
+        config.push_str(&format!(
+            "[[state.keys]]\nid = \"{id}\"\nenv = \"STATE_KEY_{}\"\n",
+            id.to_uppercase()
+        ));
+    }
+    Host::start(
+        HostOptions::new(&["misbehaving"])
+            .http()
+            .era(Era::Modern)
+            .elicitation(Elicitation::Accept(true))
+            .env("STATE_KEY_K1", KEY_1)
+            .env("STATE_KEY_K2", KEY_2)
+            .config(config),
+    )
+    .await
+}
+
+fn params(server: &Recorder) -> CallToolRequestParams {
+    let Value::Object(args) = json!({"url": format!("{}/hook", server.url), "confirm": true})
+    else {
+        unreachable!()
+    };
+    CallToolRequestParams::new("confirm_then_post").with_arguments(args)
+}
+
+/// The first round on `host`: the sealed state it asks the client to echo.
+async fn sealed_state(host: &Host, server: &Recorder) -> String {
+    match host.client.call_tool_once(params(server)).await.unwrap() {
+        CallToolResponse::InputRequired(round) => round.request_state.expect("a sealed state"),
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+/// The retry carrying `state` and the user's yes.
+fn yes(server: &Recorder, state: &str) -> CallToolRequestParams {
+    let answer =
+        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}));
+    let mut responses = InputResponses::new();
+    responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
+    params(server)
+        .with_input_responses(responses)
+        .with_request_state(state.to_string())
+}
+
+fn posts(server: &Recorder) -> usize {
+    server
+        .received()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count()
+}
+
+/// The retry's outcome: `Ok(detail)` when the tool ran, `Err(message)`
+/// when the state was refused.
+async fn redeem(host: &Host, server: &Recorder, state: &str) -> Result<String, String> {
+    match host.client.call_tool_once(yes(server, state)).await {
+        Ok(CallToolResponse::Complete(result)) => {
+            let out = result.structured_content.unwrap();
+            if result.is_error == Some(true) {
+                Err(out.to_string())
+            } else {
+                Ok(out["detail"].as_str().unwrap().to_string())
+            }
+        }
+        Err(ServiceError::McpError(e)) => Err(e.message.to_string()),
+        other => panic!("unexpected answer {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_confirmation_sealed_on_one_replica_is_redeemed_on_another_once() {
+    let Some(redis) = redis().await else { return };
+    let server = Recorder::start().await;
+    let a = replica(&server, &["k1"], &redis.url).await;
+    let b = replica(&server, &["k1"], &redis.url).await;
+    let c = replica(&server, &["k1"], &redis.url).await;
+
+    let state = sealed_state(&a, &server).await;
+    assert_eq!(posts(&server), 0, "asking sends nothing");
+    assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
+    assert_eq!(posts(&server), 1);
+    let replayed = redeem(&c, &server, &state).await.unwrap_err();
+    assert!(replayed.contains("already used"), "{replayed}");
+    let replayed_on_a = redeem(&a, &server, &state).await.unwrap_err();
+    assert!(replayed_on_a.contains("already used"), "{replayed_on_a}");
+    assert_eq!(posts(&server), 1, "applied exactly once");
+
+    // Tampered: refused everywhere, nothing spent or sent.
+    let fresh = sealed_state(&a, &server).await;
+    let mut tampered = fresh.clone().into_bytes();
+    let last = tampered.len() - 3;
+    tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    for replica in [&a, &b, &c] {
+        let refused = redeem(replica, &server, &tampered).await.unwrap_err();
+        assert!(refused.contains("requestState is invalid"), "{refused}");
+    }
+    assert_eq!(redeem(&c, &server, &fresh).await.unwrap(), "posted: 200");
+    assert_eq!(posts(&server), 2);
+}
+
+#[tokio::test]
+async fn keys_rotate_by_id_and_a_foreign_key_is_refused() {
+    let Some(redis) = redis().await else { return };
+    let server = Recorder::start().await;
+    let old = replica(&server, &["k1"], &redis.url).await;
+    let rotating = replica(&server, &["k2", "k1"], &redis.url).await;
+    let new_only = replica(&server, &["k2"], &redis.url).await;
+
+    // A state sealed with the old key opens where the old key is still held.
+    let by_old = sealed_state(&old, &server).await;
+    assert_eq!(
+        redeem(&rotating, &server, &by_old).await.unwrap(),
+        "posted: 200"
+    );
+    // One sealed with the new (current) key opens on every replica holding it.
+    let by_rotating = sealed_state(&rotating, &server).await;
+    assert_eq!(
+        redeem(&new_only, &server, &by_rotating).await.unwrap(),
+        "posted: 200"
+    );
+    // Once the old key is retired, its states are refused.
+    let by_old = sealed_state(&old, &server).await;
+    let refused = redeem(&new_only, &server, &by_old).await.unwrap_err();
+    assert!(refused.contains("requestState is invalid"), "{refused}");
+    // A process with its own random key (no [state] keys) is foreign to all.
+    let loner = replica(&server, &[], &redis.url).await;
+    let foreign = sealed_state(&loner, &server).await;
+    let refused = redeem(&rotating, &server, &foreign).await.unwrap_err();
+    assert!(refused.contains("requestState is invalid"), "{refused}");
+    assert_eq!(posts(&server), 2);
+}
+
+#[tokio::test]
+async fn an_unreachable_replay_store_refuses_with_a_retryable_error_and_spends_nothing() {
+    let Some(redis) = redis().await else { return };
+    let server = Recorder::start().await;
+    let a = replica(&server, &["k1"], &redis.url).await;
+    let b = replica(&server, &["k1"], &redis.url).await;
+    let state = sealed_state(&a, &server).await;
+
+    let port = redis.stop().await;
+    let refused = redeem(&b, &server, &state).await.unwrap_err();
+    let envelope: Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(envelope["issues"][0]["code"], "TRANSIENT", "{envelope}");
+    assert!(envelope["issues"][0]["retry_after_ms"].is_u64());
+    assert!(
+        envelope["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("replay store"),
+        "{envelope}"
+    );
+    assert_eq!(
+        posts(&server),
+        0,
+        "never applied without the single-use check"
+    );
+
+    // The store comes back on the same address: the same answer now counts, once.
+    let _redis = Redis::start(Some(port)).await.unwrap();
+    assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
+    assert!(
+        redeem(&a, &server, &state)
+            .await
+            .unwrap_err()
+            .contains("already used")
+    );
+    assert_eq!(posts(&server), 1);
+}
