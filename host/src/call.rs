@@ -160,6 +160,13 @@ pub trait Confirmer: Send {
     fn waits_for_user(&self) -> bool {
         true
     }
+
+    /// Whether its answers are new ones, counted in the metrics
+    /// (`toolhost_confirmations_total`) when given. A replay of answers the
+    /// client already sent is not: those were counted when they arrived.
+    fn answers_afresh(&self) -> bool {
+        true
+    }
 }
 
 /// Receives a call's progress reports.

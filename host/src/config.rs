@@ -7,6 +7,7 @@
 //! `docs/configuration.md`.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -153,6 +154,10 @@ pub struct RawHost {
     /// `max_message_bytes`: the longest line (one JSON-RPC message) read
     /// from stdin, and the largest HTTP request body.
     pub max_message_bytes: Option<u64>,
+    /// `metrics`: where to serve Prometheus metrics (`GET /metrics`), an
+    /// address and port such as `"127.0.0.1:9464"`, or a port alone (on
+    /// loopback). Off when absent.
+    pub metrics: Option<String>,
     /// `http`: serve MCP over Streamable HTTP on this address instead of
     /// stdio (`serve --http` overrides it).
     pub http: Option<String>,
@@ -525,6 +530,8 @@ pub struct Config {
     /// The longest line (one JSON-RPC message) read from stdin, and the
     /// largest HTTP request body, in bytes.
     pub max_message_bytes: usize,
+    /// Where to serve Prometheus metrics, if anywhere (`host.metrics`).
+    pub metrics: Option<SocketAddr>,
     /// Serving over Streamable HTTP.
     pub http: HttpSettings,
     /// Sealing and spending 2026-07-28 confirmation states.
@@ -546,6 +553,7 @@ impl Default for Config {
             plugins: Vec::new(),
             load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            metrics: None,
             http: HttpSettings::default(),
             state: StateSettings::default(),
             auth: None,
@@ -590,6 +598,7 @@ impl Config {
             Some(secs) => LOAD_WAIT_SECS.check(secs)?,
             None => DEFAULT_LOAD_WAIT_SECS,
         };
+        let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
         let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
         let state = StateSettings::resolve(raw.state)?;
         Ok(Config {
@@ -598,6 +607,7 @@ impl Config {
             plugins,
             load_wait: Duration::from_secs(load_wait_secs),
             max_message_bytes,
+            metrics,
             http,
             state,
             auth: raw
@@ -941,6 +951,21 @@ const SCHEMA_BYTES: Range<u64> = Range {
     unit: "bytes",
 };
 
+/// `host.metrics` as written: `"ADDRESS:PORT"` (`"[::1]:9464"` for IPv6),
+/// or a port alone, which means loopback (`"9464"` is `127.0.0.1:9464`).
+fn metrics_address(text: &str) -> Result<SocketAddr> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    bail!(
+        "`host.metrics` must be an IP address and port such as \"127.0.0.1:9464\" (or a port alone, on loopback), not {text:?}"
+    )
+}
+
 /// Replaces each `${VAR}` in `text` with the environment variable `VAR`.
 fn expand_env(text: &str) -> Result<String> {
     let mut out = String::new();
@@ -1157,6 +1182,28 @@ mod tests {
             format!("{err:#}").contains("limits.tools_per_component"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn the_metrics_address_is_an_address_or_a_port_on_loopback() {
+        let addr = |text: &str| Config::parse(&format!("[host]\nmetrics = {text:?}\n"));
+        assert_eq!(Config::default().metrics, None);
+        assert_eq!(
+            addr("127.0.0.1:9464").unwrap().metrics,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        assert_eq!(
+            addr("9464").unwrap().metrics,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        assert_eq!(
+            addr("[::]:9464").unwrap().metrics,
+            Some("[::]:9464".parse().unwrap())
+        );
+        for bad in ["localhost:9464", "127.0.0.1", "70000", ""] {
+            let err = format!("{:#}", addr(bad).unwrap_err());
+            assert!(err.contains("`host.metrics` must be"), "{bad}: {err}");
+        }
     }
 
     #[test]

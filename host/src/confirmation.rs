@@ -188,6 +188,10 @@ impl Confirmer for Replay {
     fn waits_for_user(&self) -> bool {
         false
     }
+
+    fn answers_afresh(&self) -> bool {
+        false
+    }
 }
 
 /// Why a `requestState` was refused.

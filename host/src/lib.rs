@@ -21,6 +21,7 @@
 //! | [`config`]     | `toolhost.toml`                                                  |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
+//! | [`metrics`]    | Prometheus metrics: what is counted, `GET /metrics`              |
 //!
 //! Only [`transport`] (JSON-RPC framing) and [`server`] (MCP's methods) know
 //! the protocol; everything below them deals in tools, arguments and
@@ -38,6 +39,7 @@ pub mod engine;
 pub mod imports;
 pub mod lint;
 pub mod logging;
+pub mod metrics;
 pub mod plugin;
 pub mod policy;
 pub mod registry;

@@ -157,6 +157,9 @@ fn main() -> Result<()> {
                 http,
             } => {
                 let loader = plugins.loader().await?;
+                if let Some(addr) = loader.config.metrics {
+                    toolhost::metrics::serve(addr).await?;
+                }
                 let env = CallEnv {
                     runtime: loader.runtime.clone(),
                     http: loader.http.clone(),

@@ -109,6 +109,17 @@ impl HostPattern {
     }
 }
 
+/// The pattern in its canonical form: `name`, `*.domain` or the address.
+impl std::fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            PatternKind::Exact(name) => f.write_str(name),
+            PatternKind::Suffix(domain) => write!(f, "*.{domain}"),
+            PatternKind::Ip(ip) => write!(f, "{ip}"),
+        }
+    }
+}
+
 /// Which ports a rule or credential covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PortRule {
@@ -251,15 +262,19 @@ impl NetworkPolicy {
     }
 
     /// Checks `method` to `url`. `Err` says which rule refused it, in words
-    /// the operator can act on.
-    pub fn check(&self, method: &str, url: &Url) -> Result<Permit, String> {
+    /// the operator can act on, and why in one word for the metrics.
+    pub fn check(&self, method: &str, url: &Url) -> Result<Permit, Denial> {
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!(
-                "scheme {:?} is not allowed; use http or https",
-                url.scheme()
+            return Err(Denial::new(
+                DenialReason::Scheme,
+                format!(
+                    "scheme {:?} is not allowed; use http or https",
+                    url.scheme()
+                ),
             ));
         }
-        let host = host_of(url).ok_or("the URL has no host")?;
+        let host = host_of(url)
+            .ok_or_else(|| Denial::new(DenialReason::HostNotAllowed, "the URL has no host"))?;
         let port = url.port_or_known_default().unwrap_or(0);
         let on_host: Vec<&HostRule> = self
             .rules
@@ -267,8 +282,11 @@ impl NetworkPolicy {
             .filter(|r| r.matches_host(&host))
             .collect();
         if on_host.is_empty() {
-            return Err(format!(
-                "{host}:{port} is not in this plugin's allowed hosts (add an `allow` entry in toolhost.toml)"
+            return Err(Denial::new(
+                DenialReason::HostNotAllowed,
+                format!(
+                    "{host}:{port} is not in this plugin's allowed hosts (add an `allow` entry in toolhost.toml)"
+                ),
             ));
         }
         let on_port: Vec<&HostRule> = on_host
@@ -276,8 +294,11 @@ impl NetworkPolicy {
             .filter(|r| r.port.matches(url))
             .collect();
         if on_port.is_empty() {
-            return Err(format!(
-                "{host} is allowed, but not on port {port}: an `allow` entry without `port` allows only the scheme's port (443 for https, 80 for http); add `port = {port}` (or `port = \"*\"` for any) to the entry"
+            return Err(Denial::new(
+                DenialReason::Port,
+                format!(
+                    "{host} is allowed, but not on port {port}: an `allow` entry without `port` allows only the scheme's port (443 for https, 80 for http); add `port = {port}` (or `port = \"*\"` for any) to the entry"
+                ),
             ));
         }
         let with_method: Vec<&HostRule> = on_port
@@ -285,8 +306,9 @@ impl NetworkPolicy {
             .filter(|r| r.allows_method(method))
             .collect();
         if with_method.is_empty() {
-            return Err(format!(
-                "{method} to {host} is not allowed by this plugin's `methods`"
+            return Err(Denial::new(
+                DenialReason::Method,
+                format!("{method} to {host} is not allowed by this plugin's `methods`"),
             ));
         }
         // The path is only looked at when a rule restricts it.
@@ -306,10 +328,13 @@ impl NetworkPolicy {
             .collect();
         if covering.is_empty() {
             return Err(match path {
-                Some(Err(why)) => why,
-                _ => format!(
-                    "the path {} on {host} is not in this plugin's allowed `paths`",
-                    url.path()
+                Some(Err(why)) => Denial::new(DenialReason::AmbiguousPath, why),
+                _ => Denial::new(
+                    DenialReason::Path,
+                    format!(
+                        "the path {} on {host} is not in this plugin's allowed `paths`",
+                        url.path()
+                    ),
                 ),
             });
         }
@@ -318,9 +343,92 @@ impl NetworkPolicy {
             && !is_public(ip)
             && !allow_private
         {
-            return Err(format!("{ip} is a non-public address"));
+            return Err(Denial::new(
+                DenialReason::PrivateAddress,
+                format!("{ip} is a non-public address"),
+            ));
         }
         Ok(Permit { allow_private })
+    }
+
+    /// The host of the first rule covering the host `host` (as [`host_of`]
+    /// gives it), as the operator wrote it: `api.example.com`,
+    /// `*.example.com`, an address. A bounded name for a destination the
+    /// policy allowed, whatever name under a wildcard the request used.
+    pub fn rule_host(&self, host: &str) -> Option<String> {
+        self.rules
+            .iter()
+            .find(|r| r.matches_host(host))
+            .map(|r| r.host.to_string())
+    }
+}
+
+/// Why the host refused to send a request: a word for each check, the
+/// `reason` label of `toolhost_policy_denials_total` ([`crate::metrics`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DenialReason {
+    /// Not http or https.
+    Scheme,
+    /// No `allow` entry covers the host (or the URL has none).
+    HostNotAllowed,
+    /// The host is allowed, on other ports.
+    Port,
+    /// The entries for the host and port leave the method out.
+    Method,
+    /// The entries' `paths` leave the path out.
+    Path,
+    /// The path would mean something else to the server than to the check.
+    AmbiguousPath,
+    /// The address (or the one the name resolves to) is not public, and no
+    /// rule allows that.
+    PrivateAddress,
+    /// A credential would go over plain http to an address not loopback.
+    CredentialCleartext,
+    /// A read-only tool tried another method than `GET`/`HEAD`.
+    ReadOnly,
+    /// A mutation without the user's yes in this call.
+    Unconfirmed,
+    /// A method-override header.
+    MethodOverride,
+}
+
+impl DenialReason {
+    /// The metrics label.
+    pub fn label(self) -> &'static str {
+        match self {
+            DenialReason::Scheme => "scheme",
+            DenialReason::HostNotAllowed => "host_not_allowed",
+            DenialReason::Port => "port",
+            DenialReason::Method => "method",
+            DenialReason::Path => "path",
+            DenialReason::AmbiguousPath => "ambiguous_path",
+            DenialReason::PrivateAddress => "private_address",
+            DenialReason::CredentialCleartext => "credential_cleartext",
+            DenialReason::ReadOnly => "read_only",
+            DenialReason::Unconfirmed => "unconfirmed",
+            DenialReason::MethodOverride => "method_override",
+        }
+    }
+}
+
+/// A request the policy refused: why, in words for the guest and the
+/// operator, and in one word for the metrics.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Denial {
+    /// Which check refused it.
+    pub reason: DenialReason,
+    /// What to change to allow it.
+    pub message: String,
+}
+
+impl Denial {
+    /// A denial for `reason`, explained by `message`.
+    pub fn new(reason: DenialReason, message: impl Into<String>) -> Denial {
+        Denial {
+            reason,
+            message: message.into(),
+        }
     }
 }
 
@@ -544,7 +652,8 @@ mod tests {
             "https://example.com:8443/",
         ] {
             let why = p.check("GET", &url(other)).unwrap_err();
-            assert!(why.contains("port = \"*\""), "{other}: {why}");
+            assert!(why.message.contains("port = \"*\""), "{other}: {why}");
+            assert_eq!(why.reason, DenialReason::Port);
         }
     }
 
@@ -708,5 +817,43 @@ mod tests {
         ] {
             assert!(is_public(good.parse().unwrap()), "{good}");
         }
+    }
+
+    #[test]
+    fn each_refusal_names_its_reason_and_allowed_hosts_their_rule() {
+        let p = policy(&[
+            (
+                "api.example.com",
+                SchemeDefault,
+                Some(&["GET"]),
+                Some(&["/v1/*"]),
+                false,
+            ),
+            ("*.example.org", SchemeDefault, None, None, false),
+        ]);
+        let reason = |m: &str, u: &str| p.check(m, &url(u)).unwrap_err().reason;
+        use DenialReason::*;
+        assert_eq!(reason("GET", "ftp://api.example.com/v1/x"), Scheme);
+        assert_eq!(reason("GET", "https://other.example.net/"), HostNotAllowed);
+        assert_eq!(reason("GET", "https://api.example.com:8443/v1/x"), Port);
+        assert_eq!(reason("POST", "https://api.example.com/v1/x"), Method);
+        assert_eq!(reason("GET", "https://api.example.com/v2/x"), Path);
+        assert_eq!(
+            reason("GET", "https://api.example.com/v1/x%2F..%2F..%2Fadmin"),
+            AmbiguousPath
+        );
+        assert_eq!(reason("GET", "http://10.0.0.1/"), HostNotAllowed);
+        assert_eq!(
+            p.rule_host("a.b.example.org").as_deref(),
+            Some("*.example.org"),
+            "a wildcard's many names are one label"
+        );
+        assert_eq!(
+            p.rule_host("api.example.com").as_deref(),
+            Some("api.example.com")
+        );
+        assert_eq!(p.rule_host("example.net"), None);
+        let ip = policy(&[("::1", Only(80), None, None, false)]);
+        assert_eq!(ip.rule_host("::1").as_deref(), Some("::1"));
     }
 }

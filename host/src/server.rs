@@ -49,6 +49,7 @@ use crate::confirmation::{
     CallBinding, Elicit, Replay, RequestStates, StateError, elicitation_params, outcome_of,
     without_elicitation,
 };
+use crate::metrics;
 use crate::plugin::Loader;
 use crate::registry::Registry;
 
@@ -316,6 +317,7 @@ impl ServerHandler for Gateway {
                 .allows(identity.as_ref(), &t.plugin.settings.name)
         });
         let Some(tool) = visible.cloned() else {
+            metrics::unknown_tool();
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}; call tools/list to see the tools available",
@@ -324,6 +326,8 @@ impl ServerHandler for Gateway {
                 None,
             ));
         };
+        // Counts the call however it ends, an early return included.
+        let mut counted = metrics::CallCount::start(&tool.spec.name);
         let arguments = Value::Object(request.arguments.take().unwrap_or_default());
         let modern = is_modern(&context);
         // A sealed state belongs to this tool, these arguments and the
@@ -352,6 +356,7 @@ impl ServerHandler for Gateway {
                         Ok(opened) => opened,
                         Err(e @ StateError::StoreUnavailable(_)) => {
                             // Nothing was spent: the same retry can succeed later.
+                            counted.failed_before_running("TRANSIENT");
                             return Ok(CallToolResult::structured_error(json!({
                                 "ok": false,
                                 "result": null,
@@ -379,7 +384,9 @@ impl ServerHandler for Gateway {
                             None,
                         )
                     })?;
-                    Box::new(Replay::new(opened.with_answer(outcome_of(&answer))))
+                    let outcome = outcome_of(&answer);
+                    metrics::confirmation_answered(outcome);
+                    Box::new(Replay::new(opened.with_answer(outcome)))
                 }
                 _ => {
                     return Err(ErrorData::invalid_params(
@@ -416,6 +423,7 @@ impl ServerHandler for Gateway {
             progress,
         )
         .instrument(span);
+        counted.running();
         let outcome = tokio::select! {
             outcome = call => outcome,
             _ = context.ct.cancelled() => {
@@ -423,6 +431,7 @@ impl ServerHandler for Gateway {
                 return Err(ErrorData::invalid_request("the request was cancelled", None));
             }
         };
+        counted.finish(&outcome);
         Ok(match outcome {
             CallOutcome::Success(value) => CallToolResult::structured(value).into(),
             CallOutcome::Failed(issues) => CallToolResult::structured_error(

@@ -561,6 +561,7 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
                 ms = started.elapsed().as_millis() as u64,
                 "plugin directory loaded: {first}"
             );
+            crate::metrics::loaded(&first.registry, first.failed);
             gateway.publish_initial(first.registry).await;
         }
         Err(e) => {
@@ -575,10 +576,20 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
         match reloader.rescan(&gateway.registry()).await {
             Ok(rescan) if rescan.changed => {
                 tracing::debug!("plugin directory rescanned: {rescan}");
+                // Recorded before clients hear of the change.
+                crate::metrics::reload(crate::metrics::ReloadResult::Changed);
+                crate::metrics::loaded(&rescan.registry, rescan.failed);
                 gateway.replace_registry(rescan.registry).await;
             }
-            Ok(rescan) => tracing::debug!("plugin directory rescanned: no changes ({rescan})"),
-            Err(e) => tracing::error!("cannot rescan the plugin directory: {e:#}"),
+            Ok(rescan) => {
+                tracing::debug!("plugin directory rescanned: no changes ({rescan})");
+                crate::metrics::reload(crate::metrics::ReloadResult::Unchanged);
+                crate::metrics::loaded(&rescan.registry, rescan.failed);
+            }
+            Err(e) => {
+                tracing::error!("cannot rescan the plugin directory: {e:#}");
+                crate::metrics::reload(crate::metrics::ReloadResult::Failed);
+            }
         }
     }
 }

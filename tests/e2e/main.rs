@@ -19,6 +19,7 @@ mod http;
 mod katana;
 mod loading;
 mod logging;
+mod metrics;
 mod network;
 mod protocol;
 mod replicas;

@@ -64,6 +64,7 @@ impl Host for CallState {
             {
                 Ok(place) => place,
                 Err(why) => {
+                    crate::metrics::confirmation_busy();
                     self.stop = Some(Stop::Busy(why));
                     return Err(wasmtime::format_err!("too many calls wait for a user"));
                 }
@@ -89,6 +90,9 @@ impl Host for CallState {
                     ?outcome,
                     "confirmation answered"
                 );
+                if self.confirmer.answers_afresh() {
+                    crate::metrics::confirmation_answered(outcome);
+                }
                 self.answers.push(Answer {
                     question: QuestionHash::of(&prompt),
                     outcome,

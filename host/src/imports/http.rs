@@ -42,7 +42,8 @@ use reqwest::{Client, Url};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
 use crate::call::CallState;
 use crate::config::Config;
-use crate::policy::{CredentialUse, HostRule, host_of, is_public};
+use crate::metrics::UpstreamStatus;
+use crate::policy::{CredentialUse, DenialReason, HostRule, host_of, is_public};
 
 /// Most redirects followed for one request.
 const MAX_REDIRECTS: u32 = 5;
@@ -179,8 +180,9 @@ fn method_name(m: Method) -> &'static str {
 
 impl Host for CallState {
     async fn send(&mut self, request: Request) -> wasmtime::Result<Result<Response, Error>> {
-        if let Some(why) = self.gate(request.method) {
+        if let Some((reason, why)) = self.gate(request.method) {
             tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+            crate::metrics::policy_denial(&self.settings.name, reason);
             self.violation.get_or_insert(why);
             return Err(wasmtime::format_err!(
                 "mutation refused by the confirmation gate"
@@ -193,20 +195,26 @@ impl Host for CallState {
 impl CallState {
     /// The confirmation gate: why a request with `method` may not be sent
     /// by this call, if it may not.
-    fn gate(&self, method: Method) -> Option<String> {
+    fn gate(&self, method: Method) -> Option<(DenialReason, String)> {
         if matches!(method, Method::Get | Method::Head) {
             return None;
         }
         let method = method_name(method);
         if self.tool.annotations.read_only {
-            Some(format!(
-                "tool {} is read-only and may not send {method}",
-                self.tool.name
+            Some((
+                DenialReason::ReadOnly,
+                format!(
+                    "tool {} is read-only and may not send {method}",
+                    self.tool.name
+                ),
             ))
         } else if !self.confirmed {
-            Some(format!(
-                "tool {} tried to send {method} without the user's confirmation in this call",
-                self.tool.name
+            Some((
+                DenialReason::Unconfirmed,
+                format!(
+                    "tool {} tried to send {method} without the user's confirmation in this call",
+                    self.tool.name
+                ),
             ))
         } else {
             None
@@ -234,6 +242,7 @@ impl CallState {
                     self.tool.name
                 );
                 tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+                crate::metrics::policy_denial(&self.settings.name, DenialReason::MethodOverride);
                 self.violation.get_or_insert(why.clone());
                 return Err(Error::Denied(why));
             }
@@ -258,8 +267,9 @@ impl CallState {
             if self.requests_made >= limits.http_requests_per_call {
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
-            let denied = |why: String| {
+            let denied = |reason: DenialReason, why: String| {
                 tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
+                crate::metrics::policy_denial(&self.settings.name, reason);
                 Error::Denied(if hop == 0 {
                     why
                 } else {
@@ -270,7 +280,7 @@ impl CallState {
                 .settings
                 .network
                 .check(method.as_str(), &url)
-                .map_err(denied)?;
+                .map_err(|denial| denied(denial.reason, denial.message))?;
 
             let mut hop_headers = headers.clone();
             let host = host_of(&url).unwrap_or_default();
@@ -279,11 +289,14 @@ impl CallState {
                     CredentialUse::NotFor => continue,
                     CredentialUse::Send => {}
                     CredentialUse::ClearText => {
-                        return Err(denied(format!(
-                            "the operator's `credentials` entry for {host} ({}) is sent only over https (or to a loopback address), never in clear text to {}; use an https URL",
-                            credential.header,
-                            redacted(&url)
-                        )));
+                        return Err(denied(
+                            DenialReason::CredentialCleartext,
+                            format!(
+                                "the operator's `credentials` entry for {host} ({}) is sent only over https (or to a loopback address), never in clear text to {}; use an https URL",
+                                credential.header,
+                                redacted(&url)
+                            ),
+                        ));
                     }
                 }
                 let (Ok(name), Ok(mut value)) = (
@@ -309,13 +322,29 @@ impl CallState {
             if let Some(b) = &body {
                 builder = builder.body(b.clone());
             }
+            let upstream = |status| crate::metrics::upstream_request(&self.settings, &host, status);
             let response = match tokio::time::timeout_at(deadline, builder.send()).await {
-                Err(_) => return Err(Error::Timeout),
-                Ok(Err(e)) => return Err(transport_error(&e)),
+                Err(_) => {
+                    upstream(UpstreamStatus::Timeout);
+                    return Err(Error::Timeout);
+                }
+                Ok(Err(e)) => {
+                    let error = transport_error(&e);
+                    match &error {
+                        Error::Denied(_) => crate::metrics::policy_denial(
+                            &self.settings.name,
+                            DenialReason::PrivateAddress,
+                        ),
+                        Error::Timeout => upstream(UpstreamStatus::Timeout),
+                        _ => upstream(UpstreamStatus::ConnectionFailed),
+                    }
+                    return Err(error);
+                }
                 Ok(Ok(r)) => r,
             };
 
             let status = response.status();
+            upstream(UpstreamStatus::Code(status.as_u16()));
             if status.is_redirection()
                 && let Some(location) = response.headers().get(reqwest::header::LOCATION)
             {

@@ -1,0 +1,589 @@
+//! Prometheus metrics: what the host counts, and `/metrics` to read it.
+//!
+//! Recording goes through the [`metrics`](::metrics) facade: a module that
+//! knows a fact records it where it happens, with one macro (or one of the
+//! typed helpers below), and needs no handle passed to it. Until
+//! [`install`] runs (only when the operator asks for metrics) nothing is
+//! recorded: the helpers return at once and the facade's macros are no-ops.
+//! [`install`] puts `metrics-exporter-prometheus`'s recorder in place and
+//! returns its handle; [`router`] serves the handle's text at
+//! `GET /metrics` (exposition format 0.0.4), and [`serve`] runs that router
+//! on its own listener (`[host] metrics`).
+//!
+//! # The metrics
+//!
+//! | name | type | labels | meaning |
+//! |---|---|---|---|
+//! | `toolhost_calls_total` | counter | `tool`, `outcome` | `tools/call` requests by how they ended: `ok`, `error` (a tool error: `isError: true`), `input_required` (a 2026-07-28 client was asked to confirm), `cancelled` (by the client), `rejected` (a JSON-RPC error for a known tool: a bad `requestState` or `inputResponses`), `unknown_tool` (with `tool="(unknown)"`) |
+//! | `toolhost_call_errors_total` | counter | `tool`, `code` | calls that ended with a tool error, by the first issue's code (`VALIDATION_ERROR`, `PERMISSION_DENIED`, `NOT_FOUND`, `CONFLICT`, `RATE_LIMIT`, `TRANSIENT`, `INTERNAL`) |
+//! | `toolhost_call_duration_seconds` | histogram | `tool` | wall-clock time of a call that ran (every outcome but `rejected` and `unknown_tool`), from finding the tool to the answer: waiting for a turn, the guest, its HTTP requests and a legacy client's user included; buckets 1 ms to 60 s ([`CALL_DURATION_BUCKETS`]) |
+//! | `toolhost_confirmations_total` | counter | `outcome` | answers to a tool's confirmation question: `confirmed`, `declined`, `cancelled` (dismissed or expired), `no_elicitation` (the client cannot ask and the operator's policy said no), `busy` (not asked: too many calls already wait for a user). A 2026-07-28 client's answer counts once, when it arrives, not again when the call replays it |
+//! | `toolhost_upstream_requests_total` | counter | `plugin`, `host`, `status` | HTTP requests the host sent for a plugin (each redirect hop is one), by the `allow` entry's host as the operator wrote it (`api.example.com`, `*.example.com`, an address) and the response's status code (`200`, `503`, …), or `timeout` / `connection_failed` when none came |
+//! | `toolhost_policy_denials_total` | counter | `plugin`, `reason` | requests the host refused to send, by [`DenialReason`]: `scheme`, `host_not_allowed`, `port`, `method`, `path`, `ambiguous_path`, `private_address`, `credential_cleartext`, `read_only`, `unconfirmed`, `method_override` |
+//! | `toolhost_reloads_total` | counter | `result` | rescans of the plugin directory after a change (hot reload; the initial load is not one): `changed` (a new registry was published), `unchanged`, `failed` (the directory could not be read) |
+//! | `toolhost_component_load_failures_total` | counter | none | component files that failed to load, at start or on a reload (each distinct content once) |
+//! | `toolhost_components_loaded` | gauge | none | component files serving now |
+//! | `toolhost_tools_loaded` | gauge | none | tools serving now |
+//! | `toolhost_http_sessions_open` | gauge | none | open MCP sessions of the HTTP transport ([`HTTP_SESSIONS_OPEN`]) |
+//! | `toolhost_http_streams_open` | gauge | none | open SSE streams of the HTTP transport ([`HTTP_STREAMS_OPEN`]) |
+//! | `toolhost_auth_failures_total` | counter | `reason` | HTTP requests refused for their credentials ([`AUTH_FAILURES`]; the auth code names its reasons) |
+//!
+//! # Label values are bounded
+//!
+//! A scrape must not grow without bound because a guest chose strings.
+//! No label carries a string a guest picks at call time (a URL, a host
+//! name it asked for, an error message): `tool` comes from the registry,
+//! `plugin` is the operator's block name (or the file's, for a file no
+//! block covers), `host` is the `allow` entry that let the request through,
+//! `status` is a number from 100 to 599 (anything else is `other`), and
+//! every other label is a fixed word. On top of that, `tool`, `plugin` and
+//! `host` each take at most [`MAX_LABEL_VALUES`] distinct values over the
+//! process's life (tool names come and go with reloads); later ones are
+//! counted as `(other)`.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::bindings::confirm::Outcome;
+use crate::call::CallOutcome;
+use crate::config::PluginSettings;
+use crate::policy::DenialReason;
+use crate::registry::Registry;
+
+/// `toolhost_calls_total{tool, outcome}`.
+pub const CALLS: &str = "toolhost_calls_total";
+/// `toolhost_call_errors_total{tool, code}`.
+pub const CALL_ERRORS: &str = "toolhost_call_errors_total";
+/// `toolhost_call_duration_seconds{tool}`.
+pub const CALL_DURATION: &str = "toolhost_call_duration_seconds";
+/// `toolhost_confirmations_total{outcome}`.
+pub const CONFIRMATIONS: &str = "toolhost_confirmations_total";
+/// `toolhost_upstream_requests_total{plugin, host, status}`.
+pub const UPSTREAM_REQUESTS: &str = "toolhost_upstream_requests_total";
+/// `toolhost_policy_denials_total{plugin, reason}`.
+pub const POLICY_DENIALS: &str = "toolhost_policy_denials_total";
+/// `toolhost_reloads_total{result}`.
+pub const RELOADS: &str = "toolhost_reloads_total";
+/// `toolhost_component_load_failures_total`.
+pub const COMPONENT_LOAD_FAILURES: &str = "toolhost_component_load_failures_total";
+/// `toolhost_components_loaded`.
+pub const COMPONENTS_LOADED: &str = "toolhost_components_loaded";
+/// `toolhost_tools_loaded`.
+pub const TOOLS_LOADED: &str = "toolhost_tools_loaded";
+/// `toolhost_http_sessions_open`: the HTTP transport increments it when a
+/// session opens and decrements it when the session ends.
+pub const HTTP_SESSIONS_OPEN: &str = "toolhost_http_sessions_open";
+/// `toolhost_http_streams_open`: the HTTP transport increments it when an
+/// SSE stream opens and decrements it when the stream closes.
+pub const HTTP_STREAMS_OPEN: &str = "toolhost_http_streams_open";
+/// `toolhost_auth_failures_total{reason}`: the auth code counts each
+/// refused request, `reason` one of its fixed words (never token text).
+pub const AUTH_FAILURES: &str = "toolhost_auth_failures_total";
+
+/// Upper bounds of the call latency histogram's buckets, in seconds: 1 ms
+/// to 60 s, roughly 1-2.5-5 per decade.
+pub const CALL_DURATION_BUCKETS: [f64; 16] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0,
+];
+
+/// Most distinct values one of the `tool`, `plugin` and `host` labels takes;
+/// later values are recorded as [`OTHER`].
+pub const MAX_LABEL_VALUES: usize = 1000;
+
+/// The label value that stands for every value past [`MAX_LABEL_VALUES`].
+pub const OTHER: &str = "(other)";
+
+/// The `tool` label of a call to a tool the registry does not have.
+pub const UNKNOWN_TOOL: &str = "(unknown)";
+
+/// How often the recorder's upkeep runs (it drains histogram samples, so
+/// that memory stays bounded between scrapes).
+const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// The content type of the text exposition format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Whether [`install`] has run; until then the helpers record nothing.
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// The handle [`install`] made.
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the Prometheus recorder (once; later calls return the same
+/// handle), describes every metric, and starts the upkeep thread. From
+/// then on everything the host records is kept.
+pub fn install() -> PrometheusHandle {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(CALL_DURATION.into()), &CALL_DURATION_BUCKETS)
+                .expect("the bucket list is not empty");
+            let handle = match builder.install_recorder() {
+                Ok(handle) => handle,
+                Err(e) => {
+                    // Another recorder is in place (an embedding program's):
+                    // this one still renders, though it sees nothing.
+                    tracing::warn!("metrics: cannot install the Prometheus recorder: {e}");
+                    PrometheusBuilder::new().build_recorder().handle()
+                }
+            };
+            describe();
+            let upkeep = handle.clone();
+            let spawned = std::thread::Builder::new()
+                .name("metrics-upkeep".into())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(UPKEEP_EVERY);
+                        upkeep.run_upkeep();
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("metrics: no upkeep thread ({e}); histograms drain on each scrape");
+            }
+            ENABLED.store(true, Ordering::Release);
+            handle
+        })
+        .clone()
+}
+
+/// Whether metrics are being recorded.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Acquire)
+}
+
+/// The `# HELP` text of every metric.
+fn describe() {
+    use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(CALLS, "tools/call requests by tool and how they ended");
+    describe_counter!(
+        CALL_ERRORS,
+        "calls that ended with a tool error, by the first issue's code"
+    );
+    describe_histogram!(
+        CALL_DURATION,
+        Unit::Seconds,
+        "wall-clock time of a tool call, from request to answer"
+    );
+    describe_counter!(
+        CONFIRMATIONS,
+        "answers to tools' confirmation questions, by outcome"
+    );
+    describe_counter!(
+        UPSTREAM_REQUESTS,
+        "HTTP requests sent for plugins, by allow entry host and status"
+    );
+    describe_counter!(
+        POLICY_DENIALS,
+        "requests the host refused to send for plugins, by reason"
+    );
+    describe_counter!(RELOADS, "hot reloads of the plugin directory, by result");
+    describe_counter!(
+        COMPONENT_LOAD_FAILURES,
+        "component files that failed to load"
+    );
+    describe_gauge!(COMPONENTS_LOADED, "component files serving now");
+    describe_gauge!(TOOLS_LOADED, "tools serving now");
+    describe_gauge!(HTTP_SESSIONS_OPEN, "open MCP sessions over HTTP");
+    describe_gauge!(HTTP_STREAMS_OPEN, "open SSE streams over HTTP");
+    describe_counter!(
+        AUTH_FAILURES,
+        "HTTP requests refused for their credentials, by reason"
+    );
+}
+
+/// A set of label values capped at [`MAX_LABEL_VALUES`].
+struct BoundedLabel {
+    seen: RwLock<HashSet<String>>,
+}
+
+impl BoundedLabel {
+    fn new() -> BoundedLabel {
+        BoundedLabel {
+            seen: RwLock::new(HashSet::new()),
+        }
+    }
+
+    /// `value`, or [`OTHER`] once [`MAX_LABEL_VALUES`] others were seen.
+    fn get(&self, value: &str) -> String {
+        if self.seen.read().expect("not poisoned").contains(value) {
+            return value.to_string();
+        }
+        let mut seen = self.seen.write().expect("not poisoned");
+        if seen.len() < MAX_LABEL_VALUES {
+            seen.insert(value.to_string());
+            return value.to_string();
+        }
+        if seen.contains(value) {
+            value.to_string()
+        } else {
+            OTHER.to_string()
+        }
+    }
+}
+
+static TOOLS: LazyLock<BoundedLabel> = LazyLock::new(BoundedLabel::new);
+static PLUGINS: LazyLock<BoundedLabel> = LazyLock::new(BoundedLabel::new);
+static HOSTS: LazyLock<BoundedLabel> = LazyLock::new(BoundedLabel::new);
+
+/// How a `tools/call` request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallResult {
+    /// The tool returned its output.
+    Ok,
+    /// A tool error; the first issue's code.
+    Error(&'static str),
+    /// A 2026-07-28 client was asked to confirm.
+    InputRequired,
+    /// The client cancelled the request.
+    Cancelled,
+    /// A JSON-RPC error for a known tool (a bad `requestState`, say).
+    Rejected,
+}
+
+impl CallResult {
+    /// The `outcome` label.
+    pub fn label(self) -> &'static str {
+        match self {
+            CallResult::Ok => "ok",
+            CallResult::Error(_) => "error",
+            CallResult::InputRequired => "input_required",
+            CallResult::Cancelled => "cancelled",
+            CallResult::Rejected => "rejected",
+        }
+    }
+}
+
+/// Records a call of `tool` that ended with `result`, and how long it took
+/// when it ran.
+fn record_call(tool: &str, result: CallResult, took: Option<Duration>) {
+    let tool = TOOLS.get(tool);
+    ::metrics::counter!(CALLS, "tool" => tool.clone(), "outcome" => result.label()).increment(1);
+    if let CallResult::Error(code) = result {
+        ::metrics::counter!(CALL_ERRORS, "tool" => tool.clone(), "code" => code).increment(1);
+    }
+    if let Some(took) = took {
+        ::metrics::histogram!(CALL_DURATION, "tool" => tool).record(took.as_secs_f64());
+    }
+}
+
+/// Counts one `tools/call` of a known tool, however it ends: made when the
+/// tool is found, told when the call starts running and how it finished.
+/// Dropped before it runs, the call was `rejected` (a bad `requestState`);
+/// dropped while running, `cancelled` (the client cancelled it, or the
+/// transport dropped the request).
+pub struct CallCount {
+    /// The tool, while there is something to record.
+    tool: Option<String>,
+    started: Instant,
+    running: bool,
+}
+
+impl CallCount {
+    /// Starts counting a call of `tool` (a registry name).
+    pub fn start(tool: &str) -> CallCount {
+        CallCount {
+            tool: enabled().then(|| tool.to_string()),
+            started: Instant::now(),
+            running: false,
+        }
+    }
+
+    /// The call is running: a drop from now on means it was cancelled.
+    pub fn running(&mut self) {
+        self.running = true;
+    }
+
+    /// The call ended with a tool error of `code` before it ran (the
+    /// confirmation-state store was out of reach, say): an `error`, with
+    /// no latency sample.
+    pub fn failed_before_running(&mut self, code: &'static str) {
+        if let Some(tool) = self.tool.take() {
+            record_call(&tool, CallResult::Error(code), None);
+        }
+    }
+
+    /// The call ended with `outcome`.
+    pub fn finish(&mut self, outcome: &CallOutcome) {
+        if let Some(tool) = self.tool.take() {
+            let result = match outcome {
+                CallOutcome::Success(_) => CallResult::Ok,
+                CallOutcome::Failed(issues) => {
+                    CallResult::Error(issues.first().map_or("INTERNAL", |i| i.code))
+                }
+                CallOutcome::InputRequired { .. } => CallResult::InputRequired,
+            };
+            record_call(&tool, result, Some(self.started.elapsed()));
+        }
+    }
+}
+
+impl Drop for CallCount {
+    fn drop(&mut self) {
+        if let Some(tool) = self.tool.take() {
+            if self.running {
+                record_call(&tool, CallResult::Cancelled, Some(self.started.elapsed()));
+            } else {
+                record_call(&tool, CallResult::Rejected, None);
+            }
+        }
+    }
+}
+
+/// Records a call of a tool the registry does not have.
+pub fn unknown_tool() {
+    if enabled() {
+        ::metrics::counter!(CALLS, "tool" => UNKNOWN_TOOL, "outcome" => "unknown_tool")
+            .increment(1);
+    }
+}
+
+/// The `outcome` label of a confirmation answer.
+pub fn outcome_label(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Confirmed => "confirmed",
+        Outcome::Declined => "declined",
+        Outcome::Cancelled => "cancelled",
+        Outcome::Unsupported => "no_elicitation",
+    }
+}
+
+/// Records an answer to a confirmation question.
+pub fn confirmation_answered(outcome: Outcome) {
+    if enabled() {
+        ::metrics::counter!(CONFIRMATIONS, "outcome" => outcome_label(outcome)).increment(1);
+    }
+}
+
+/// Records a confirmation not asked because too many calls already wait
+/// for a user.
+pub fn confirmation_busy() {
+    if enabled() {
+        ::metrics::counter!(CONFIRMATIONS, "outcome" => "busy").increment(1);
+    }
+}
+
+/// What came back for one upstream request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamStatus {
+    /// A response with this status code.
+    Code(u16),
+    /// No response within the time left.
+    Timeout,
+    /// No connection, or it broke.
+    ConnectionFailed,
+}
+
+impl UpstreamStatus {
+    /// The `status` label: the code (100 to 599, else `other`), `timeout`
+    /// or `connection_failed`.
+    pub fn label(self) -> String {
+        match self {
+            UpstreamStatus::Code(code @ 100..=599) => code.to_string(),
+            UpstreamStatus::Code(_) => "other".to_string(),
+            UpstreamStatus::Timeout => "timeout".to_string(),
+            UpstreamStatus::ConnectionFailed => "connection_failed".to_string(),
+        }
+    }
+}
+
+/// Records one request sent for the plugin with `settings` to `host` (as
+/// [`host_of`](crate::policy::host_of) gives it), labelled with the host of
+/// the `allow` entry that covers it, not the URL's.
+pub fn upstream_request(settings: &PluginSettings, host: &str, status: UpstreamStatus) {
+    if enabled() {
+        let rule_host = settings.network.rule_host(host).unwrap_or_default();
+        ::metrics::counter!(
+            UPSTREAM_REQUESTS,
+            "plugin" => PLUGINS.get(&settings.name),
+            "host" => HOSTS.get(&rule_host),
+            "status" => status.label()
+        )
+        .increment(1);
+    }
+}
+
+/// Records a request of `plugin` the host refused to send.
+pub fn policy_denial(plugin: &str, reason: DenialReason) {
+    if enabled() {
+        ::metrics::counter!(
+            POLICY_DENIALS,
+            "plugin" => PLUGINS.get(plugin),
+            "reason" => reason.label()
+        )
+        .increment(1);
+    }
+}
+
+/// How a hot reload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReloadResult {
+    /// A new registry was published.
+    Changed,
+    /// Nothing that serves changed.
+    Unchanged,
+    /// The directory could not be scanned.
+    Failed,
+}
+
+/// Records a hot reload.
+pub fn reload(result: ReloadResult) {
+    if enabled() {
+        let label = match result {
+            ReloadResult::Changed => "changed",
+            ReloadResult::Unchanged => "unchanged",
+            ReloadResult::Failed => "failed",
+        };
+        ::metrics::counter!(RELOADS, "result" => label).increment(1);
+    }
+}
+
+/// Records what a scan produced: `registry` serves from now on, and
+/// `failed` files did not load.
+pub fn loaded(registry: &Registry, failed: usize) {
+    if enabled() {
+        ::metrics::gauge!(COMPONENTS_LOADED).set(registry.plugins().count() as f64);
+        ::metrics::gauge!(TOOLS_LOADED).set(registry.tools().count() as f64);
+        ::metrics::counter!(COMPONENT_LOAD_FAILURES).increment(failed as u64);
+    }
+}
+
+/// `GET /metrics`: the handle's text, in exposition format 0.0.4.
+pub fn router(handle: PrometheusHandle) -> axum::Router {
+    axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let handle = handle.clone();
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, CONTENT_TYPE)],
+                    handle.render(),
+                )
+            }
+        }),
+    )
+}
+
+/// The metrics listener could not start.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot listen for metrics on {addr} (host.metrics): {cause}; pick a free port or remove the key"
+)]
+pub struct ListenError {
+    /// The address asked for.
+    pub addr: SocketAddr,
+    /// Why binding failed.
+    pub cause: std::io::Error,
+}
+
+/// Serves [`router`] on `addr` (`[host] metrics`) in the background, with
+/// the recorder installed; returns the address bound (the port chosen when
+/// `addr`'s is 0) and logs `metrics on http://ADDR/metrics`. An address
+/// that is not loopback is served too, with a warning: the endpoint has no
+/// authentication.
+pub async fn serve(addr: SocketAddr) -> Result<SocketAddr, ListenError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|cause| ListenError { addr, cause })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|cause| ListenError { addr, cause })?;
+    if !bound.ip().is_loopback() {
+        tracing::warn!(
+            "the metrics endpoint on {bound} is not on loopback and has no authentication: \
+             anyone who can reach it can read the metrics (tool names, plugin names, allowed \
+             hosts); bind it to 127.0.0.1 and scrape through a proxy, or firewall it (host.metrics)"
+        );
+    }
+    let app = router(install());
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!("the metrics listener stopped: {e}");
+        }
+    });
+    tracing::info!("metrics on http://{bound}/metrics");
+    Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_capped() {
+        let label = BoundedLabel::new();
+        for i in 0..MAX_LABEL_VALUES {
+            assert_eq!(label.get(&format!("t{i}")), format!("t{i}"));
+        }
+        assert_eq!(label.get("one-too-many"), OTHER);
+        assert_eq!(label.get("t0"), "t0", "values seen before keep their label");
+    }
+
+    #[test]
+    fn status_labels_are_codes_or_fixed_words() {
+        assert_eq!(UpstreamStatus::Code(200).label(), "200");
+        assert_eq!(UpstreamStatus::Code(599).label(), "599");
+        assert_eq!(UpstreamStatus::Code(999).label(), "other");
+        assert_eq!(UpstreamStatus::Timeout.label(), "timeout");
+    }
+
+    #[tokio::test]
+    async fn the_endpoint_serves_what_was_recorded_in_the_text_format() {
+        let handle = install();
+        assert!(enabled());
+        assert_eq!(
+            install().render(),
+            handle.render(),
+            "installing twice is one recorder"
+        );
+        let mut count = CallCount::start("unit_test_tool");
+        count.running();
+        count.finish(&CallOutcome::Failed(vec![crate::call::Issue::new(
+            crate::bindings::types::ErrorCode::NotFound,
+            "no such order",
+        )]));
+        drop(count);
+        drop(CallCount::start("unit_test_tool"));
+        let addr = serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let response = reqwest::get(format!("http://{addr}/metrics"))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["content-type"].to_str().unwrap(),
+            CONTENT_TYPE
+        );
+        let text = response.text().await.unwrap();
+        assert!(
+            text.contains(r#"toolhost_calls_total{tool="unit_test_tool",outcome="error"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"toolhost_calls_total{tool="unit_test_tool",outcome="rejected"} 1"#),
+            "a count dropped before the call ran: {text}"
+        );
+        assert!(
+            text.contains(
+                r#"toolhost_call_errors_total{tool="unit_test_tool",code="NOT_FOUND"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"toolhost_call_duration_seconds_bucket{tool="unit_test_tool",le="60"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"toolhost_call_duration_seconds_count{tool="unit_test_tool"} 1"#),
+            "one duration: the rejected call did not run: {text}"
+        );
+        assert!(text.contains("# HELP toolhost_calls_total"), "{text}");
+        let other = reqwest::get(format!("http://{addr}/other")).await.unwrap();
+        assert_eq!(other.status(), 404);
+    }
+}

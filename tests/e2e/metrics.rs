@@ -1,0 +1,386 @@
+//! Prometheus metrics through the real binary: `[host] metrics` on a
+//! loopback port the host picks, read with a plain HTTP GET after real
+//! calls against the StatusPro sandbox, a policy denial, and a hot reload.
+//! Each test reads the counters the calls must have moved, with their
+//! labels and exact values.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use serde_json::json;
+use statuspro_sandbox::seed;
+
+use crate::statuspro;
+use crate::support::{
+    Changes, ERAS, Elicitation, Era, Host, HostOptions, component, test_cache_home,
+};
+
+/// The `[host]` lines that turn metrics on, on a port the host picks.
+const METRICS_ON: &str = "\n[host]\nmetrics = \"127.0.0.1:0\"\n";
+
+/// The address the host logged: `metrics on http://ADDR/metrics`.
+async fn metrics_url(host: &Host) -> String {
+    let log = host.wait_for_stderr("/metrics").await;
+    let start = log.find("metrics on http://").expect("the metrics line") + "metrics on ".len();
+    let rest = &log[start..];
+    rest[..rest.find("/metrics").unwrap() + "/metrics".len()].to_string()
+}
+
+/// One scrape: each sample's name and labels, and its value.
+struct Scrape {
+    samples: BTreeMap<(String, BTreeMap<String, String>), f64>,
+    text: String,
+}
+
+impl Scrape {
+    /// GETs `url` and parses the text format.
+    async fn of(url: &str) -> Scrape {
+        let response = reqwest::get(url)
+            .await
+            .expect("the metrics endpoint answers");
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/plain; version=0.0.4; charset=utf-8"
+        );
+        let text = response.text().await.unwrap();
+        let mut samples = BTreeMap::new();
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let (series, value) = line.rsplit_once(' ').expect("name and value");
+            let (name, labels) = match series.split_once('{') {
+                Some((name, labels)) => (name, labels.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            let labels: BTreeMap<String, String> = labels
+                .split("\",")
+                .filter(|pair| !pair.is_empty())
+                .map(|pair| {
+                    let (k, v) = pair.split_once("=\"").expect("label=\"value\"");
+                    (k.to_string(), v.trim_end_matches('"').to_string())
+                })
+                .collect();
+            samples.insert((name.to_string(), labels), value.parse().unwrap());
+        }
+        Scrape { samples, text }
+    }
+
+    /// The value of `name` with exactly `labels`, 0 when absent.
+    fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.samples
+            .get(&(name.to_string(), labels))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    /// The sum of `name` over every series whose labels include `labels`.
+    fn sum(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        self.samples
+            .iter()
+            .filter(|((n, l), _)| {
+                n == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| l.get(*k).map(String::as_str) == Some(v))
+            })
+            .map(|(_, v)| v)
+            .sum()
+    }
+
+    /// Expects `name{labels}` to be `value`.
+    fn expect(&self, name: &str, labels: &[(&str, &str)], value: f64) {
+        assert_eq!(
+            self.get(name, labels),
+            value,
+            "{name}{labels:?} in:\n{}",
+            self.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn calls_confirmations_upstream_requests_and_denials_are_counted_with_their_labels() {
+    for era in ERAS {
+        let sandbox = statuspro_sandbox::start(Default::default())
+            .await
+            .expect("the sandbox starts");
+        let mut components = statuspro::COMPONENTS.to_vec();
+        components.push("misbehaving");
+        let host = Host::start(
+            HostOptions::new(&components)
+                .era(era)
+                // The first question is confirmed, the second declined.
+                .elicitation(Elicitation::Script(&[
+                    Elicitation::Accept(true),
+                    Elicitation::Accept(false),
+                ]))
+                .env("STATUSPRO_API_KEY", sandbox.api_key())
+                .config(statuspro::config(&sandbox, METRICS_ON)),
+        )
+        .await;
+        let url = metrics_url(&host).await;
+        let before = Scrape::of(&url).await;
+        before.expect(
+            "toolhost_calls_total",
+            &[("tool", "list_statuses"), ("outcome", "ok")],
+            0.0,
+        );
+
+        // A success, a tool error, a confirmed and a declined mutation, a
+        // request the policy refuses.
+        host.ok("list_statuses", json!({})).await;
+        let issue = host
+            .tool_error("get_order", json!({"order_id": seed::UNKNOWN_ORDER_ID}))
+            .await;
+        assert_eq!(issue["code"], "NOT_FOUND");
+        let id = seed::order_with_viable_next("st000003").unwrap();
+        let out = host
+            .ok(
+                "update_order_status",
+                json!({"order_id": id, "status_code": "st000003", "confirm": true}),
+            )
+            .await;
+        assert_eq!(out["success"], true, "{era:?}: {out}");
+        let out = host
+            .ok(
+                "add_order_comment",
+                json!({"order_id": id, "comment": "Not today.", "confirm": true}),
+            )
+            .await;
+        assert_eq!(out["result"], "declined", "{era:?}: {out}");
+        let issue = host
+            .tool_error("get", json!({"url": "http://127.0.0.1:9/elsewhere"}))
+            .await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED");
+        // A name the registry does not have is one series, whatever it is.
+        for name in ["no_such_tool", "another_missing_tool"] {
+            assert!(host.call(name, json!({})).await.is_err());
+        }
+
+        let m = Scrape::of(&url).await;
+        m.expect(
+            "toolhost_calls_total",
+            &[("tool", "(unknown)"), ("outcome", "unknown_tool")],
+            2.0,
+        );
+        assert_eq!(
+            m.sum("toolhost_calls_total", &[("tool", "no_such_tool")]),
+            0.0
+        );
+        let calls = "toolhost_calls_total";
+        m.expect(calls, &[("tool", "list_statuses"), ("outcome", "ok")], 1.0);
+        m.expect(calls, &[("tool", "get_order"), ("outcome", "error")], 1.0);
+        m.expect(
+            "toolhost_call_errors_total",
+            &[("tool", "get_order"), ("code", "NOT_FOUND")],
+            1.0,
+        );
+        m.expect(
+            calls,
+            &[("tool", "update_order_status"), ("outcome", "ok")],
+            1.0,
+        );
+        m.expect(
+            calls,
+            &[("tool", "add_order_comment"), ("outcome", "ok")],
+            1.0,
+        );
+        m.expect(calls, &[("tool", "get"), ("outcome", "error")], 1.0);
+        // A 2026-07-28 client is asked in an `input_required` round first.
+        let rounds = if era == Era::Modern { 1.0 } else { 0.0 };
+        for tool in ["update_order_status", "add_order_comment"] {
+            m.expect(
+                calls,
+                &[("tool", tool), ("outcome", "input_required")],
+                rounds,
+            );
+        }
+        // Every call that ran has one latency sample.
+        m.expect(
+            "toolhost_call_duration_seconds_count",
+            &[("tool", "update_order_status")],
+            1.0 + rounds,
+        );
+        m.expect(
+            "toolhost_call_duration_seconds_bucket",
+            &[("tool", "list_statuses"), ("le", "60")],
+            1.0,
+        );
+
+        // Each answer counts once, though a 2026-07-28 call replays it.
+        m.expect(
+            "toolhost_confirmations_total",
+            &[("outcome", "confirmed")],
+            1.0,
+        );
+        m.expect(
+            "toolhost_confirmations_total",
+            &[("outcome", "declined")],
+            1.0,
+        );
+
+        // What reached the sandbox, by the allow entry's host and status.
+        let upstream = "toolhost_upstream_requests_total";
+        let sent = sandbox.requests().len() as f64;
+        assert!(sent >= 4.0, "{era:?}: {sent}");
+        assert_eq!(
+            m.sum(upstream, &[("plugin", "statuspro")]),
+            sent,
+            "{}",
+            m.text
+        );
+        assert_eq!(
+            m.sum(upstream, &[("plugin", "statuspro"), ("host", "127.0.0.1")]),
+            sent
+        );
+        m.expect(
+            upstream,
+            &[
+                ("plugin", "statuspro"),
+                ("host", "127.0.0.1"),
+                ("status", "404"),
+            ],
+            1.0,
+        );
+        assert!(
+            m.get(
+                upstream,
+                &[
+                    ("plugin", "statuspro"),
+                    ("host", "127.0.0.1"),
+                    ("status", "200")
+                ]
+            ) >= 3.0
+        );
+
+        m.expect(
+            "toolhost_policy_denials_total",
+            &[("plugin", "misbehaving"), ("reason", "host_not_allowed")],
+            1.0,
+        );
+        assert_eq!(m.sum(upstream, &[("plugin", "misbehaving")]), 0.0);
+
+        m.expect("toolhost_components_loaded", &[], 10.0);
+        m.expect(
+            "toolhost_tools_loaded",
+            &[],
+            (statuspro::COMPONENTS.len() + crate::support::MISBEHAVING_TOOLS) as f64,
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_mutation_without_a_yes_counts_as_an_unconfirmed_denial_and_a_no_elicitation_answer() {
+    // A client that cannot elicit: the operator's policy answers for it
+    // (`deny`), and the misbehaving tool that posts anyway is refused.
+    let host = Host::start(
+        HostOptions::new(&["misbehaving"]).config(format!("{METRICS_ON}confirmation = \"deny\"\n")),
+    )
+    .await;
+    let url = metrics_url(&host).await;
+    host.tool_error("post_unconfirmed", json!({"url": "http://127.0.0.1:9/"}))
+        .await;
+    let out = host
+        .ok(
+            "confirm_then_post",
+            json!({"url": "http://127.0.0.1:9/", "confirm": true}),
+        )
+        .await;
+    assert_eq!(out["detail"], "unsupported");
+    let m = Scrape::of(&url).await;
+    m.expect(
+        "toolhost_policy_denials_total",
+        &[("plugin", "misbehaving"), ("reason", "unconfirmed")],
+        1.0,
+    );
+    m.expect(
+        "toolhost_confirmations_total",
+        &[("outcome", "no_elicitation")],
+        1.0,
+    );
+}
+
+#[tokio::test]
+async fn a_hot_reload_moves_the_reload_counter_and_the_loaded_gauges() {
+    let host = Host::start(HostOptions::new(&["hello"]).config(METRICS_ON)).await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    let url = metrics_url(&host).await;
+    let before = Scrape::of(&url).await;
+    before.expect("toolhost_reloads_total", &[("result", "changed")], 0.0);
+    before.expect("toolhost_components_loaded", &[], 1.0);
+    before.expect("toolhost_tools_loaded", &[], 2.0);
+
+    let tmp = host.plugins.join(".misbehaving.wasm.tmp");
+    std::fs::write(&tmp, component("misbehaving")).unwrap();
+    std::fs::rename(&tmp, host.plugins.join("misbehaving.wasm")).unwrap();
+    changes.next(&host).await;
+
+    let after = Scrape::of(&url).await;
+    after.expect("toolhost_reloads_total", &[("result", "changed")], 1.0);
+    after.expect("toolhost_components_loaded", &[], 2.0);
+    after.expect(
+        "toolhost_tools_loaded",
+        &[],
+        (2 + crate::support::MISBEHAVING_TOOLS) as f64,
+    );
+    after.expect("toolhost_component_load_failures_total", &[], 0.0);
+}
+
+#[test]
+fn a_metrics_port_in_use_stops_the_start_naming_the_key() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, format!("[host]\nmetrics = \"127.0.0.1:{port}\"\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--no-watch", "--plugins"])
+        .arg(&plugins)
+        .arg("--config")
+        .arg(&config)
+        .env("TOOLHOST_LOG", "warn")
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("toolhost runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "started without its metrics port");
+    assert!(
+        stderr.contains(&format!(
+            "cannot listen for metrics on 127.0.0.1:{port} (host.metrics)"
+        )),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "stdout carries the protocol only");
+}
+
+#[test]
+fn every_metric_is_in_the_module_doc_and_docs_metrics_md() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let source = std::fs::read_to_string(root.join("host/src/metrics.rs")).unwrap();
+    let doc = std::fs::read_to_string(root.join("docs/metrics.md")).unwrap();
+    let names: Vec<&str> = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const "))
+        .filter_map(|l| l.split_once(": &str = \"toolhost_"))
+        .map(|(_, rest)| rest.trim_end_matches("\";"))
+        .collect();
+    assert!(names.len() >= 13, "{names:?}");
+    for name in names {
+        let row = format!("| `toolhost_{name}` |");
+        assert!(
+            source.contains(&format!("//! {row}")),
+            "the module doc lacks {name}"
+        );
+        assert!(doc.contains(&row), "docs/metrics.md lacks {name}");
+    }
+}
