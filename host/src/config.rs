@@ -39,6 +39,33 @@ pub struct RawConfig {
     /// Per-plugin blocks, keyed by a name of the operator's choosing.
     #[serde(default)]
     pub plugins: BTreeMap<String, RawPlugin>,
+    /// `components`: components to fetch from OCI registries
+    /// (`oci://REGISTRY/REPO:TAG` or `…@sha256:…`), installed into the
+    /// plugin directory at start.
+    #[serde(default)]
+    pub components: Vec<String>,
+    /// `[oci]`: trust policy and bounds for OCI components.
+    #[serde(default)]
+    pub oci: RawOci,
+}
+
+/// `[oci]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOci {
+    /// `trusted_keys`: public keys (PEM files) whose signatures are
+    /// trusted for every OCI component.
+    #[serde(default)]
+    pub trusted_keys: Vec<PathBuf>,
+    /// `require_signature`: refuse OCI components without a trusted
+    /// signature. Default: true.
+    pub require_signature: Option<bool>,
+    /// `max_manifest_bytes`: largest manifest read from a registry.
+    pub max_manifest_bytes: Option<u64>,
+    /// `max_blob_bytes`: largest component layer read from a registry.
+    pub max_blob_bytes: Option<u64>,
+    /// `store_dir`: the content store's directory.
+    pub store_dir: Option<PathBuf>,
 }
 
 /// `[host]`.
@@ -77,6 +104,13 @@ pub struct RawPlugin {
     /// `limits`: resource limits.
     #[serde(default)]
     pub limits: RawLimits,
+    /// `trusted_keys`: public keys trusted for OCI components installed as
+    /// files this block matches, besides `oci.trusted_keys`.
+    #[serde(default)]
+    pub trusted_keys: Vec<PathBuf>,
+    /// `require_signature`: overrides `oci.require_signature` for OCI
+    /// components installed as files this block matches.
+    pub require_signature: Option<bool>,
 }
 
 /// One `[[plugins.NAME.allow]]` entry.
@@ -282,6 +316,12 @@ pub struct PluginSettings {
     pub credentials: Vec<Credential>,
     /// Resource limits.
     pub limits: Limits,
+    /// Keys trusted for OCI components this block matches, besides the
+    /// global ones.
+    pub trusted_keys: Vec<PathBuf>,
+    /// Whether an OCI component this block matches must be signed; the
+    /// global setting when `None`.
+    pub require_signature: Option<bool>,
 }
 
 impl PluginSettings {
@@ -295,6 +335,8 @@ impl PluginSettings {
             network: NetworkPolicy::default(),
             credentials: Vec::new(),
             limits: Limits::default(),
+            trusted_keys: Vec::new(),
+            require_signature: None,
         }
     }
 }
@@ -313,6 +355,37 @@ pub struct Config {
     pub load_wait: Duration,
     /// The longest line (one JSON-RPC message) read from stdin, in bytes.
     pub max_message_bytes: usize,
+    /// Components named by OCI reference (`components`).
+    pub components: Vec<crate::oci::ComponentRef>,
+    /// Trust policy and bounds for OCI components (`[oci]`).
+    pub oci: OciSettings,
+}
+
+/// The resolved `[oci]` table.
+#[derive(Debug, Clone)]
+pub struct OciSettings {
+    /// Keys trusted for every OCI component.
+    pub trusted_keys: Vec<PathBuf>,
+    /// Whether OCI components must carry a trusted signature.
+    pub require_signature: bool,
+    /// Largest manifest read, in bytes.
+    pub max_manifest_bytes: u64,
+    /// Largest component layer read, in bytes.
+    pub max_blob_bytes: u64,
+    /// The content store's directory, when the operator set one.
+    pub store_dir: Option<PathBuf>,
+}
+
+impl Default for OciSettings {
+    fn default() -> Self {
+        OciSettings {
+            trusted_keys: Vec::new(),
+            require_signature: true,
+            max_manifest_bytes: DEFAULT_MAX_MANIFEST_BYTES,
+            max_blob_bytes: Limits::default().wasm_bytes,
+            store_dir: None,
+        }
+    }
 }
 
 /// Default of `host.load_wait_secs`.
@@ -326,6 +399,8 @@ impl Default for Config {
             plugins: Vec::new(),
             load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            components: Vec::new(),
+            oci: OciSettings::default(),
         }
     }
 }
@@ -335,7 +410,10 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
-        Self::parse(&text).with_context(|| format!("in the config file {}", path.display()))
+        let mut config =
+            Self::parse(&text).with_context(|| format!("in the config file {}", path.display()))?;
+        config.resolve_paths_against(path.parent().unwrap_or(Path::new(".")));
+        Ok(config)
     }
 
     /// Parses and resolves config text.
@@ -366,12 +444,25 @@ impl Config {
             Some(secs) => LOAD_WAIT_SECS.check(secs)?,
             None => DEFAULT_LOAD_WAIT_SECS,
         };
+        let components = raw
+            .components
+            .iter()
+            .map(|c| match c.strip_prefix(crate::oci::SCHEME) {
+                Some(_) => crate::oci::ComponentRef::parse(c).context("in `components`"),
+                None => bail!(
+                    "`components`: {c:?} is not an OCI reference; write oci://REGISTRY/REPOSITORY:TAG \
+                     or oci://REGISTRY/REPOSITORY@sha256:DIGEST (files go in the plugin directory)"
+                ),
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Config {
             confirmation: host.confirmation,
             elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
             plugins,
             load_wait: Duration::from_secs(load_wait_secs),
             max_message_bytes,
+            components,
+            oci: resolve_oci(raw.oci)?,
         })
     }
 
@@ -489,6 +580,8 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         network: NetworkPolicy::new(rules),
         credentials,
         limits,
+        trusted_keys: raw.trusted_keys,
+        require_signature: raw.require_signature,
     })
 }
 
@@ -684,6 +777,55 @@ fn expand_env(text: &str) -> Result<String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Default of `oci.max_manifest_bytes`: 4 MiB, the size registries must
+/// accept.
+pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 4 << 20;
+/// `oci.max_manifest_bytes`: 256 bytes to 64 MiB.
+const MAX_MANIFEST_BYTES: Range<u64> = Range {
+    key: "oci.max_manifest_bytes",
+    min: 256,
+    max: 64 << 20,
+    unit: "bytes",
+};
+/// `oci.max_blob_bytes`: 1 KiB to 1 GiB.
+const MAX_BLOB_BYTES: Range<u64> = Range {
+    key: "oci.max_blob_bytes",
+    min: 1 << 10,
+    max: 1 << 30,
+    unit: "bytes",
+};
+
+fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
+    let d = OciSettings::default();
+    Ok(OciSettings {
+        trusted_keys: raw.trusted_keys,
+        require_signature: raw.require_signature.unwrap_or(d.require_signature),
+        max_manifest_bytes: MAX_MANIFEST_BYTES
+            .check_or(raw.max_manifest_bytes, d.max_manifest_bytes)?,
+        max_blob_bytes: MAX_BLOB_BYTES.check_or(raw.max_blob_bytes, d.max_blob_bytes)?,
+        store_dir: raw.store_dir,
+    })
+}
+
+impl Config {
+    /// Makes the relative paths of the OCI keys (`trusted_keys`,
+    /// `oci.store_dir`) relative to `dir`, the config file's directory.
+    fn resolve_paths_against(&mut self, dir: &Path) {
+        let absolute = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = dir.join(&*p);
+            }
+        };
+        self.oci.trusted_keys.iter_mut().for_each(absolute);
+        if let Some(store) = &mut self.oci.store_dir {
+            absolute(store);
+        }
+        for plugin in &mut self.plugins {
+            plugin.trusted_keys.iter_mut().for_each(absolute);
+        }
+    }
 }
 
 #[cfg(test)]

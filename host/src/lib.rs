@@ -17,6 +17,7 @@
 //! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
 //! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
 //! | [`config`]     | `toolhost.toml`                                                  |
+//! | [`oci`]        | `push`, `pull`, `oci://` components: registry, signatures, store |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
 //!
@@ -36,6 +37,7 @@ pub mod engine;
 pub mod imports;
 pub mod lint;
 pub mod logging;
+pub mod oci;
 pub mod plugin;
 pub mod policy;
 pub mod registry;

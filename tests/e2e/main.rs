@@ -18,6 +18,7 @@ mod katana;
 mod loading;
 mod logging;
 mod network;
+mod oci;
 mod protocol;
 mod sandboxing;
 mod second_language;
