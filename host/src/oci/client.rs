@@ -135,9 +135,21 @@ impl RegistryClient {
                 actual,
             },
             OciDistributionError::UnauthorizedError { .. }
-            | OciDistributionError::AuthenticationFailure(_) => OciError::Unauthorized {
+            | OciDistributionError::AuthenticationFailure(_)
+            | OciDistributionError::ServerError {
+                code: 401 | 403, ..
+            } => OciError::Unauthorized {
                 registry: self.registry.clone(),
             },
+            OciDistributionError::RegistryError { ref envelope, .. }
+                if envelope.errors.iter().any(|e| {
+                    matches!(e.code, OciErrorCode::Unauthorized | OciErrorCode::Denied)
+                }) =>
+            {
+                OciError::Unauthorized {
+                    registry: self.registry.clone(),
+                }
+            }
             e => OciError::Registry {
                 reference: reference.to_string(),
                 reason: e.to_string(),
@@ -216,10 +228,24 @@ impl RegistryClient {
         }
         let mut bytes = Vec::with_capacity(descriptor.size as usize);
         while let Some(chunk) = stream.stream.next().await {
-            let chunk = chunk.map_err(|e| OciError::Registry {
-                reference: reference.to_string(),
-                reason: format!("reading {}: {e}", descriptor.digest),
-            })?;
+            let chunk =
+                chunk.map_err(|e| match e.downcast::<oci_client::errors::DigestError>() {
+                    Ok(oci_client::errors::DigestError::VerificationError { expected, actual }) => {
+                        OciError::DigestMismatch {
+                            what: format!("layer of {reference}"),
+                            expected,
+                            actual,
+                        }
+                    }
+                    Ok(e) => OciError::Registry {
+                        reference: reference.to_string(),
+                        reason: format!("reading {}: {e}", descriptor.digest),
+                    },
+                    Err(e) => OciError::Registry {
+                        reference: reference.to_string(),
+                        reason: format!("reading {}: {e}", descriptor.digest),
+                    },
+                })?;
             if (bytes.len() + chunk.len()) as u64 > max {
                 return Err(too_large((bytes.len() + chunk.len()) as u64));
             }
