@@ -137,10 +137,15 @@ impl PluginArgs {
         };
         let config = Config::load(path)?;
         let lock = toolhost::oci::LockFile::path_for(path);
-        let (_, failures) =
-            toolhost::oci::install_configured(&config, &lock, &self.plugins, false).await?;
-        for (reference, error) in failures {
-            tracing::error!("{reference} was not installed: {error}");
+        match toolhost::oci::install_configured(&config, &lock, &self.plugins, false).await {
+            Ok((_, failures)) => {
+                for (reference, error) in failures {
+                    tracing::error!("{reference} was not installed: {error}");
+                }
+            }
+            // The store or the lock file cannot be used: the plugin
+            // directory still serves what it has.
+            Err(e) => tracing::error!("no OCI component was installed: {e}"),
         }
         Ok(())
     }
