@@ -773,3 +773,21 @@ async fn the_lock_file_pins_a_tag_until_update_shows_and_takes_the_new_digest() 
         text(&out.stdout)
     );
 }
+
+#[test]
+fn push_pull_and_update_document_their_flags() {
+    let s = Scratch::new();
+    for (command, flags) in [
+        ("push", &["--sign"][..]),
+        (
+            "pull",
+            &["--plugins", "--config", "--key", "--allow-unsigned"][..],
+        ),
+        ("update", &["--plugins", "--config"][..]),
+    ] {
+        let help = text(&s.toolhost(&[command, "--help"], &[]).stdout);
+        for flag in flags {
+            assert!(help.contains(flag), "{command}: {help}");
+        }
+    }
+}
