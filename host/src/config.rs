@@ -51,6 +51,14 @@ pub struct RawConfig {
     /// `[[access]]`: which plugins each HTTP caller sees.
     #[serde(default)]
     pub access: Vec<crate::auth::config::RawAccess>,
+    /// `components`: components to fetch from OCI registries
+    /// (`oci://REGISTRY/REPO:TAG` or `…@sha256:…`), installed into the
+    /// plugin directory at start.
+    #[serde(default)]
+    pub components: Vec<String>,
+    /// `[oci]`: trust policy and bounds for OCI components.
+    #[serde(default)]
+    pub oci: RawOci,
 }
 
 /// `[state]`.
@@ -137,6 +145,25 @@ impl StateSettings {
             replay: raw.replay,
         })
     }
+}
+
+/// `[oci]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOci {
+    /// `trusted_keys`: public keys (PEM files) whose signatures are
+    /// trusted for every OCI component.
+    #[serde(default)]
+    pub trusted_keys: Vec<PathBuf>,
+    /// `require_signature`: refuse OCI components without a trusted
+    /// signature. Default: true.
+    pub require_signature: Option<bool>,
+    /// `max_manifest_bytes`: largest manifest read from a registry.
+    pub max_manifest_bytes: Option<u64>,
+    /// `max_blob_bytes`: largest component layer read from a registry.
+    pub max_blob_bytes: Option<u64>,
+    /// `store_dir`: the content store's directory.
+    pub store_dir: Option<PathBuf>,
 }
 
 /// `[host]`.
@@ -293,6 +320,13 @@ pub struct RawPlugin {
     /// `limits`: resource limits.
     #[serde(default)]
     pub limits: RawLimits,
+    /// `trusted_keys`: public keys trusted for OCI components installed as
+    /// files this block matches, besides `oci.trusted_keys`.
+    #[serde(default)]
+    pub trusted_keys: Vec<PathBuf>,
+    /// `require_signature`: overrides `oci.require_signature` for OCI
+    /// components installed as files this block matches.
+    pub require_signature: Option<bool>,
 }
 
 /// One `[[plugins.NAME.allow]]` entry.
@@ -498,6 +532,12 @@ pub struct PluginSettings {
     pub credentials: Vec<Credential>,
     /// Resource limits.
     pub limits: Limits,
+    /// Keys trusted for OCI components this block matches, besides the
+    /// global ones.
+    pub trusted_keys: Vec<PathBuf>,
+    /// Whether an OCI component this block matches must be signed; the
+    /// global setting when `None`.
+    pub require_signature: Option<bool>,
 }
 
 impl PluginSettings {
@@ -511,6 +551,8 @@ impl PluginSettings {
             network: NetworkPolicy::default(),
             credentials: Vec::new(),
             limits: Limits::default(),
+            trusted_keys: Vec::new(),
+            require_signature: None,
         }
     }
 }
@@ -540,6 +582,37 @@ pub struct Config {
     pub auth: Option<crate::auth::config::AuthSettings>,
     /// `[[access]]`: which plugins each HTTP caller sees.
     pub access: crate::auth::Access,
+    /// Components named by OCI reference (`components`).
+    pub components: Vec<crate::oci::ComponentRef>,
+    /// Trust policy and bounds for OCI components (`[oci]`).
+    pub oci: OciSettings,
+}
+
+/// The resolved `[oci]` table.
+#[derive(Debug, Clone)]
+pub struct OciSettings {
+    /// Keys trusted for every OCI component.
+    pub trusted_keys: Vec<PathBuf>,
+    /// Whether OCI components must carry a trusted signature.
+    pub require_signature: bool,
+    /// Largest manifest read, in bytes.
+    pub max_manifest_bytes: u64,
+    /// Largest component layer read, in bytes.
+    pub max_blob_bytes: u64,
+    /// The content store's directory, when the operator set one.
+    pub store_dir: Option<PathBuf>,
+}
+
+impl Default for OciSettings {
+    fn default() -> Self {
+        OciSettings {
+            trusted_keys: Vec::new(),
+            require_signature: true,
+            max_manifest_bytes: DEFAULT_MAX_MANIFEST_BYTES,
+            max_blob_bytes: Limits::default().wasm_bytes,
+            store_dir: None,
+        }
+    }
 }
 
 /// Default of `host.load_wait_secs`.
@@ -558,6 +631,8 @@ impl Default for Config {
             state: StateSettings::default(),
             auth: None,
             access: crate::auth::Access::default(),
+            components: Vec::new(),
+            oci: OciSettings::default(),
         }
     }
 }
@@ -567,7 +642,10 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
-        Self::parse(&text).with_context(|| format!("in the config file {}", path.display()))
+        let mut config =
+            Self::parse(&text).with_context(|| format!("in the config file {}", path.display()))?;
+        config.resolve_paths_against(path.parent().unwrap_or(Path::new(".")));
+        Ok(config)
     }
 
     /// Parses and resolves config text.
@@ -601,6 +679,17 @@ impl Config {
         let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
         let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
         let state = StateSettings::resolve(raw.state)?;
+        let components = raw
+            .components
+            .iter()
+            .map(|c| match c.strip_prefix(crate::oci::SCHEME) {
+                Some(_) => crate::oci::ComponentRef::parse(c).context("in `components`"),
+                None => bail!(
+                    "`components`: {c:?} is not an OCI reference; write oci://REGISTRY/REPOSITORY:TAG \
+                     or oci://REGISTRY/REPOSITORY@sha256:DIGEST (files go in the plugin directory)"
+                ),
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Config {
             confirmation: host.confirmation,
             elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
@@ -616,6 +705,8 @@ impl Config {
                 .transpose()
                 .context("in [auth]")?,
             access: crate::auth::config::resolve_access(raw.access)?,
+            components,
+            oci: resolve_oci(raw.oci)?,
         })
     }
 
@@ -733,6 +824,8 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         network: NetworkPolicy::new(rules),
         credentials,
         limits,
+        trusted_keys: raw.trusted_keys,
+        require_signature: raw.require_signature,
     })
 }
 
@@ -985,6 +1078,55 @@ fn expand_env(text: &str) -> Result<String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Default of `oci.max_manifest_bytes`: 4 MiB, the size registries must
+/// accept.
+pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 4 << 20;
+/// `oci.max_manifest_bytes`: 256 bytes to 64 MiB.
+const MAX_MANIFEST_BYTES: Range<u64> = Range {
+    key: "oci.max_manifest_bytes",
+    min: 256,
+    max: 64 << 20,
+    unit: "bytes",
+};
+/// `oci.max_blob_bytes`: 1 KiB to 1 GiB.
+const MAX_BLOB_BYTES: Range<u64> = Range {
+    key: "oci.max_blob_bytes",
+    min: 1 << 10,
+    max: 1 << 30,
+    unit: "bytes",
+};
+
+fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
+    let d = OciSettings::default();
+    Ok(OciSettings {
+        trusted_keys: raw.trusted_keys,
+        require_signature: raw.require_signature.unwrap_or(d.require_signature),
+        max_manifest_bytes: MAX_MANIFEST_BYTES
+            .check_or(raw.max_manifest_bytes, d.max_manifest_bytes)?,
+        max_blob_bytes: MAX_BLOB_BYTES.check_or(raw.max_blob_bytes, d.max_blob_bytes)?,
+        store_dir: raw.store_dir,
+    })
+}
+
+impl Config {
+    /// Makes the relative paths of the OCI keys (`trusted_keys`,
+    /// `oci.store_dir`) relative to `dir`, the config file's directory.
+    fn resolve_paths_against(&mut self, dir: &Path) {
+        let absolute = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = dir.join(&*p);
+            }
+        };
+        self.oci.trusted_keys.iter_mut().for_each(absolute);
+        if let Some(store) = &mut self.oci.store_dir {
+            absolute(store);
+        }
+        for plugin in &mut self.plugins {
+            plugin.trusted_keys.iter_mut().for_each(absolute);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
 //! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
 //! | [`config`]     | `toolhost.toml`                                                  |
+//! | [`oci`]        | `push`, `pull`, `oci://` components: registry, signatures, store |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
 //! | [`metrics`]    | Prometheus metrics: what is counted, `GET /metrics`              |
@@ -40,6 +41,7 @@ pub mod imports;
 pub mod lint;
 pub mod logging;
 pub mod metrics;
+pub mod oci;
 pub mod plugin;
 pub mod policy;
 pub mod registry;

@@ -71,6 +71,47 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         sdk: Option<PathBuf>,
     },
+    /// Publish a component to an OCI registry (Wasm OCI artifact layout);
+    /// prints the manifest digest.
+    Push {
+        /// The component file.
+        file: PathBuf,
+        /// Where to publish it: REGISTRY/REPOSITORY:TAG (`oci://` optional).
+        reference: String,
+        /// Sign it with this private key (PEM, P-256), in cosign's format.
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+    },
+    /// Fetch a component from an OCI registry, verify it and install it
+    /// into the plugin directory (write, then rename).
+    Pull {
+        /// REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST.
+        reference: String,
+        /// The plugin directory to install into.
+        #[arg(long, value_name = "DIR")]
+        plugins: PathBuf,
+        /// Configuration file: trust policy (`[oci]`, per-plugin
+        /// `trusted_keys`), size bounds, content store.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Trust signatures by this public key (PEM), besides the config's.
+        #[arg(long = "key", value_name = "KEY")]
+        keys: Vec<PathBuf>,
+        /// Install even without a trusted signature.
+        #[arg(long)]
+        allow_unsigned: bool,
+    },
+    /// Resolve the tags of the config's `components` again, install what
+    /// changed, and show the difference from the lock file.
+    Update {
+        /// The plugin directory to install into.
+        #[arg(long, value_name = "DIR")]
+        plugins: PathBuf,
+        /// The configuration file whose `components` are updated; the lock
+        /// file is beside it.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
 }
 
 #[derive(clap::Args)]
@@ -92,7 +133,31 @@ struct PluginArgs {
 }
 
 impl PluginArgs {
+    /// Installs the config's `oci://` components into the plugin directory
+    /// (from the content store, or the registry for what it lacks), pinning
+    /// tags in the lock file. A component that cannot be installed is an
+    /// error in the log; the others still serve.
+    async fn install_components(&self) -> Result<()> {
+        let Some(path) = &self.config else {
+            return Ok(());
+        };
+        let config = Config::load(path)?;
+        let lock = toolhost::oci::LockFile::path_for(path);
+        match toolhost::oci::install_configured(&config, &lock, &self.plugins, false).await {
+            Ok((_, failures)) => {
+                for (reference, error) in failures {
+                    tracing::error!("{reference} was not installed: {error}");
+                }
+            }
+            // The store or the lock file cannot be used: the plugin
+            // directory still serves what it has.
+            Err(e) => tracing::error!("no OCI component was installed: {e}"),
+        }
+        Ok(())
+    }
+
     async fn load(&self) -> Result<(CallEnv, Loader, Registry)> {
+        self.install_components().await?;
         let loader = self.loader().await?;
         let registry = Registry::load_dir(&loader, &self.plugins).await?;
         let env = CallEnv {
@@ -156,6 +221,7 @@ fn main() -> Result<()> {
                 no_watch,
                 http,
             } => {
+                plugins.install_components().await?;
                 let loader = plugins.loader().await?;
                 if let Some(addr) = loader.config.metrics {
                     toolhost::metrics::serve(addr).await?;
@@ -193,8 +259,117 @@ fn main() -> Result<()> {
                 );
                 Ok(())
             }
+            Command::Push {
+                file,
+                reference,
+                sign,
+            } => {
+                let reference = toolhost::oci::ComponentRef::parse(&reference)?;
+                let limits = toolhost::oci::client::FetchLimits {
+                    max_manifest_bytes: toolhost::config::DEFAULT_MAX_MANIFEST_BYTES,
+                    max_blob_bytes: toolhost::config::OciSettings::default().max_blob_bytes,
+                };
+                let digest = toolhost::oci::push(&file, &reference, sign.as_deref(), limits)
+                    .await
+                    .with_context(|| format!("cannot push {}", file.display()))?;
+                println!("{digest}");
+                eprintln!(
+                    "pushed {} as {reference}{}",
+                    file.display(),
+                    if sign.is_some() { ", signed" } else { "" }
+                );
+                Ok(())
+            }
+            Command::Pull {
+                reference,
+                plugins,
+                config,
+                keys,
+                allow_unsigned,
+            } => {
+                pull(
+                    &reference,
+                    &plugins,
+                    config.as_deref(),
+                    &keys,
+                    allow_unsigned,
+                )
+                .await
+            }
+            Command::Update { plugins, config } => {
+                let settings = Config::load(&config)?;
+                if settings.components.is_empty() {
+                    anyhow::bail!(
+                        "{} names no `components` (oci://…) to update",
+                        config.display()
+                    );
+                }
+                let lock = toolhost::oci::LockFile::path_for(&config);
+                let (updates, failures) =
+                    toolhost::oci::install_configured(&settings, &lock, &plugins, true).await?;
+                for update in &updates {
+                    match &update.before {
+                        Some(before) if *before == update.after => {
+                            println!("{}: unchanged ({})", update.reference, update.after)
+                        }
+                        Some(before) => {
+                            println!("{}: {before} -> {}", update.reference, update.after)
+                        }
+                        None => println!("{}: pinned {}", update.reference, update.after),
+                    }
+                }
+                for (reference, error) in &failures {
+                    eprintln!("error: {reference}: {error}");
+                }
+                if !failures.is_empty() {
+                    std::process::exit(1);
+                }
+                Ok(())
+            }
         }
     })
+}
+
+/// `toolhost pull REF --plugins DIR`.
+async fn pull(
+    reference: &str,
+    plugins: &std::path::Path,
+    config: Option<&std::path::Path>,
+    keys: &[PathBuf],
+    allow_unsigned: bool,
+) -> Result<()> {
+    let reference = toolhost::oci::ComponentRef::parse(reference)?;
+    let config = match config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let installer = toolhost::oci::Installer::from_config(&config)?;
+    let mut policy = toolhost::oci::TrustPolicy::for_file(&config, &reference.file_name())?;
+    for key in keys {
+        policy
+            .keys
+            .push(toolhost::oci::signature::TrustedKey::load(key)?);
+    }
+    if allow_unsigned {
+        policy.require_signature = false;
+    }
+    let result = async {
+        let digest = installer.resolve(&reference).await?;
+        installer
+            .install(&reference, &digest, &policy, plugins)
+            .await
+    }
+    .await;
+    match result {
+        Ok(installed) => {
+            println!("{} {}", installed.digest, installed.path.display());
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("error: {reference} was not installed: {e}");
+            std::process::exit(1);
+        }
+    }
 }
 
 /// `toolhost check FILE`.

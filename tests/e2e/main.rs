@@ -21,6 +21,7 @@ mod loading;
 mod logging;
 mod metrics;
 mod network;
+mod oci;
 mod protocol;
 mod replicas;
 mod sandboxing;

@@ -1,0 +1,584 @@
+//! Distribution through OCI registries: `push`, `pull`, `update`, and the
+//! `oci://` entries of `components` (ADR 0014, docs/distribution.md).
+//!
+//! | file | job |
+//! |---|---|
+//! | [`reference`] | `oci://` references; the lock file that pins tags to digests |
+//! | [`client`] | the registry protocol (`oci-client`): credentials, bounds, digest checks |
+//! | [`artifact`] | the Wasm OCI artifact layout: packing a component, checking a manifest |
+//! | [`signature`] | cosign-format keyed signatures: sign, verify |
+//! | [`store`] | the content store: verified blobs by digest, for starts without the registry |
+//!
+//! An installation ([`Installer::install`]) goes: manifest (from the store,
+//! else the registry, by digest) → its shape is a component → signature
+//! checked against the trust policy → layer (store, else registry, bounded
+//! and digest-checked) → stored → written into the plugin directory as one
+//! whole file (write, then rename), where the watcher loads it like a copied
+//! file. Any refusal installs and stores nothing.
+
+pub mod artifact;
+pub mod client;
+pub mod reference;
+pub mod signature;
+pub mod store;
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+pub use reference::{ComponentRef, LockFile, SCHEME};
+
+use crate::config::Config;
+use client::{FetchLimits, RegistryClient};
+use signature::{SignatureRecord, SigningKeyFile, TrustedKey};
+use store::ContentStore;
+
+/// Why a push, pull or install did not happen.
+#[derive(Debug, Error)]
+pub enum OciError {
+    /// The reference cannot be parsed.
+    #[error(
+        "{reference:?} is not a component reference ({reason}); write REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST"
+    )]
+    BadReference {
+        /// The reference as written.
+        reference: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A digest toolhost cannot check.
+    #[error("unsupported digest {digest:?}: only sha256 digests are accepted")]
+    UnsupportedDigest {
+        /// The digest.
+        digest: String,
+    },
+    /// The lock file cannot be read or written.
+    #[error("the lock file {} is not valid ({reason}); delete it to resolve every tag again", path.display())]
+    BadLockFile {
+        /// Its path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file-system error.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The registry refused or failed.
+    #[error("registry error for {reference}: {reason}")]
+    Registry {
+        /// The reference.
+        reference: String,
+        /// The registry's answer.
+        reason: String,
+    },
+    /// The registry wants credentials it did not get, or refused them.
+    #[error(
+        "the registry {registry} refused the credentials (or wants some): log in with `docker login {registry}`, or set TOOLHOST_REGISTRY_USERNAME and TOOLHOST_REGISTRY_PASSWORD"
+    )]
+    Unauthorized {
+        /// The registry.
+        registry: String,
+    },
+    /// The registry has no such manifest.
+    #[error("{reference} does not exist in the registry")]
+    NotFound {
+        /// The reference.
+        reference: String,
+    },
+    /// Bytes do not hash to the digest that names them.
+    #[error(
+        "refused: the {what} does not match its digest (expected {expected}, got {actual}); it was tampered with or corrupted, and nothing was installed"
+    )]
+    DigestMismatch {
+        /// Which bytes.
+        what: String,
+        /// The digest they should have.
+        expected: String,
+        /// The digest they have.
+        actual: String,
+    },
+    /// The manifest is over `oci.max_manifest_bytes`.
+    #[error(
+        "refused: the manifest of {reference} is {size} bytes, over the limit of {max} (oci.max_manifest_bytes)"
+    )]
+    ManifestTooLarge {
+        /// The reference.
+        reference: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The layer is over `oci.max_blob_bytes`.
+    #[error(
+        "refused: the component layer of {reference} is {size} bytes, over the limit of {max} (oci.max_blob_bytes)"
+    )]
+    BlobTooLarge {
+        /// The reference.
+        reference: String,
+        /// Its size (as announced, or as read so far).
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The artifact is not a component in the Wasm OCI layout.
+    #[error(
+        "refused: {reference} is not a WebAssembly component artifact (found {found}; expected config application/vnd.wasm.config.v0+json and one application/wasm layer, as `toolhost push` writes)"
+    )]
+    NotAComponent {
+        /// The reference.
+        reference: String,
+        /// What was found instead.
+        found: String,
+    },
+    /// `push` was given a file that is not a component.
+    #[error(
+        "{file} is not a WebAssembly component (a core module or another file); build it for wasm32-wasip2"
+    )]
+    NotAComponentFile {
+        /// The file.
+        file: String,
+    },
+    /// A key file cannot be used.
+    #[error("the key {} cannot be used: {reason}", path.display())]
+    BadKey {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A signature is required and there is none.
+    #[error(
+        "refused: {reference} is not signed, and a signature is required (oci.require_signature); sign it with `toolhost push --sign KEY`, or set require_signature = false for its plugin"
+    )]
+    Unsigned {
+        /// The reference.
+        reference: String,
+    },
+    /// Signed, but by no trusted key.
+    #[error(
+        "refused: no signature on {reference} is by a trusted key ({keys}); add the signer's public key to oci.trusted_keys or the plugin's trusted_keys"
+    )]
+    UntrustedSignature {
+        /// The reference.
+        reference: String,
+        /// The keys tried.
+        keys: String,
+    },
+    /// A trusted signature, but over another manifest.
+    #[error(
+        "refused: the signature on {reference} by a trusted key signs {signed}, not {digest}: it was copied from another artifact"
+    )]
+    SignatureForAnotherDigest {
+        /// The reference.
+        reference: String,
+        /// The manifest being installed.
+        digest: String,
+        /// What the signature names.
+        signed: String,
+    },
+}
+
+/// Who may sign what an installation accepts.
+#[derive(Debug, Clone)]
+pub struct TrustPolicy {
+    /// Whether a trusted signature is required.
+    pub require_signature: bool,
+    /// The keys whose signatures count.
+    pub keys: Vec<TrustedKey>,
+}
+
+impl TrustPolicy {
+    /// The policy `config` sets for the component installed as
+    /// `file_name`: the global keys plus those of the matching
+    /// `[plugins.NAME]` block, whose `require_signature` overrides the
+    /// global one.
+    pub fn for_file(config: &Config, file_name: &str) -> Result<TrustPolicy, OciError> {
+        let settings = config.settings_for(file_name);
+        let keys = config
+            .oci
+            .trusted_keys
+            .iter()
+            .chain(&settings.trusted_keys)
+            .map(|p| TrustedKey::load(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TrustPolicy {
+            require_signature: settings
+                .require_signature
+                .unwrap_or(config.oci.require_signature),
+            keys,
+        })
+    }
+}
+
+/// What [`Installer::install`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// The manifest digest installed.
+    pub digest: String,
+    /// The file written (or found already current).
+    pub path: PathBuf,
+    /// Whether the file's content changed.
+    pub changed: bool,
+    /// The key whose signature was verified, if any.
+    pub signed_by: Option<PathBuf>,
+}
+
+/// Installs components from registries (or the content store) into a plugin
+/// directory.
+pub struct Installer {
+    /// Where verified blobs are kept.
+    pub store: ContentStore,
+    /// Size bounds.
+    pub limits: FetchLimits,
+}
+
+impl Installer {
+    /// An installer with the store and bounds `config` names (the store in
+    /// `oci.store_dir`, else [`ContentStore::default_dir`]).
+    pub fn from_config(config: &Config) -> Result<Installer, OciError> {
+        let dir = config
+            .oci
+            .store_dir
+            .clone()
+            .or_else(ContentStore::default_dir)
+            .ok_or_else(|| OciError::Io {
+                path: PathBuf::from("toolhost-oci"),
+                source: std::io::Error::other(
+                    "no cache directory (set XDG_CACHE_HOME or HOME, or oci.store_dir)",
+                ),
+            })?;
+        Ok(Installer {
+            store: ContentStore::open(&dir)?,
+            limits: FetchLimits {
+                max_manifest_bytes: config.oci.max_manifest_bytes,
+                max_blob_bytes: config.oci.max_blob_bytes,
+            },
+        })
+    }
+
+    /// The manifest digest `reference` names now: its own digest, or the
+    /// registry's answer for its tag.
+    pub async fn resolve(&self, reference: &ComponentRef) -> Result<String, OciError> {
+        if let Some(digest) = reference.pinned_digest() {
+            return Ok(digest.to_string());
+        }
+        RegistryClient::for_reference(&reference.parsed, self.limits)
+            .resolve(&reference.parsed)
+            .await
+    }
+
+    /// Installs the manifest `digest` of `reference`'s repository into
+    /// `plugins` as [`ComponentRef::file_name`], after every check; uses
+    /// the registry only for what the store lacks.
+    pub async fn install(
+        &self,
+        reference: &ComponentRef,
+        digest: &str,
+        policy: &TrustPolicy,
+        plugins: &Path,
+    ) -> Result<Installed, OciError> {
+        let name = reference.to_string();
+        let at_digest = reference.at_digest(digest);
+        // The registry is contacted only for what the store lacks.
+        let registry = std::cell::OnceCell::new();
+        let connect =
+            || registry.get_or_init(|| RegistryClient::for_reference(&at_digest, self.limits));
+
+        // 1. The manifest, by digest.
+        let manifest = match self.store.get(digest)? {
+            Some(bytes) => bytes,
+            None => match connect().manifest(&at_digest).await? {
+                Some((bytes, _)) => bytes,
+                None => return Err(OciError::NotFound { reference: name }),
+            },
+        };
+        if manifest.len() as u64 > self.limits.max_manifest_bytes {
+            return Err(OciError::ManifestTooLarge {
+                reference: name,
+                size: manifest.len() as u64,
+                max: self.limits.max_manifest_bytes,
+            });
+        }
+
+        // 2. Its shape.
+        let layer = artifact::check_manifest(&manifest, &name)?;
+
+        // 3. Its signature, against the policy in force now.
+        let mut signed_by = None;
+        let mut fetched_signatures = None;
+        if policy.require_signature {
+            let stored = self.store.signatures(digest)?;
+            let key = match signature::verify(&stored, digest, &policy.keys, &name) {
+                Ok(key) => key,
+                Err(stored_error) => {
+                    let records = match self.fetch_signatures(connect(), reference, digest).await {
+                        Ok(records) => records,
+                        Err(_) if !stored.is_empty() => return Err(stored_error),
+                        Err(e) => return Err(e),
+                    };
+                    let key = signature::verify(&records, digest, &policy.keys, &name)?;
+                    fetched_signatures = Some(records);
+                    key
+                }
+            };
+            signed_by = Some(key.path.clone());
+        }
+
+        // 4. The layer.
+        let component = match self.store.get(&layer.digest)? {
+            Some(bytes) => bytes,
+            None => connect().blob(&at_digest, &layer).await?,
+        };
+        if component.len() as u64 > self.limits.max_blob_bytes {
+            return Err(OciError::BlobTooLarge {
+                reference: name,
+                size: component.len() as u64,
+                max: self.limits.max_blob_bytes,
+            });
+        }
+
+        // 5. Everything passed: keep it, then install it.
+        self.store.put(digest, &manifest)?;
+        self.store.put(&layer.digest, &component)?;
+        if let Some(records) = fetched_signatures {
+            self.store.put_signatures(digest, &records)?;
+        }
+        let path = plugins.join(reference.file_name());
+        let current = std::fs::read(&path).ok();
+        let changed = current.as_deref() != Some(component.as_slice());
+        if changed {
+            store::write_atomically(&path, &component)?;
+        }
+        Ok(Installed {
+            digest: digest.to_string(),
+            path,
+            changed,
+            signed_by,
+        })
+    }
+
+    /// The signature records the registry holds for the manifest `digest`
+    /// (cosign's `sha256-<hex>.sig` tag); none if there is no such tag.
+    async fn fetch_signatures(
+        &self,
+        registry: &RegistryClient,
+        reference: &ComponentRef,
+        digest: &str,
+    ) -> Result<Vec<SignatureRecord>, OciError> {
+        let tag = reference.at_tag(&signature::signature_tag(digest));
+        let Some((manifest, _)) = registry.manifest(&tag).await? else {
+            return Ok(Vec::new());
+        };
+        let parsed: oci_client::manifest::OciImageManifest = match serde_json::from_slice(&manifest)
+        {
+            Ok(parsed) => parsed,
+            Err(_) => return Ok(Vec::new()),
+        };
+        let mut records = Vec::new();
+        for layer in parsed
+            .layers
+            .iter()
+            .filter(|l| l.media_type == signature::SIMPLE_SIGNING_MEDIA_TYPE)
+        {
+            let Some(sig) = layer
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(signature::SIGNATURE_ANNOTATION))
+            else {
+                continue;
+            };
+            let payload = registry.blob(&tag, layer).await?;
+            use base64::Engine as _;
+            records.push(SignatureRecord {
+                payload: base64::engine::general_purpose::STANDARD.encode(payload),
+                signature: sig.clone(),
+            });
+        }
+        Ok(records)
+    }
+}
+
+/// Publishes the component file `file` as `reference`; signs it with `key`
+/// when given. Returns the manifest digest.
+pub async fn push(
+    file: &Path,
+    reference: &ComponentRef,
+    key: Option<&Path>,
+    limits: FetchLimits,
+) -> Result<String, OciError> {
+    let bytes = std::fs::read(file).map_err(|source| OciError::Io {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let signer = key.map(SigningKeyFile::load).transpose()?;
+    let file_name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| reference.file_name());
+    let packed = artifact::pack(bytes, &file_name, reference.parsed.tag())?;
+    let target = &reference.parsed;
+    let registry = RegistryClient::for_reference(target, limits);
+    registry.authenticate_push(target).await?;
+    registry
+        .push_blob(target, &packed.layer, &packed.layer_descriptor.digest)
+        .await?;
+    registry
+        .push_blob(target, &packed.config, &packed.config_descriptor.digest)
+        .await?;
+    registry.push_manifest(target, &packed.manifest).await?;
+    let digest = store::sha256_digest(&packed.manifest);
+    if let Some(signer) = signer {
+        let repository = format!("{}/{}", target.resolve_registry(), target.repository());
+        let payload = signature::payload(&repository, &digest);
+        let record = signer.sign(&payload);
+        push_signature(&registry, reference, &digest, &payload, &record).await?;
+    }
+    Ok(digest)
+}
+
+/// Pushes the signature manifest for `digest` in cosign's layout: an OCI
+/// manifest tagged `sha256-<hex>.sig` whose layer is the payload, with the
+/// signature in its annotation.
+async fn push_signature(
+    registry: &RegistryClient,
+    reference: &ComponentRef,
+    digest: &str,
+    payload: &[u8],
+    record: &SignatureRecord,
+) -> Result<(), OciError> {
+    use oci_client::manifest::{
+        IMAGE_CONFIG_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest,
+    };
+    let tag = reference.at_tag(&signature::signature_tag(digest));
+    let payload_digest = store::sha256_digest(payload);
+    let config = serde_json::to_vec(&serde_json::json!({
+        "architecture": "",
+        "config": {},
+        "created": "0001-01-01T00:00:00Z",
+        "history": [{"created": "0001-01-01T00:00:00Z"}],
+        "os": "",
+        "rootfs": {"type": "layers", "diff_ids": [payload_digest]},
+    }))
+    .expect("the config serializes");
+    let config_digest = store::sha256_digest(&config);
+    registry.push_blob(&tag, payload, &payload_digest).await?;
+    registry.push_blob(&tag, &config, &config_digest).await?;
+    let manifest = OciImageManifest {
+        schema_version: 2,
+        media_type: Some(OCI_IMAGE_MEDIA_TYPE.to_string()),
+        config: OciDescriptor {
+            media_type: IMAGE_CONFIG_MEDIA_TYPE.to_string(),
+            digest: config_digest,
+            size: config.len() as i64,
+            urls: None,
+            artifact_type: None,
+            annotations: None,
+        },
+        layers: vec![OciDescriptor {
+            media_type: signature::SIMPLE_SIGNING_MEDIA_TYPE.to_string(),
+            digest: payload_digest,
+            size: payload.len() as i64,
+            urls: None,
+            artifact_type: None,
+            annotations: Some(
+                [(
+                    signature::SIGNATURE_ANNOTATION.to_string(),
+                    record.signature.clone(),
+                )]
+                .into(),
+            ),
+        }],
+        subject: None,
+        artifact_type: None,
+        annotations: None,
+    };
+    let bytes = serde_json::to_vec(&manifest).expect("the manifest serializes");
+    registry.push_manifest(&tag, &bytes).await
+}
+
+/// One line of `toolhost update`'s report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    /// The reference.
+    pub reference: String,
+    /// The digest the lock had, if any.
+    pub before: Option<String>,
+    /// The digest it has now.
+    pub after: String,
+}
+
+/// Installs every `components` entry of `config` into `plugins`, pinning
+/// tags in the lock file `lock_path`. With `update`, tags are resolved
+/// again and the lock follows them (a new digest is installed only if it
+/// passes every check; otherwise the old pin stays and the error is
+/// reported). Returns what changed in the lock, and the failures
+/// (reference, error); one failure does not stop the others.
+pub async fn install_configured(
+    config: &Config,
+    lock_path: &Path,
+    plugins: &Path,
+    update: bool,
+) -> Result<(Vec<Update>, Vec<(String, OciError)>), OciError> {
+    if config.components.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let installer = Installer::from_config(config)?;
+    let mut lock = LockFile::load(lock_path)?;
+    let mut updates = Vec::new();
+    let mut failures = Vec::new();
+    for reference in &config.components {
+        let before = lock.digest(reference).map(str::to_string);
+        let result = async {
+            let digest = match (&before, update) {
+                (Some(pinned), false) if reference.pinned_digest().is_none() => pinned.clone(),
+                _ => installer.resolve(reference).await?,
+            };
+            let policy = TrustPolicy::for_file(config, &reference.file_name())?;
+            installer
+                .install(reference, &digest, &policy, plugins)
+                .await
+        }
+        .await;
+        match result {
+            Ok(installed) => {
+                if reference.pinned_digest().is_none()
+                    && before.as_deref() != Some(installed.digest.as_str())
+                {
+                    lock.components
+                        .insert(reference.text.clone(), installed.digest.clone());
+                }
+                if before.as_deref() != Some(installed.digest.as_str()) || update {
+                    updates.push(Update {
+                        reference: reference.to_string(),
+                        before: before.clone(),
+                        after: installed.digest.clone(),
+                    });
+                }
+                tracing::info!(
+                    "{reference}: {} installed as {}{}",
+                    installed.digest,
+                    installed.path.display(),
+                    if installed.changed {
+                        ""
+                    } else {
+                        " (unchanged)"
+                    }
+                );
+            }
+            Err(e) => failures.push((reference.to_string(), e)),
+        }
+    }
+    if updates
+        .iter()
+        .any(|u| u.before.as_deref() != Some(u.after.as_str()))
+    {
+        lock.save(lock_path)?;
+    }
+    Ok((updates, failures))
+}

@@ -1,0 +1,793 @@
+//! Distribution through OCI registries: `push`, `pull`, `update` and
+//! `oci://` components, against a real registry (Debian's
+//! `docker-registry`, the CNCF distribution registry) on loopback.
+//!
+//! The registry and `skopeo` are installed with apt-get where missing and
+//! the tests run as root; where they cannot be had, each test says so on
+//! stderr and returns.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use p256::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+use serde_json::{Value, json};
+
+use crate::support::{Changes, Elicitation, Era, Host, component};
+
+/// The Debian packages the tests need, and a command each provides.
+const PACKAGES: [(&str, &str); 3] = [
+    ("docker-registry", "docker-registry"),
+    ("skopeo", "skopeo"),
+    ("htpasswd", "apache2-utils"),
+];
+
+fn on_path(command: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {command}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether the registry tools are here, installing them if possible.
+fn registry_tools() -> bool {
+    static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *READY.get_or_init(|| {
+        let missing: Vec<&str> = PACKAGES
+            .iter()
+            .filter(|(command, _)| !on_path(command))
+            .map(|(_, package)| *package)
+            .collect();
+        if missing.is_empty() {
+            return true;
+        }
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+        if root {
+            let _ = Command::new("apt-get")
+                .args(["update", "-q"])
+                .stdout(Stdio::null())
+                .status();
+            let _ = Command::new("apt-get")
+                .args(["install", "-y", "-q"])
+                .args(&missing)
+                .stdout(Stdio::null())
+                .status();
+        }
+        let ok = PACKAGES.iter().all(|(command, _)| on_path(command));
+        if !ok {
+            eprintln!(
+                "SKIPPED: the OCI tests need Debian's {} (apt-get install -y docker-registry \
+                 skopeo apache2-utils), which could not be installed here",
+                missing.join(", ")
+            );
+        }
+        ok
+    })
+}
+
+/// A registry on 127.0.0.1 with its storage in a temporary directory.
+struct Registry {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    /// `127.0.0.1:PORT`.
+    addr: String,
+}
+
+impl Registry {
+    /// Starts a registry; with `user`, it requires that basic-auth login.
+    fn start(user: Option<(&str, &str)>) -> Option<Registry> {
+        if !registry_tools() {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n\
+             http:\n  addr: {addr}\n  secret: test-secret\n",
+            dir.path().join("data").display()
+        );
+        if let Some((name, password)) = user {
+            let out = Command::new("htpasswd")
+                .args(["-Bbn", name, password])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            std::fs::write(dir.path().join("htpasswd"), out.stdout).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: toolhost-test\n    path: {}\n",
+                dir.path().join("htpasswd").display()
+            ));
+        }
+        std::fs::write(dir.path().join("config.yml"), config).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(dir.path().join("config.yml"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("docker-registry starts");
+        let registry = Registry {
+            child: Some(child),
+            dir,
+            addr,
+        };
+        // Ready when it accepts a connection (bounded: 20 s).
+        for _ in 0..400 {
+            if std::net::TcpStream::connect(&registry.addr).is_ok() {
+                return Some(registry);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the registry did not start on {}", registry.addr);
+    }
+
+    /// `REGISTRY/REPOSITORY:TAG` on this registry.
+    fn reference(&self, repository: &str, tag: &str) -> String {
+        format!("{}/{repository}:{tag}", self.addr)
+    }
+
+    /// The file holding the blob `digest` in the registry's storage.
+    fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.strip_prefix("sha256:").unwrap();
+        self.dir
+            .path()
+            .join("data/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+
+    /// Stops the registry and waits for it to exit.
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A scratch directory for one test: plugin directory, store (through
+/// `XDG_CACHE_HOME`), keys, config.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("plugins")).unwrap();
+        Scratch { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn plugins(&self) -> PathBuf {
+        self.path("plugins")
+    }
+
+    /// The content store's directory (under this scratch's cache home).
+    fn store(&self) -> PathBuf {
+        self.path("cache/toolhost-oci")
+    }
+
+    /// Writes a component file named `name` with the bytes of the built
+    /// component `component`.
+    fn component_file(&self, component_name: &str, name: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, component(component_name)).unwrap();
+        path
+    }
+
+    /// A new P-256 key pair: (private key file, public key file).
+    fn keypair(&self, name: &str) -> (PathBuf, PathBuf) {
+        let secret = p256::SecretKey::from_slice(&rand::random::<[u8; 32]>()).unwrap();
+        let private = self.path(&format!("{name}.key"));
+        let public = self.path(&format!("{name}.pub"));
+        std::fs::write(&private, secret.to_pkcs8_pem(LineEnding::LF).unwrap()).unwrap();
+        std::fs::write(
+            &public,
+            secret
+                .public_key()
+                .to_public_key_pem(LineEnding::LF)
+                .unwrap(),
+        )
+        .unwrap();
+        (private, public)
+    }
+
+    /// Writes `toolhost.toml` (with the test load wait) and returns its path.
+    fn config(&self, text: &str) -> PathBuf {
+        let path = self.path("toolhost.toml");
+        std::fs::write(&path, format!("{text}\n[host]\nload_wait_secs = 600\n")).unwrap();
+        path
+    }
+
+    /// Runs `toolhost ARGS` with this scratch's cache home and `env`.
+    fn toolhost(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command
+            .args(args)
+            .env("TOOLHOST_LOG", "warn")
+            .env("XDG_CACHE_HOME", self.path("cache"))
+            .env("DOCKER_CONFIG", self.path("docker"))
+            .env_remove("TOOLHOST_REGISTRY_USERNAME")
+            .env_remove("TOOLHOST_REGISTRY_PASSWORD");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        command.output().expect("toolhost runs")
+    }
+
+    /// `toolhost push FILE REF [--sign KEY]`; returns the digest printed.
+    fn push(&self, file: &Path, reference: &str, key: Option<&Path>) -> String {
+        let mut args = vec!["push", file.to_str().unwrap(), reference];
+        if let Some(key) = key {
+            args.extend(["--sign", key.to_str().unwrap()]);
+        }
+        let out = self.toolhost(&args, &[]);
+        assert!(out.status.success(), "push failed: {}", text(&out.stderr));
+        let digest = text(&out.stdout).trim().to_string();
+        assert!(
+            digest.starts_with("sha256:") && digest.len() == 71,
+            "{digest}"
+        );
+        digest
+    }
+
+    /// `toolhost pull REF --plugins DIR ARGS…`.
+    fn pull(&self, reference: &str, args: &[&str]) -> Output {
+        let plugins = self.plugins();
+        let mut all = vec!["pull", reference, "--plugins", plugins.to_str().unwrap()];
+        all.extend(args);
+        self.toolhost(&all, &[])
+    }
+
+    /// The files in the plugin directory.
+    fn installed(&self) -> Vec<String> {
+        names_in(&self.plugins())
+    }
+
+    /// The blobs in the content store.
+    fn stored(&self) -> Vec<String> {
+        names_in(&self.store().join("blobs/sha256"))
+    }
+
+    /// A `toolhost serve` of the plugin directory with `config`, whose
+    /// client is `era`.
+    async fn serve(&self, config: &Path, era: Era) -> Host {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command
+            .arg("serve")
+            .arg("--plugins")
+            .arg(self.plugins())
+            .arg("--config")
+            .arg(config)
+            .env("TOOLHOST_LOG", "info,toolhost=debug")
+            .env("XDG_CACHE_HOME", self.path("cache"))
+            .env("DOCKER_CONFIG", self.path("docker"));
+        Host::spawn(command, era, Elicitation::Unsupported).await
+    }
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `skopeo inspect --raw` of `reference` (manifest), or with `--config`.
+fn skopeo_raw(reference: &str, config: bool) -> Value {
+    let mut command = Command::new("skopeo");
+    command.args(["inspect", "--tls-verify=false", "--raw"]);
+    if config {
+        command.arg("--config");
+    }
+    let out = command
+        .arg(format!("docker://{reference}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "skopeo: {}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn tool_names(host: &Host) -> Vec<String> {
+    let mut names: Vec<String> = host
+        .tools()
+        .await
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_pushed_component_reads_in_skopeo_pulls_verified_and_serves() {
+    let Some(registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let (private, public) = s.keypair("acme");
+    let reference = registry.reference("acme/hello", "1.0.0");
+    let file = s.component_file("hello", "hello.wasm");
+    let digest = s.push(&file, &reference, Some(&private));
+
+    // skopeo reads the standard Wasm OCI layout.
+    let manifest = skopeo_raw(&reference, false);
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    assert_eq!(manifest["layers"].as_array().unwrap().len(), 1);
+    assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
+    assert_eq!(
+        manifest["layers"][0]["annotations"]["org.opencontainers.image.title"],
+        "hello.wasm"
+    );
+    assert_eq!(
+        manifest["annotations"]["org.opencontainers.image.version"],
+        "1.0.0"
+    );
+    assert!(manifest["annotations"]["org.opencontainers.image.created"].is_string());
+    let config = skopeo_raw(&reference, true);
+    assert_eq!(config["architecture"], "wasm");
+    assert_eq!(config["os"], "wasip2");
+    assert_eq!(
+        config["layerDigests"],
+        json!([manifest["layers"][0]["digest"]])
+    );
+    // The cosign signature sits where cosign puts it.
+    let signature = skopeo_raw(
+        &registry.reference("acme/hello", &format!("{}.sig", digest.replace(':', "-"))),
+        false,
+    );
+    assert_eq!(
+        signature["layers"][0]["mediaType"],
+        "application/vnd.dev.cosign.simplesigning.v1+json"
+    );
+    assert!(
+        signature["layers"][0]["annotations"]["dev.cosignproject.cosign/signature"].is_string()
+    );
+
+    // pull: verified against the key, installed whole.
+    let out = s.pull(&reference, &["--key", public.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(&digest),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(s.installed(), ["hello.wasm"]);
+    assert_eq!(
+        std::fs::read(s.plugins().join("hello.wasm")).unwrap(),
+        component("hello")
+    );
+
+    // serve from the reference; the tool answers.
+    std::fs::remove_file(s.plugins().join("hello.wasm")).unwrap();
+    let config = s.config(&format!(
+        "components = [\"oci://{reference}\"]\n[oci]\ntrusted_keys = [\"{}\"]\n",
+        public.display()
+    ));
+    let host = s.serve(&config, Era::Modern).await;
+    assert_eq!(
+        host.ok("greet", json!({"name": "OCI"})).await["message"],
+        "Hello, OCI!"
+    );
+}
+
+#[tokio::test]
+async fn a_registry_with_basic_auth_takes_credentials_from_the_environment_or_docker_config() {
+    let Some(registry) = Registry::start(Some(("alice", "s3cret"))) else {
+        return;
+    };
+    let s = Scratch::new();
+    let reference = registry.reference("acme/hello", "v1");
+    let file = s.component_file("hello", "hello.wasm");
+
+    // Without credentials: refused, with what to do.
+    let out = s.toolhost(&["push", file.to_str().unwrap(), &reference], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("docker login"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The environment (CI's way).
+    let creds = [
+        ("TOOLHOST_REGISTRY_USERNAME", "alice"),
+        ("TOOLHOST_REGISTRY_PASSWORD", "s3cret"),
+    ];
+    let out = s.toolhost(&["push", file.to_str().unwrap(), &reference], &creds);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = s.pull(&reference, &["--allow-unsigned"]);
+    assert!(!out.status.success());
+    assert!(s.installed().is_empty());
+
+    // Docker's config.json `auths` (what `docker login` writes).
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode("alice:s3cret");
+    std::fs::create_dir_all(s.path("docker")).unwrap();
+    std::fs::write(
+        s.path("docker/config.json"),
+        json!({"auths": {registry.addr.clone(): {"auth": auth}}}).to_string(),
+    )
+    .unwrap();
+    let out = s.pull(&reference, &["--allow-unsigned"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(s.installed(), ["hello.wasm"]);
+}
+
+/// Asserts that `out` failed naming `needle`, and that nothing was
+/// installed or stored.
+fn assert_refused(s: &Scratch, out: &Output, needle: &str) {
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refused") && stderr.contains(needle),
+        "{needle}: {stderr}"
+    );
+    assert!(s.installed().is_empty(), "{needle}: {:?}", s.installed());
+    assert!(s.stored().is_empty(), "{needle}: {:?}", s.stored());
+}
+
+#[tokio::test]
+async fn unsigned_untrusted_and_borrowed_signatures_are_refused_and_nothing_is_installed() {
+    let Some(registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let (acme_private, acme_public) = s.keypair("acme");
+    let (_, other_public) = s.keypair("other");
+    let file = s.component_file("hello", "hello.wasm");
+    let acme = acme_public.to_str().unwrap();
+
+    // Unsigned, where a signature is required (the default).
+    let unsigned = registry.reference("acme/unsigned", "v1");
+    s.push(&file, &unsigned, None);
+    assert_refused(&s, &s.pull(&unsigned, &["--key", acme]), "is not signed");
+    // Also with no key at all: the default policy requires a signature.
+    assert_refused(&s, &s.pull(&unsigned, &[]), "oci.require_signature");
+
+    // Signed, but by a key the operator does not trust.
+    let signed = registry.reference("acme/hello", "v1");
+    let signed_digest = s.push(&file, &signed, Some(&acme_private));
+    assert_refused(
+        &s,
+        &s.pull(&signed, &["--key", other_public.to_str().unwrap()]),
+        "trusted key",
+    );
+
+    // A trusted signature copied onto another artifact: it names the first
+    // manifest's digest, not the second's.
+    let other = s.component_file("echo", "hello.wasm");
+    let other_digest = s.push(&other, &registry.reference("acme/hello", "v2"), None);
+    copy_signature(&registry, "acme/hello", &signed_digest, &other_digest).await;
+    assert_refused(
+        &s,
+        &s.pull(&registry.reference("acme/hello", "v2"), &["--key", acme]),
+        &format!("signs {signed_digest}"),
+    );
+}
+
+/// Tags the signature manifest of `from` as the signature of `to`, as an
+/// attacker with push rights could.
+async fn copy_signature(registry: &Registry, repository: &str, from: &str, to: &str) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = oci_client::Client::new(oci_client::client::ClientConfig {
+        protocol: oci_client::client::ClientProtocol::Http,
+        ..Default::default()
+    });
+    let auth = oci_client::secrets::RegistryAuth::Anonymous;
+    let tag = |digest: &str| {
+        oci_client::Reference::with_tag(
+            registry.addr.clone(),
+            repository.to_string(),
+            format!("{}.sig", digest.replace(':', "-")),
+        )
+    };
+    let (manifest, _) = client
+        .pull_manifest_raw(
+            &tag(from),
+            &auth,
+            &["application/vnd.oci.image.manifest.v1+json"],
+        )
+        .await
+        .unwrap();
+    client
+        .push_manifest_raw(
+            &tag(to),
+            manifest,
+            "application/vnd.oci.image.manifest.v1+json"
+                .parse()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+}
+
+/// Changes one byte of `path` (keeping its length), at `at` bytes from the
+/// end.
+fn flip_byte(path: &Path, from_end: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let i = bytes.len() - from_end;
+    bytes[i] = if bytes[i] == b'0' { b'1' } else { b'0' };
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[tokio::test]
+async fn tampered_oversized_and_foreign_artifacts_are_refused_and_nothing_is_installed() {
+    let Some(registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let file = s.component_file("hello", "hello.wasm");
+
+    // A layer changed in the registry's storage.
+    let reference = registry.reference("acme/layer", "v1");
+    s.push(&file, &reference, None);
+    let manifest = skopeo_raw(&reference, false);
+    let layer = manifest["layers"][0]["digest"].as_str().unwrap();
+    flip_byte(&registry.blob_file(layer), 100);
+    assert_refused(
+        &s,
+        &s.pull(&reference, &["--allow-unsigned"]),
+        "does not match its digest",
+    );
+
+    // A manifest changed in the registry's storage (a digit of its
+    // creation time: still valid JSON).
+    let reference = registry.reference("acme/manifest", "v1");
+    let digest = s.push(&file, &reference, None);
+    let stored = registry.blob_file(&digest);
+    let body = std::fs::read_to_string(&stored).unwrap();
+    let at = body
+        .find("\"org.opencontainers.image.created\":\"")
+        .unwrap()
+        + 38;
+    flip_byte(&stored, body.len() - at);
+    assert_refused(
+        &s,
+        &s.pull(&reference, &["--allow-unsigned"]),
+        "does not match its digest",
+    );
+
+    // A manifest over the bound.
+    let reference = registry.reference("acme/small", "v1");
+    s.push(&file, &reference, None);
+    let config = s.config("[oci]\nmax_manifest_bytes = 256\n");
+    let args = ["--allow-unsigned", "--config", config.to_str().unwrap()];
+    assert_refused(&s, &s.pull(&reference, &args), "oci.max_manifest_bytes");
+
+    // A layer over the bound (hello.wasm is larger than 1 KiB).
+    let config = s.config("[oci]\nmax_blob_bytes = 1024\n");
+    let args = ["--allow-unsigned", "--config", config.to_str().unwrap()];
+    assert_refused(&s, &s.pull(&reference, &args), "oci.max_blob_bytes");
+
+    // An artifact that is not a component: a container image layout.
+    let reference = registry.reference("acme/image", "v1");
+    push_container_image(&registry, "acme/image", "v1").await;
+    assert_refused(
+        &s,
+        &s.pull(&reference, &["--allow-unsigned"]),
+        "not a WebAssembly component artifact",
+    );
+}
+
+/// Pushes a (tiny) container image: an OCI image config and a tar layer.
+async fn push_container_image(registry: &Registry, repository: &str, tag: &str) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = oci_client::Client::new(oci_client::client::ClientConfig {
+        protocol: oci_client::client::ClientProtocol::Http,
+        ..Default::default()
+    });
+    let reference =
+        oci_client::Reference::with_tag(registry.addr.clone(), repository.into(), tag.into());
+    let layer = oci_client::client::ImageLayer::oci_v1(vec![0u8; 1024], None);
+    let config = oci_client::client::Config::oci_v1(
+        br#"{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}"#
+            .to_vec(),
+        None,
+    );
+    client
+        .push(
+            &reference,
+            &[layer],
+            config,
+            &oci_client::secrets::RegistryAuth::Anonymous,
+            None,
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_server_serving_oci_references_starts_again_with_the_registry_gone() {
+    let Some(mut registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let (private, public) = s.keypair("acme");
+    let reference = registry.reference("acme/hello", "stable");
+    s.push(
+        &s.component_file("hello", "hello.wasm"),
+        &reference,
+        Some(&private),
+    );
+    let config = s.config(&format!(
+        "components = [\"oci://{reference}\"]\n[oci]\ntrusted_keys = [\"{}\"]\n",
+        public.display()
+    ));
+
+    let host = s.serve(&config, Era::Legacy).await;
+    assert_eq!(
+        host.ok("greet", json!({"name": "A"})).await["message"],
+        "Hello, A!"
+    );
+    drop(host);
+    let lock = std::fs::read_to_string(s.path("toolhost.lock")).unwrap();
+    assert!(
+        lock.contains(&reference) && lock.contains("sha256:"),
+        "{lock}"
+    );
+
+    // The registry goes away, and the installed file with it: the content
+    // store (verified again against the trust policy) brings it back.
+    registry.stop();
+    std::fs::remove_file(s.plugins().join("hello.wasm")).unwrap();
+    let host = s.serve(&config, Era::Modern).await;
+    assert_eq!(
+        host.ok("greet", json!({"name": "B"})).await["message"],
+        "Hello, B!"
+    );
+    drop(host);
+
+    // The stored signature is checked against the policy in force: with
+    // the key no longer trusted, nothing is installed.
+    std::fs::remove_file(s.plugins().join("hello.wasm")).unwrap();
+    let (_, other) = s.keypair("other");
+    let config = s.config(&format!(
+        "components = [\"oci://{reference}\"]\n[oci]\ntrusted_keys = [\"{}\"]\n",
+        other.display()
+    ));
+    let host = s.serve(&config, Era::Legacy).await;
+    assert!(tool_names(&host).await.is_empty());
+    host.wait_for_stderr("was not installed").await;
+}
+
+#[tokio::test]
+async fn a_pulled_and_swapped_component_hot_reloads() {
+    let Some(registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let v1 = registry.reference("acme/tools", "v1");
+    let v2 = registry.reference("acme/tools", "v2");
+    s.push(&s.component_file("hello", "tools.wasm"), &v1, None);
+    s.push(&s.component_file("echo", "tools.wasm"), &v2, None);
+    let config = s.config("");
+
+    for era in [Era::Legacy, Era::Modern] {
+        let out = s.pull(&v1, &["--allow-unsigned"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let host = s.serve(&config, era).await;
+        let mut changes = Changes::open(&host, era).await;
+        assert_eq!(tool_names(&host).await, ["fetch_url", "greet"]);
+
+        let out = s.pull(&v2, &["--allow-unsigned"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        changes.next(&host).await;
+        assert_eq!(tool_names(&host).await, ["echo"], "{era:?}");
+        assert_eq!(
+            host.ok("echo", json!({"message": "swapped"})).await["message"],
+            "swapped"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_lock_file_pins_a_tag_until_update_shows_and_takes_the_new_digest() {
+    let Some(registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let reference = registry.reference("acme/tool", "stable");
+    let first = s.push(&s.component_file("hello", "tool.wasm"), &reference, None);
+    let config = s.config(&format!(
+        "components = [\"oci://{reference}\"]\n[plugins.tool]\nrequire_signature = false\n"
+    ));
+    let config = config.to_str().unwrap();
+    let plugins = s.plugins();
+    let plugins = plugins.to_str().unwrap();
+    let list = |s: &Scratch| {
+        let out = s.toolhost(&["list", "--plugins", plugins, "--config", config], &[]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert!(list(&s).contains("greet"));
+    let lock = s.path("toolhost.lock");
+    assert!(std::fs::read_to_string(&lock).unwrap().contains(&first));
+
+    // The tag moves: what runs does not.
+    let second = s.push(&s.component_file("echo", "tool.wasm"), &reference, None);
+    assert_ne!(first, second);
+    let table = list(&s);
+    assert!(
+        table.contains("greet") && !table.contains("echo"),
+        "{table}"
+    );
+
+    // `update` shows the difference and takes it.
+    let out = s.toolhost(&["update", "--plugins", plugins, "--config", config], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&format!("oci://{reference}: {first} -> {second}")),
+        "{report}"
+    );
+    assert!(std::fs::read_to_string(&lock).unwrap().contains(&second));
+    let table = list(&s);
+    assert!(
+        table.contains("echo") && !table.contains("greet"),
+        "{table}"
+    );
+
+    // Nothing moved: update says so.
+    let out = s.toolhost(&["update", "--plugins", plugins, "--config", config], &[]);
+    assert!(
+        text(&out.stdout).contains("unchanged"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn push_pull_and_update_document_their_flags() {
+    let s = Scratch::new();
+    for (command, flags) in [
+        ("push", &["--sign"][..]),
+        (
+            "pull",
+            &["--plugins", "--config", "--key", "--allow-unsigned"][..],
+        ),
+        ("update", &["--plugins", "--config"][..]),
+    ] {
+        let help = text(&s.toolhost(&[command, "--help"], &[]).stdout);
+        for flag in flags {
+            assert!(help.contains(flag), "{command}: {help}");
+        }
+    }
+}
