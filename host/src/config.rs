@@ -39,6 +39,9 @@ pub struct RawConfig {
     /// Per-plugin blocks, keyed by a name of the operator's choosing.
     #[serde(default)]
     pub plugins: BTreeMap<String, RawPlugin>,
+    /// `[http]`: serving MCP over Streamable HTTP.
+    #[serde(default)]
+    pub http: RawHttp,
 }
 
 /// `[host]`.
@@ -54,8 +57,122 @@ pub struct RawHost {
     /// the plugin directory's initial load.
     pub load_wait_secs: Option<u64>,
     /// `max_message_bytes`: the longest line (one JSON-RPC message) read
-    /// from stdin.
+    /// from stdin, and the largest HTTP request body.
     pub max_message_bytes: Option<u64>,
+    /// `http`: serve MCP over Streamable HTTP on this address instead of
+    /// stdio (`serve --http` overrides it).
+    pub http: Option<String>,
+}
+
+/// `[http]`: how the Streamable HTTP transport serves.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    /// `allowed_origins`: browser origins allowed to call (`Origin`
+    /// header); any other present `Origin` is refused.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// `allowed_hosts`: `Host` header values accepted besides loopback
+    /// names and the listen address (DNS-rebinding protection).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// `header_read_timeout_secs`: how long a client may take to send a
+    /// request's headers.
+    pub header_read_timeout_secs: Option<f64>,
+    /// `requests_per_identity`: requests one caller may have in flight.
+    pub requests_per_identity: Option<u32>,
+    /// `streams_per_identity`: standalone (GET) event streams one caller
+    /// may hold open.
+    pub streams_per_identity: Option<u32>,
+    /// `max_connections`: open connections, all callers together.
+    pub max_connections: Option<u32>,
+    /// `session_idle_secs`: a legacy session with no traffic for this long
+    /// is closed.
+    pub session_idle_secs: Option<u64>,
+    /// `shutdown_grace_secs`: on SIGTERM/SIGINT, how long calls in flight
+    /// may take to finish.
+    pub shutdown_grace_secs: Option<f64>,
+}
+
+/// The resolved `[http]` table and `host.http`.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// `host.http`: where to serve, if over HTTP.
+    pub listen: Option<std::net::SocketAddr>,
+    /// Browser origins allowed to call.
+    pub allowed_origins: Vec<String>,
+    /// Extra `Host` header values accepted.
+    pub allowed_hosts: Vec<String>,
+    /// How long a client may take to send a request's headers.
+    pub header_read_timeout: Duration,
+    /// Requests one caller may have in flight.
+    pub requests_per_identity: u32,
+    /// Standalone event streams one caller may hold open.
+    pub streams_per_identity: u32,
+    /// Open connections, all callers together.
+    pub max_connections: u32,
+    /// Idle time after which a legacy session is closed.
+    pub session_idle: Duration,
+    /// How long calls in flight may take to finish at shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            listen: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            header_read_timeout: Duration::from_secs(10),
+            requests_per_identity: 64,
+            streams_per_identity: 8,
+            max_connections: 1024,
+            session_idle: Duration::from_secs(600),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+impl HttpSettings {
+    fn resolve(listen: Option<&str>, raw: RawHttp) -> Result<HttpSettings> {
+        let d = HttpSettings::default();
+        let listen = listen
+            .map(|a| {
+                a.parse().with_context(|| {
+                    format!("`host.http` must be an address and port such as \"127.0.0.1:8080\", not {a:?}")
+                })
+            })
+            .transpose()?;
+        for origin in &raw.allowed_origins {
+            if origin != "null" && !origin.contains("://") {
+                bail!(
+                    "`http.allowed_origins`: {origin:?} has no scheme; write it as a browser \
+                     sends it, e.g. \"https://app.example.com\" (or \"http://localhost:*\" for any port)"
+                );
+            }
+        }
+        Ok(HttpSettings {
+            listen,
+            allowed_origins: raw.allowed_origins,
+            allowed_hosts: raw.allowed_hosts,
+            header_read_timeout: Duration::from_secs_f64(HEADER_READ_TIMEOUT_SECS.check_or(
+                raw.header_read_timeout_secs,
+                d.header_read_timeout.as_secs_f64(),
+            )?),
+            requests_per_identity: REQUESTS_PER_IDENTITY
+                .check_or(raw.requests_per_identity, d.requests_per_identity)?,
+            streams_per_identity: STREAMS_PER_IDENTITY
+                .check_or(raw.streams_per_identity, d.streams_per_identity)?,
+            max_connections: MAX_CONNECTIONS.check_or(raw.max_connections, d.max_connections)?,
+            session_idle: Duration::from_secs(
+                SESSION_IDLE_SECS.check_or(raw.session_idle_secs, d.session_idle.as_secs())?,
+            ),
+            shutdown_grace: Duration::from_secs_f64(
+                SHUTDOWN_GRACE_SECS
+                    .check_or(raw.shutdown_grace_secs, d.shutdown_grace.as_secs_f64())?,
+            ),
+        })
+    }
 }
 
 /// `[plugins.NAME]`.
@@ -311,8 +428,11 @@ pub struct Config {
     /// How long `tools/list` and `tools/call` wait for the plugin
     /// directory's initial load before answering with what is loaded.
     pub load_wait: Duration,
-    /// The longest line (one JSON-RPC message) read from stdin, in bytes.
+    /// The longest line (one JSON-RPC message) read from stdin, and the
+    /// largest HTTP request body, in bytes.
     pub max_message_bytes: usize,
+    /// Serving over Streamable HTTP.
+    pub http: HttpSettings,
 }
 
 /// Default of `host.load_wait_secs`.
@@ -326,6 +446,7 @@ impl Default for Config {
             plugins: Vec::new(),
             load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            http: HttpSettings::default(),
         }
     }
 }
@@ -366,12 +487,14 @@ impl Config {
             Some(secs) => LOAD_WAIT_SECS.check(secs)?,
             None => DEFAULT_LOAD_WAIT_SECS,
         };
+        let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
         Ok(Config {
             confirmation: host.confirmation,
             elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
             plugins,
             load_wait: Duration::from_secs(load_wait_secs),
             max_message_bytes,
+            http,
         })
     }
 
@@ -549,6 +672,48 @@ const ELICITATION_TIMEOUT_SECS: Range<u64> = Range {
     key: "host.elicitation_timeout_secs",
     min: 1,
     max: 86_400,
+    unit: "seconds",
+};
+/// `http.header_read_timeout_secs`: 0.1 second to 5 minutes.
+const HEADER_READ_TIMEOUT_SECS: Range<f64> = Range {
+    key: "http.header_read_timeout_secs",
+    min: 0.1,
+    max: 300.0,
+    unit: "seconds",
+};
+/// `http.requests_per_identity`: 1 to 100,000.
+const REQUESTS_PER_IDENTITY: Range<u32> = Range {
+    key: "http.requests_per_identity",
+    min: 1,
+    max: 100_000,
+    unit: "requests",
+};
+/// `http.streams_per_identity`: 1 to 10,000.
+const STREAMS_PER_IDENTITY: Range<u32> = Range {
+    key: "http.streams_per_identity",
+    min: 1,
+    max: 10_000,
+    unit: "streams",
+};
+/// `http.max_connections`: 1 to 1,000,000.
+const MAX_CONNECTIONS: Range<u32> = Range {
+    key: "http.max_connections",
+    min: 1,
+    max: 1_000_000,
+    unit: "connections",
+};
+/// `http.session_idle_secs`: 1 second to a day.
+const SESSION_IDLE_SECS: Range<u64> = Range {
+    key: "http.session_idle_secs",
+    min: 1,
+    max: 86_400,
+    unit: "seconds",
+};
+/// `http.shutdown_grace_secs`: 0 to an hour.
+const SHUTDOWN_GRACE_SECS: Range<f64> = Range {
+    key: "http.shutdown_grace_secs",
+    min: 0.0,
+    max: 3600.0,
     unit: "seconds",
 };
 /// `host.max_message_bytes`: 1 KiB to 256 MiB.

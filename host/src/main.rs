@@ -23,7 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the plugin directory's tools to an MCP client over stdio.
+    /// Serve the plugin directory's tools to an MCP client over stdio, or
+    /// to many clients over Streamable HTTP (`--http`).
     ///
     /// The directory is watched: copy a component in and its tools appear,
     /// replace it and they change, delete it and they go; clients are told.
@@ -33,6 +34,11 @@ enum Command {
         /// Do not watch the plugin directory for changes.
         #[arg(long)]
         no_watch: bool,
+        /// Serve MCP over Streamable HTTP at `http://ADDR/mcp` instead of
+        /// stdio (overrides `host.http`), e.g. `127.0.0.1:8080`. Only
+        /// loopback addresses may go without `[auth]`.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
     },
     /// Print the tools a plugin directory provides, as a table.
     List(PluginArgs),
@@ -145,14 +151,23 @@ fn main() -> Result<()> {
         .build()?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Serve { plugins, no_watch } => {
+            Command::Serve {
+                plugins,
+                no_watch,
+                http,
+            } => {
                 let loader = plugins.loader().await?;
                 let env = CallEnv {
                     runtime: loader.runtime.clone(),
                     http: loader.http.clone(),
                 };
                 let dir = plugins.plugins.clone();
-                toolhost::transport::serve_stdio(env, loader, dir, !no_watch).await
+                match http.or(loader.config.http.listen) {
+                    Some(addr) => {
+                        toolhost::transport::serve_http(env, loader, dir, !no_watch, addr).await
+                    }
+                    None => toolhost::transport::serve_stdio(env, loader, dir, !no_watch).await,
+                }
             }
             Command::List(args) => {
                 let (_, _, registry) = args.load().await?;

@@ -59,8 +59,9 @@ struct Inner {
     registry: ArcSwap<Registry>,
     /// Seals `requestState` for 2026-07-28 confirmation rounds.
     states: RequestStates,
-    /// The legacy session's peer, once `initialized` arrived.
-    legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    /// The legacy sessions' peers, each once its `initialized` arrived
+    /// (one over stdio; one per `Mcp-Session-Id` over HTTP).
+    legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Open `subscriptions/listen` streams (2026-07-28).
     listeners: Mutex<Vec<SubscriptionSink>>,
     /// Whether the initial load of the plugin directory is in.
@@ -68,6 +69,24 @@ struct Inner {
     /// Whether a request was answered before the initial load was in (so
     /// its result will need a list change).
     answered_early: AtomicBool,
+    /// How many `tools/call`s are running; shutdown waits for none.
+    calls_in_flight: tokio::sync::watch::Sender<usize>,
+}
+
+/// Counts one running call for as long as it lives.
+struct CallInFlight<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl<'a> CallInFlight<'a> {
+    fn start(count: &'a tokio::sync::watch::Sender<usize>) -> Self {
+        count.send_modify(|n| *n += 1);
+        CallInFlight(count)
+    }
+}
+
+impl Drop for CallInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
 }
 
 impl Gateway {
@@ -90,10 +109,11 @@ impl Gateway {
                 states: RequestStates::new(config.elicitation_timeout),
                 config,
                 registry: ArcSwap::from_pointee(Registry::default()),
-                legacy_peer: Mutex::new(None),
+                legacy_peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
+                calls_in_flight: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -129,6 +149,23 @@ impl Gateway {
         }
     }
 
+    /// Whether the initial load of the plugin directory is in.
+    pub fn is_loaded(&self) -> bool {
+        *self.inner.loaded.borrow()
+    }
+
+    /// How many `tools/call`s are running now.
+    pub fn calls_in_flight(&self) -> usize {
+        *self.inner.calls_in_flight.borrow()
+    }
+
+    /// Waits until no `tools/call` is running.
+    pub async fn until_no_calls(&self) {
+        let mut count = self.inner.calls_in_flight.subscribe();
+        // The sender lives in `self`, so the channel cannot close.
+        let _ = count.wait_for(|n| *n == 0).await;
+    }
+
     /// The registry being served.
     pub fn registry(&self) -> Arc<Registry> {
         self.inner.registry.load_full()
@@ -141,14 +178,18 @@ impl Gateway {
         self.notify_tools_changed().await;
     }
 
-    /// Sends `tools/list_changed` to the legacy session and every listen
+    /// Sends `tools/list_changed` to every legacy session and every listen
     /// stream.
     pub async fn notify_tools_changed(&self) {
-        let peer = self.inner.legacy_peer.lock().expect("not poisoned").clone();
-        if let Some(peer) = peer
-            && let Err(e) = peer.notify_tool_list_changed().await
-        {
-            tracing::debug!("cannot send tools/list_changed: {e}");
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.inner.legacy_peers.lock().expect("not poisoned");
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::debug!("cannot send tools/list_changed: {e}");
+            }
         }
         let sinks: Vec<SubscriptionSink> =
             self.inner.listeners.lock().expect("not poisoned").clone();
@@ -245,7 +286,9 @@ impl ServerHandler for Gateway {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        *self.inner.legacy_peer.lock().expect("not poisoned") = Some(context.peer.clone());
+        let mut peers = self.inner.legacy_peers.lock().expect("not poisoned");
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(context.peer.clone());
     }
 
     async fn list_tools(
@@ -263,6 +306,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.wait_until_loaded().await;
+        let _in_flight = CallInFlight::start(&self.inner.calls_in_flight);
         let registry = self.registry();
         let Some(tool) = registry.tool(&request.name).cloned() else {
             return Err(ErrorData::invalid_params(

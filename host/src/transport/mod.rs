@@ -1,14 +1,21 @@
-//! How toolhost is reached: MCP over stdio, with an answer to every line.
+//! How toolhost is reached: MCP over stdio (the default), or over
+//! Streamable HTTP.
 //!
 //! [`server::Gateway`](crate::server::Gateway) is rmcp's handler and knows
-//! no transport. This module puts it on stdin/stdout:
+//! no transport. This module puts it on stdin/stdout or on a socket:
 //! - [`stdio`] runs the session: a reader, rmcp, and one writer;
 //! - [`triage`] decides, for one line, whether rmcp gets it or toolhost
 //!   answers it itself (input rmcp would drop unanswered, or answer with
-//!   the wrong error). See ADR 0010.
+//!   the wrong error). See ADR 0010;
+//! - [`http`] serves `/mcp` with rmcp's Streamable HTTP service for many
+//!   clients in both eras, bounded per caller, with health endpoints and a
+//!   graceful shutdown. See ADR 0011.
 
+pub mod http;
 pub mod stdio;
 pub mod triage;
+
+pub use http::serve_http;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,424 @@
+//! MCP over Streamable HTTP: one endpoint (`/mcp`), both protocol eras,
+//! every resource bounded.
+//!
+//! The protocol itself is rmcp's `StreamableHttpService` (legacy sessions
+//! with `Mcp-Session-Id`, server-to-client requests on the response stream,
+//! the GET stream, DELETE; stateless 2026-07-28 requests). This module puts
+//! it on a socket and bounds what a client can hold. A request travels:
+//!
+//! 1. [`serve_http`]'s accept loop: a connection takes one of
+//!    `http.max_connections` permits, or is closed at once;
+//! 2. hyper's HTTP/1 connection: headers must arrive within
+//!    `http.header_read_timeout_secs` (slow-header clients are cut off);
+//! 3. the router: `/healthz`, `/readyz`, or `/mcp`, where the layers run
+//!    outermost first:
+//!    - [`refuse_while_draining`]: after SIGTERM/SIGINT, new work goes
+//!      elsewhere (503) while existing sessions finish;
+//!    - [`limit_per_caller`]: requests in flight and GET streams per
+//!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
+//!      held until the response body ends, so one caller's flood meets 429s
+//!      while another's calls go on;
+//! 4. rmcp: `Host` and `Origin` checks (DNS-rebinding protection), the body
+//!    cap (`host.max_message_bytes`, 413), then [`Gateway`].
+//!
+//! Shutdown ([`until_signal`]): stop accepting, wait for calls in flight up
+//! to `http.shutdown_grace_secs`, close the streams, exit 0. See ADR 0011.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures_util::StreamExt;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::Identity;
+use crate::call::CallEnv;
+use crate::config::HttpSettings;
+use crate::plugin::Loader;
+use crate::server::Gateway;
+
+/// The MCP endpoint's path.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How long open connections get to close after the streams were told to
+/// end, before the process exits anyway.
+const CONNECTION_CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Serves the tools of the plugin directory `dir` over Streamable HTTP on
+/// `addr` until SIGTERM or SIGINT, watching `dir` for changes when `watch`
+/// is set.
+pub async fn serve_http(
+    env: CallEnv,
+    loader: Loader,
+    dir: std::path::PathBuf,
+    watch: bool,
+    addr: SocketAddr,
+) -> Result<()> {
+    crate::registry::wasm_files(&dir)?;
+    refuse_unauthenticated_exposure(addr, false)?;
+    let settings = loader.config.http.clone();
+    let max_body = loader.config.max_message_bytes;
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
+    let local = listener.local_addr()?;
+
+    let gateway = Gateway::loading(env, &loader);
+    let watch = if watch {
+        Some(crate::watch::watch_dir(&dir)?)
+    } else {
+        None
+    };
+    tokio::spawn(crate::watch::run(dir, loader, gateway.clone(), watch));
+
+    let streams_closed = CancellationToken::new();
+    let state = Arc::new(HttpState {
+        gateway: gateway.clone(),
+        draining: AtomicBool::new(false),
+        callers: CallerLimits::new(&settings),
+    });
+    let app = router(state.clone(), &settings, local, max_body, &streams_closed);
+    tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
+
+    let connections = accept_until_signal(listener, app, &settings).await;
+
+    state.draining.store(true, Ordering::SeqCst);
+    let running = gateway.calls_in_flight();
+    tracing::info!(
+        "shutting down: no new connections; waiting up to {:?} for {running} call(s) in flight \
+         (http.shutdown_grace_secs)",
+        settings.shutdown_grace
+    );
+    if tokio::time::timeout(settings.shutdown_grace, gateway.until_no_calls())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "{} call(s) still running after http.shutdown_grace_secs; ending them",
+            gateway.calls_in_flight()
+        );
+    }
+    streams_closed.cancel();
+    if tokio::time::timeout(CONNECTION_CLOSE_WAIT, connections.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::debug!("some connections did not close in time");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Refuses to serve a non-loopback address without authentication: anyone
+/// who can reach the port could call every tool.
+pub fn refuse_unauthenticated_exposure(addr: SocketAddr, authenticated: bool) -> Result<()> {
+    if !addr.ip().is_loopback() && !authenticated {
+        bail!(
+            "refusing to serve {addr} without authentication: anyone who can reach it could \
+             call every tool. Configure [auth] (docs/auth.md), or listen on loopback \
+             (127.0.0.1 or [::1]) behind a proxy that authenticates"
+        );
+    }
+    Ok(())
+}
+
+/// What the HTTP layers share.
+struct HttpState {
+    gateway: Gateway,
+    /// Set once shutdown began: new work is refused with 503.
+    draining: AtomicBool,
+    callers: CallerLimits,
+}
+
+/// The application: `/mcp` behind its layers, and the health endpoints.
+fn router(
+    state: Arc<HttpState>,
+    settings: &HttpSettings,
+    local: SocketAddr,
+    max_body: usize,
+    streams_closed: &CancellationToken,
+) -> Router {
+    let mut allowed_hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    allowed_hosts.push(local.ip().to_string());
+    allowed_hosts.push(local.to_string());
+    allowed_hosts.extend(settings.allowed_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_allowed_origins(settings.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(max_body)
+        .with_cancellation_token(streams_closed.clone());
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(settings.session_idle);
+    let gateway = state.gateway.clone();
+    let mcp = StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(sessions), config);
+
+    let endpoint = Router::new()
+        .route_service(MCP_PATH, mcp)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limit_per_caller,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_while_draining,
+        ));
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readiness).with_state(state))
+        .merge(endpoint)
+}
+
+/// `/readyz`: ready once the initial load is in and at least one tool is
+/// served; not ready while shutting down.
+async fn readiness(State(state): State<Arc<HttpState>>) -> Response {
+    let registry = state.gateway.registry();
+    let tools = registry.tools().count();
+    let (ready, reason) = if state.draining.load(Ordering::SeqCst) {
+        (false, "shutting down")
+    } else if !state.gateway.is_loaded() {
+        (false, "the plugin directory is still loading")
+    } else if tools == 0 {
+        (
+            false,
+            "no tools are served: check the plugin directory and the log",
+        )
+    } else {
+        (true, "serving")
+    };
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = json!({ "ready": ready, "reason": reason, "tools": tools });
+    (status, axum::Json(body)).into_response()
+}
+
+/// After shutdown began, requests outside an existing legacy session are
+/// answered 503 (a load balancer retries them elsewhere); a session's own
+/// requests (an elicitation's answer, say) still reach it.
+async fn refuse_while_draining(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if state.draining.load(Ordering::SeqCst) && !request.headers().contains_key("mcp-session-id") {
+        let mut response = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "this server is shutting down; retry the request (on another replica)\n",
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
+    next.run(request).await
+}
+
+/// Per-caller bounds on what is held open at once.
+struct CallerLimits {
+    requests: u32,
+    streams: u32,
+    callers: Mutex<HashMap<String, Arc<CallerPermits>>>,
+}
+
+/// One caller's permits.
+struct CallerPermits {
+    requests: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
+}
+
+/// Callers remembered before idle ones are forgotten.
+const REMEMBERED_CALLERS: usize = 4096;
+
+impl CallerLimits {
+    fn new(settings: &HttpSettings) -> CallerLimits {
+        CallerLimits {
+            requests: settings.requests_per_identity,
+            streams: settings.streams_per_identity,
+            callers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A permit for one more request (or GET stream, `stream`) by `caller`,
+    /// or the key of the limit it would pass.
+    fn try_acquire(
+        &self,
+        caller: &str,
+        stream: bool,
+    ) -> Result<OwnedSemaphorePermit, (&'static str, u32)> {
+        let permits = {
+            let mut callers = self.callers.lock().expect("not poisoned");
+            if callers.len() >= REMEMBERED_CALLERS && !callers.contains_key(caller) {
+                // Forget callers holding nothing.
+                callers.retain(|_, p| {
+                    p.requests.available_permits() < self.requests as usize
+                        || p.streams.available_permits() < self.streams as usize
+                });
+            }
+            callers
+                .entry(caller.to_string())
+                .or_insert_with(|| {
+                    Arc::new(CallerPermits {
+                        requests: Arc::new(Semaphore::new(self.requests as usize)),
+                        streams: Arc::new(Semaphore::new(self.streams as usize)),
+                    })
+                })
+                .clone()
+        };
+        let (semaphore, limit) = if stream {
+            (
+                &permits.streams,
+                ("http.streams_per_identity", self.streams),
+            )
+        } else {
+            (
+                &permits.requests,
+                ("http.requests_per_identity", self.requests),
+            )
+        };
+        semaphore.clone().try_acquire_owned().map_err(|_| limit)
+    }
+}
+
+/// Holds a permit per request (GET: per stream) for the caller, until the
+/// response body has been sent or dropped; over the limit, 429.
+async fn limit_per_caller(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let caller = request
+        .extensions()
+        .get::<Identity>()
+        .map_or_else(|| "anonymous".to_string(), |i| i.subject.clone());
+    let stream = request.method() == Method::GET;
+    let permit = match state.callers.try_acquire(&caller, stream) {
+        Ok(permit) => permit,
+        Err((key, limit)) => {
+            tracing::info!(caller, "refused a request over {key} ({limit})");
+            let mut response = (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many {} open for this caller ({key} = {limit}); retry when one has \
+                     finished\n",
+                    if stream { "streams" } else { "requests" }
+                ),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return response;
+        }
+    };
+    let response = next.run(request).await;
+    let (parts, body) = response.into_parts();
+    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        let _held_until_the_body_ends = &permit;
+        chunk
+    }));
+    Response::from_parts(parts, body)
+}
+
+/// Accepts connections and serves `app` on them until SIGTERM or SIGINT;
+/// returns the open connections, to be closed gracefully.
+async fn accept_until_signal(
+    listener: TcpListener,
+    app: Router,
+    settings: &HttpSettings,
+) -> hyper_util::server::graceful::GracefulShutdown {
+    let connections = hyper_util::server::graceful::GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(settings.max_connections as usize));
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(settings.header_read_timeout);
+    let signal = until_signal();
+    tokio::pin!(signal);
+    let mut warned_full = false;
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, say: back off, keep serving.
+                    tracing::warn!("cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut signal => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            if !warned_full {
+                tracing::warn!(
+                    "refusing connections: {} open (http.max_connections)",
+                    settings.max_connections
+                );
+                warned_full = true;
+            }
+            drop(stream);
+            continue;
+        };
+        warned_full = false;
+        let app = app.clone();
+        let service =
+            hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                tower::ServiceExt::oneshot(app.clone(), request.map(Body::new))
+            });
+        let connection = connections.watch(http1.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(%peer, "connection ended: {e}");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    connections
+}
+
+/// Resolves on the first SIGTERM or SIGINT.
+pub async fn until_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("a SIGTERM handler can be installed");
+        tokio::select! {
+            _ = interrupt => tracing::info!("SIGINT received"),
+            _ = terminate.recv() => tracing::info!("SIGTERM received"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+        tracing::info!("interrupt received");
+    }
+}
