@@ -8,7 +8,7 @@
 //!    pinned versions.
 //! 2. Builds `toolhost` (debug) and serves `conformance.wasm`
 //!    (`tests/components/conformance`, the tools the scenarios call) with
-//!    `toolhost serve --http 127.0.0.1:PORT`.
+//!    `toolhost serve --http 127.0.0.1:0`, on the port it logs.
 //! 3. Runs each server scenario (all of them, or the ones named) in its own
 //!    suite process, bounded in time, and reads the checks it wrote:
 //!    a scenario passes when none of its checks failed.
@@ -27,6 +27,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The Node.js the suite runs on: the npm package and its pinned version.
@@ -39,8 +40,11 @@ const SUITE: (&str, &str) = ("@modelcontextprotocol/conformance", "0.1.16");
 /// a scenario still running after this is reported as failed.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// How long toolhost may take to accept connections.
+/// How long toolhost may take to listen.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What toolhost logs, before the endpoint's URL, once it listens.
+const LISTENING: &str = "serving MCP over HTTP at ";
 
 /// Server scenarios expected to fail, each with why. Every other scenario
 /// must pass. docs/conformance.md explains each one at length.
@@ -81,17 +85,11 @@ pub const EXPECTED_FAILURES: &[(&str, &str)] = &[
         "elicitation-sep1330-enums",
         "confirm asks one fixed yes/no question; a tool cannot send its own form",
     ),
-    (
-        "completion-complete",
-        "no prompts or resource templates (contract 0.2), so nothing to complete",
-    ),
-    ("resources-list", "no resources (contract 0.2)"),
     ("resources-read-text", "no resources (contract 0.2)"),
     ("resources-read-binary", "no resources (contract 0.2)"),
     ("resources-templates-read", "no resources (contract 0.2)"),
     ("resources-subscribe", "no resources (contract 0.2)"),
     ("resources-unsubscribe", "no resources (contract 0.2)"),
-    ("prompts-list", "no prompts (contract 0.2)"),
     ("prompts-get-simple", "no prompts (contract 0.2)"),
     ("prompts-get-with-args", "no prompts (contract 0.2)"),
     ("prompts-get-embedded-resource", "no prompts (contract 0.2)"),
@@ -271,48 +269,50 @@ fn npm_install(prefix: &Path, (name, version): (&str, &str)) -> Result<()> {
     })
 }
 
-/// Starts `toolhost serve --http` on a free loopback port, serving
-/// `plugins`; returns it and the MCP endpoint's URL once it accepts
-/// connections.
+/// Starts `toolhost serve --http 127.0.0.1:0`, serving `plugins`, with
+/// its log copied to `work/toolhost.log`; returns it and the MCP endpoint's
+/// URL, which it logs once it listens.
 async fn start_toolhost(toolhost: &Path, plugins: &Path, work: &Path) -> Result<(Child, String)> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let address = format!("127.0.0.1:{port}");
-    let log = std::fs::File::create(work.join("toolhost.log"))?;
+    let log_path = work.join("toolhost.log");
     let mut child = Command::new(toolhost)
-        .args(["serve", "--no-watch", "--no-cache", "--http", &address])
+        .args(["serve", "--no-watch", "--no-cache", "--http", "127.0.0.1:0"])
         .arg("--plugins")
         .arg(plugins)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(log)
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("cannot start {}", toolhost.display()))?;
-    let accepting = async {
-        loop {
-            if tokio::net::TcpStream::connect(&address).await.is_ok() {
-                return Ok(());
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (found, url) = tokio::sync::oneshot::channel();
+    let mut log = tokio::fs::File::create(&log_path).await?;
+    tokio::spawn(async move {
+        let mut found = Some(found);
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.split(LISTENING).nth(1)
+                && let Some(found) = found.take()
+            {
+                let _ = found.send(url.trim().to_string());
             }
-            if let Some(status) = child.try_wait()? {
-                bail!(
-                    "toolhost exited ({status}) before serving; see {}",
-                    work.join("toolhost.log").display()
-                );
+            if log.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    };
-    tokio::time::timeout(START_TIMEOUT, accepting)
-        .await
-        .with_context(|| {
-            format!(
-                "toolhost did not accept connections on {address} within {} s",
-                START_TIMEOUT.as_secs()
-            )
-        })??;
-    Ok((child, format!("http://{address}/mcp")))
+    });
+    match tokio::time::timeout(START_TIMEOUT, url).await {
+        Ok(Ok(url)) => Ok((child, url)),
+        Ok(Err(_)) => bail!(
+            "toolhost stopped before serving; see {}",
+            log_path.display()
+        ),
+        Err(_) => bail!(
+            "toolhost did not listen within {} s; see {}",
+            START_TIMEOUT.as_secs(),
+            log_path.display()
+        ),
+    }
 }
 
 /// The checks one scenario run wrote: `DIR/server-SCENARIO-TIME/checks.json`.
