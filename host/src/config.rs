@@ -195,7 +195,8 @@ pub struct RawHost {
 #[serde(deny_unknown_fields)]
 pub struct RawHttp {
     /// `allowed_origins`: browser origins allowed to call (`Origin`
-    /// header); any other present `Origin` is refused.
+    /// header) besides the server's own address; any other present
+    /// `Origin` is refused.
     #[serde(default)]
     pub allowed_origins: Vec<String>,
     /// `allowed_hosts`: `Host` header values accepted besides loopback

@@ -63,3 +63,41 @@ fn every_config_key_is_documented() {
         );
     }
 }
+
+#[test]
+fn every_expected_conformance_failure_is_explained() {
+    let runner = read("xtask/src/conformance.rs");
+    let doc = read("docs/conformance.md");
+    let list = runner
+        .split("pub const EXPECTED_FAILURES")
+        .nth(1)
+        .and_then(|rest| rest.split("\n];").next())
+        .expect("xtask/src/conformance.rs has EXPECTED_FAILURES");
+    let scenarios: Vec<&str> = list
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("(\"").or_else(|| l.strip_prefix('"')))
+        .filter_map(|l| l.split('"').next())
+        .filter(|s| !s.contains(' '))
+        .collect();
+    assert!(scenarios.len() >= 10, "{scenarios:?}");
+    let why = doc
+        .split("## Why the failing scenarios fail")
+        .nth(1)
+        .expect("docs/conformance.md explains the failing scenarios");
+    for scenario in scenarios {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{scenario}` |")))
+            .unwrap_or_else(|| panic!("docs/conformance.md has no result row for {scenario}"));
+        assert!(
+            row.contains("| fail |"),
+            "docs/conformance.md does not record {scenario} as failing: {row}"
+        );
+        let family = scenario.split('-').next().unwrap();
+        assert!(
+            why.contains(&format!("`{scenario}`")) || why.contains(&format!("`{family}-*`")),
+            "docs/conformance.md does not explain why {scenario} fails"
+        );
+    }
+}

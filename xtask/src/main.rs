@@ -17,6 +17,10 @@
 //!   (`tests/fuzz`) for SECONDS (default 60). Needs `cargo install cargo-fuzz`.
 //! - `bench [harness args]`: `build-plugins`, then build and run the
 //!   benchmark harness in release mode (see `bench.rs`).
+//! - `conformance [SCENARIO…]`: `build-plugins`, then run the official MCP
+//!   conformance suite's server scenarios against toolhost over Streamable
+//!   HTTP (see `conformance.rs`); installs Node.js 22 and the suite under
+//!   `target/conformance/` when missing.
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
 //! can be an MCP client's server command.
@@ -27,6 +31,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod conformance;
 mod demo;
 mod python;
 
@@ -57,9 +62,13 @@ fn main() -> Result<()> {
             let components = build_plugins(&root)?;
             bench::run(&root, &components, &args[1..])
         }
+        Some("conformance") => {
+            let components = build_plugins(&root)?;
+            conformance::run(&root, &components, &args[1..])
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [SCENARIO...]>"
             );
             std::process::exit(2);
         }

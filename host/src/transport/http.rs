@@ -224,9 +224,14 @@ fn router(
     allowed_hosts.push(local.ip().to_string());
     allowed_hosts.push(local.to_string());
     allowed_hosts.extend(settings.allowed_hosts.iter().cloned());
+    // The server's own origin is no rebinding: a page there could only
+    // have come from this port, which serves none. A rebinding page's
+    // `Origin` names the attacker's host, and is refused.
+    let mut allowed_origins = settings.allowed_origins.clone();
+    allowed_origins.extend(own_origins(local));
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
-        .with_allowed_origins(settings.allowed_origins.clone())
+        .with_allowed_origins(allowed_origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(max_body)
         .with_cancellation_token(streams_closed.clone());
@@ -263,6 +268,16 @@ fn router(
         app = app.merge(crate::auth::http::metadata_router(auth));
     }
     app
+}
+
+/// The origins of the listen address itself: `http://127.0.0.1:PORT` (the
+/// address as bound) and, on loopback, `http://localhost:PORT`.
+fn own_origins(local: SocketAddr) -> Vec<String> {
+    let mut origins = vec![format!("http://{local}")];
+    if local.ip().is_loopback() {
+        origins.push(format!("http://localhost:{}", local.port()));
+    }
+    origins
 }
 
 /// `/readyz`: ready once the initial load is in and at least one tool is

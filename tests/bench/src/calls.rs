@@ -17,6 +17,13 @@
 //! **Throughput.** One session each for toolhost and native; `callers`
 //! tasks send `tools/call` concurrently on clones of the session's peer
 //! until a fixed total is done; calls per second = total ÷ wall time.
+//!
+//! **Over HTTP (10, 11).** The same `echo`, served over Streamable HTTP by
+//! toolhost (`serve --http`) and by `native-echo --http` (rmcp's
+//! `StreamableHttpService` under axum), with toolhost over stdio beside
+//! them: per-call latency in interleaved blocks as above, then throughput
+//! with 1, 8 and 64 clients, each its own session (its own HTTP connection
+//! and `Mcp-Session-Id`) making one call at a time.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +34,7 @@ use rmcp::service::{Peer, RoleClient};
 use serde_json::{Value, json};
 
 use crate::fixture::{Cache, Fixture};
-use crate::session::{self, Launch, Session};
+use crate::session::{self, HttpServer, Launch, Session};
 use crate::stats::{self, Samples};
 use crate::table::Row;
 use crate::{Options, Peers};
@@ -58,15 +65,19 @@ fn echo_toolhost(fx: &Fixture, label: &str) -> Result<Launch> {
 
 /// Starts a server and checks that `echo` returns its input.
 async fn start_checked(launch: &Launch) -> Result<Session> {
-    let session = Session::start(launch).await?;
+    checked(Session::start(launch).await?).await
+}
+
+/// Checks that `echo` on `session` returns its input.
+async fn checked(session: Session) -> Result<Session> {
     let arguments = echo_arguments();
     let result = session::call(&session.peer(), "echo", &arguments)
         .await
-        .with_context(|| format!("echo on {}", launch.label))?;
+        .with_context(|| format!("echo on {}", session.label))?;
     if result.structured_content.as_ref() != Some(&arguments) {
         bail!(
             "echo on {} returned {:?}, not its input",
-            launch.label,
+            session.label,
             result.structured_content
         );
     }
@@ -260,5 +271,169 @@ pub async fn throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     }
     toolhost.stop().await;
     native.stop().await;
+    Ok(rows)
+}
+
+/// toolhost serving only the `echo` component over Streamable HTTP, from
+/// fresh directories.
+async fn echo_toolhost_http(fx: &Fixture, label: &str) -> Result<HttpServer> {
+    let plugins = fx.plugin_dir(&format!("{label}-plugins"), &[fx.component("echo")])?;
+    let cache = Cache::Dir(fx.fresh_dir(&format!("{label}-cache"))?);
+    let mut launch = fx.toolhost_http("toolhost", &plugins, &cache);
+    launch.label = "toolhost HTTP".into();
+    HttpServer::start(&launch).await
+}
+
+/// Measurement 10: per-call latency over HTTP, against native rmcp over
+/// HTTP and toolhost over stdio, interleaved as in measurement 1.
+pub async fn http_latency(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
+    let toolhost_http = echo_toolhost_http(fx, "http-latency").await?;
+    let native_http = HttpServer::start(&fx.native_echo_http()).await?;
+    let sessions = vec![
+        checked(toolhost_http.connect().await?).await?,
+        checked(native_http.connect().await?).await?,
+        start_checked(&echo_toolhost(fx, "stdio-latency")?).await?,
+    ];
+    for session in &sessions {
+        eprintln!("  warming up {} ({} calls)", session.label, opts.warmup);
+        sequential(&session.peer(), opts.warmup).await?;
+    }
+    let servers_cpu = |servers: [&HttpServer; 2]| -> Result<Vec<Duration>> {
+        servers.iter().map(|s| s.cpu_time()).collect()
+    };
+    let cpu_before = servers_cpu([&toolhost_http, &native_http])?;
+    let mut samples = vec![Samples::default(); sessions.len()];
+    let mut done = 0;
+    while done < opts.calls {
+        let n = BLOCK.min(opts.calls - done);
+        for (session, samples) in sessions.iter().zip(&mut samples) {
+            samples.extend(sequential(&session.peer(), n).await?);
+        }
+        done += n;
+    }
+    // The stdio server runs while the HTTP servers idle, so their CPU
+    // difference is their own calls'.
+    let cpu: Vec<Duration> = servers_cpu([&toolhost_http, &native_http])?
+        .into_iter()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before) / opts.calls.max(1) as u32)
+        .collect();
+    for session in sessions {
+        session.stop().await;
+    }
+    drop((toolhost_http, native_http));
+
+    let (http, native, stdio) = (&samples[0], &samples[1], &samples[2]);
+    let n = stats::count(http.len() as u64);
+    let mut rows = Vec::new();
+    for (name, p) in [("p50", 50.0), ("p99", 99.0)] {
+        let (t, b) = (http.percentile(p), native.percentile(p));
+        let met = t.as_secs_f64() <= 1.5 * b.as_secs_f64();
+        rows.push(
+            Row::figure(
+                "10",
+                format!(
+                    "per-call latency {name} over HTTP: echo, {n} sequential calls, one session"
+                ),
+                stats::duration(t),
+            )
+            .against(
+                format!("native rmcp HTTP {}", stats::duration(b)),
+                stats::duration_ratio(t, b),
+            )
+            .target(format!("≤ 1.5× native: {}", stats::verdict(met))),
+        );
+    }
+    for (name, p) in [("p50", 50.0), ("p99", 99.0)] {
+        let (t, b) = (http.percentile(p), stdio.percentile(p));
+        rows.push(
+            Row::figure(
+                "10",
+                format!("per-call latency {name}, HTTP vs stdio: echo, {n} sequential calls"),
+                stats::duration(t),
+            )
+            .against(
+                format!("toolhost stdio {}", stats::duration(b)),
+                stats::duration_ratio(t, b),
+            ),
+        );
+    }
+    rows.push(
+        Row::figure(
+            "10",
+            "server CPU per call over HTTP (user + system, all threads, schedstat ns)",
+            stats::duration(cpu[0]),
+        )
+        .against(
+            format!("native rmcp HTTP {}", stats::duration(cpu[1])),
+            stats::duration_ratio(cpu[0], cpu[1]),
+        ),
+    );
+    Ok(rows)
+}
+
+/// Sends `total` echo calls from one task per session, each making one
+/// call at a time; returns the wall time.
+async fn from_sessions(sessions: &[Session], total: usize) -> Result<Duration> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::with_capacity(sessions.len());
+    for client in sessions {
+        let peer = client.peer();
+        let next = next.clone();
+        tasks.push(tokio::spawn(async move {
+            let arguments = echo_arguments();
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                session::call(&peer, "echo", &arguments).await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for task in tasks {
+        task.await.context("a client panicked")??;
+    }
+    Ok(start.elapsed())
+}
+
+/// Measurement 11: calls per second over HTTP with 1, 8 and 64 clients,
+/// each its own session, against native rmcp over HTTP.
+pub async fn http_throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
+    let toolhost = echo_toolhost_http(fx, "http-throughput").await?;
+    let native = HttpServer::start(&fx.native_echo_http()).await?;
+    let mut rows = Vec::new();
+    for clients in [1usize, 8, 64] {
+        let mut rates = Vec::new();
+        for server in [&toolhost, &native] {
+            let mut sessions = Vec::with_capacity(clients);
+            for _ in 0..clients {
+                sessions.push(checked(server.connect().await?).await?);
+            }
+            // Warm up at this concurrency (connections, pool slots, caches).
+            from_sessions(&sessions, opts.warmup.max(clients)).await?;
+            let wall = from_sessions(&sessions, opts.throughput_calls).await?;
+            rates.push(opts.throughput_calls as f64 / wall.as_secs_f64());
+            for session in sessions {
+                session.stop().await;
+            }
+        }
+        rows.push(
+            Row::figure(
+                "11",
+                format!(
+                    "throughput over HTTP: {clients} concurrent client{} (a session each), {} echo calls",
+                    if clients == 1 { "" } else { "s" },
+                    stats::count(opts.throughput_calls as u64)
+                ),
+                format!("{} calls/s", stats::count(rates[0].round() as u64)),
+            )
+            .against(
+                format!(
+                    "native rmcp HTTP {} calls/s",
+                    stats::count(rates[1].round() as u64)
+                ),
+                stats::ratio(rates[0], rates[1]),
+            ),
+        );
+    }
     Ok(rows)
 }

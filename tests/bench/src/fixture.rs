@@ -188,6 +188,22 @@ impl Fixture {
     pub fn native_echo(&self) -> Launch {
         Launch::new("native rmcp", &self.native_echo)
     }
+
+    /// [`Fixture::toolhost`] serving Streamable HTTP on a loopback port it
+    /// picks (`--http 127.0.0.1:0`).
+    pub fn toolhost_http(&self, label: &str, plugins: &Path, cache: &Cache) -> Launch {
+        self.toolhost(label, plugins, cache)
+            .arg("--http")
+            .arg("127.0.0.1:0")
+    }
+
+    /// The native rmcp echo server over Streamable HTTP, on a loopback port
+    /// it picks.
+    pub fn native_echo_http(&self) -> Launch {
+        Launch::new("native rmcp HTTP", &self.native_echo)
+            .arg("--http")
+            .arg("127.0.0.1:0")
+    }
 }
 
 /// Reads `toolhost serve --help` for the compile-cache flags.
@@ -205,10 +221,15 @@ fn cache_flags(toolhost: &Path) -> Result<CacheFlags> {
 
 /// The benchmark's `toolhost.toml`: the StatusPro tools may read the
 /// sandbox, with its key injected by the host (as `cargo xtask demo` does).
+/// Over HTTP, every client of the benchmark is the same caller (no auth on
+/// loopback), and the throughput row opens 64 sessions at once, each with
+/// its event stream and a call in flight: the per-caller bounds are raised
+/// above that, so the row measures calls, not the flood protection.
 fn config_text(sandbox: &Sandbox) -> String {
     format!(
         "# Written by toolhost-bench: StatusPro tools against the local sandbox.\n\
-         [host]\nconfirmation = \"deny\"\n\n{}",
+         [host]\nconfirmation = \"deny\"\n\n\
+         [http]\nrequests_per_identity = 1024\nstreams_per_identity = 1024\n\n{}",
         sandbox.toolhost_config(&["GET", "POST"])
     )
 }

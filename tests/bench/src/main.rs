@@ -1,14 +1,15 @@
 //! `toolhost-bench`: the benchmark harness behind `cargo xtask bench`.
 //!
-//! It starts real servers as child processes, drives them over stdio with
-//! rmcp's client (legacy era), and prints one table, also written as
+//! It starts real servers as child processes, drives them over stdio (and,
+//! for rows 10 and 11, Streamable HTTP) with rmcp's client (legacy era), and
+//! prints one table, also written as
 //! markdown with `--markdown FILE`. `cargo xtask bench` builds everything in
 //! release mode and passes the paths; `docs/benchmarks.md` explains each
 //! row and records a run.
 //!
 //! | module | measurement |
 //! |---|---|
-//! | [`calls`] | 1 per-call latency vs native rmcp, 2 throughput, 7 latency vs FastMCP |
+//! | [`calls`] | 1 per-call latency vs native rmcp, 2 throughput, 7 latency vs FastMCP; over Streamable HTTP: 10 per-call latency vs native rmcp and stdio, 11 throughput with 1, 8, 64 clients |
 //! | [`startup`] | 3 cold start (empty and warm compile cache), 7 cold start vs FastMCP |
 //! | [`reload`] | 4 hot-reload latency |
 //! | [`memory`] | 5 resident memory at load and after 10,000 calls |
@@ -216,8 +217,18 @@ async fn run(opts: Options) -> Result<bool> {
         )
         .await;
     }
+    if opts.runs(10) {
+        eprintln!("10. per-call latency over HTTP: toolhost, native rmcp, toolhost over stdio");
+        let latency = calls::http_latency(&fx, &opts);
+        measure(&mut rows, "10", "per-call latency over HTTP", latency).await;
+    }
+    if opts.runs(11) {
+        eprintln!("11. throughput over HTTP");
+        let throughput = calls::http_throughput(&fx, &opts);
+        measure(&mut rows, "11", "throughput over HTTP", throughput).await;
+    }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
-    rows.sort_by_key(|r| r.id);
+    rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));
 
     let table = table::render(&rows);
     let took = format!("measured in {:.0} s", started.elapsed().as_secs_f64());

@@ -1,9 +1,12 @@
 //! Starting a server and driving it with rmcp's client.
 //!
 //! Every server the harness measures (toolhost, `native-echo`, FastMCP) is a
-//! child process speaking MCP over stdio, started from a [`Launch`] and
-//! connected with the same client: rmcp, legacy era (`initialize`, protocol
-//! 2025-11-25), no response cache. The client counts
+//! child process, started from a [`Launch`] and connected with the same
+//! client: rmcp, legacy era (`initialize`, protocol 2025-11-25), no response
+//! cache. Most speak MCP over stdio ([`Session::start`]); for the HTTP rows,
+//! toolhost and `native-echo` serve Streamable HTTP on a loopback port they
+//! choose and log ([`HttpServer`]), and any number of clients connect to
+//! one server ([`HttpServer::connect`]). The client counts
 //! `notifications/tools/list_changed` and notes when the last one arrived,
 //! for the hot-reload and cold-start measurements.
 
@@ -20,11 +23,11 @@ use rmcp::model::{
     Implementation, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::sync::watch;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::sync::{oneshot, watch};
 
 /// How long a server may take to answer anything before the harness gives
 /// up on it.
@@ -32,6 +35,10 @@ pub const PATIENCE: Duration = Duration::from_secs(60);
 
 /// How much of a server's stderr is kept, to explain a failure.
 const STDERR_TAIL: usize = 16 * 1024;
+
+/// What a server serving Streamable HTTP logs, before its endpoint's URL,
+/// once it listens: toolhost (`serve --http`) and `native-echo --http` alike.
+pub const LISTENING: &str = "serving MCP over HTTP at ";
 
 /// How to start one server.
 #[derive(Debug, Clone)]
@@ -84,6 +91,17 @@ pub struct ListChanged {
 pub struct BenchClient {
     /// Updated on every `notifications/tools/list_changed`.
     list_changed: Arc<watch::Sender<ListChanged>>,
+}
+
+impl BenchClient {
+    /// A handler, and what it will see of list changes.
+    fn new() -> (BenchClient, watch::Receiver<ListChanged>) {
+        let (sender, list_changed) = watch::channel(ListChanged::default());
+        let handler = BenchClient {
+            list_changed: Arc::new(sender),
+        };
+        (handler, list_changed)
+    }
 }
 
 impl ClientHandler for BenchClient {
@@ -146,22 +164,11 @@ impl Session {
                     if n == 0 {
                         break;
                     }
-                    let mut tail = tail.lock().expect("not poisoned");
-                    tail.push_str(&String::from_utf8_lossy(&buf[..n]));
-                    if tail.len() > 2 * STDERR_TAIL {
-                        let mut cut = tail.len() - STDERR_TAIL;
-                        while !tail.is_char_boundary(cut) {
-                            cut += 1;
-                        }
-                        tail.drain(..cut);
-                    }
+                    keep_tail(&tail, &String::from_utf8_lossy(&buf[..n]));
                 }
             });
         }
-        let (sender, list_changed) = watch::channel(ListChanged::default());
-        let handler = BenchClient {
-            list_changed: Arc::new(sender),
-        };
+        let (handler, list_changed) = BenchClient::new();
         let connected = tokio::time::timeout(PATIENCE, handler.serve(transport)).await;
         let client = match connected {
             Ok(Ok(client)) => client,
@@ -185,6 +192,34 @@ impl Session {
             list_changed,
             stderr,
             label: launch.label.clone(),
+        })
+    }
+
+    /// Connects a new client to `server` over Streamable HTTP and completes
+    /// the `initialize` handshake: a session of its own on the same server.
+    pub async fn connect_http(server: &HttpServer) -> Result<Session> {
+        let transport = StreamableHttpClientTransport::from_uri(server.url.clone());
+        let (handler, list_changed) = BenchClient::new();
+        let client = tokio::time::timeout(PATIENCE, handler.serve(transport))
+            .await
+            .with_context(|| format!("{} did not answer initialize in {PATIENCE:?}", server.label))?
+            .with_context(|| {
+                format!(
+                    "{} did not complete initialize over HTTP; its stderr ends with:\n{}",
+                    server.label,
+                    server.stderr_tail()
+                )
+            })?;
+        client
+            .set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+            .await;
+        Ok(Session {
+            client,
+            pid: server.pid,
+            spawned: server.spawned,
+            list_changed,
+            stderr: server.stderr.clone(),
+            label: server.label.clone(),
         })
     }
 
@@ -260,6 +295,109 @@ impl Session {
     /// killed if it does not).
     pub async fn stop(self) {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.client.cancel()).await;
+    }
+}
+
+/// A server process serving MCP over Streamable HTTP on a loopback port.
+/// Killed when dropped.
+pub struct HttpServer {
+    /// What the table calls it.
+    pub label: String,
+    /// Its MCP endpoint, as it logged it.
+    pub url: String,
+    /// Its process id.
+    pub pid: u32,
+    /// When the process was spawned (just before).
+    pub spawned: Instant,
+    /// The last [`STDERR_TAIL`] bytes it wrote to stderr.
+    stderr: Arc<Mutex<String>>,
+    /// The process, killed on drop.
+    _process: tokio::process::Child,
+}
+
+impl HttpServer {
+    /// Spawns the server (`launch` carries its HTTP flag, with port 0) and
+    /// waits until it logs the URL it listens on ([`LISTENING`]).
+    pub async fn start(launch: &Launch) -> Result<HttpServer> {
+        let mut command = tokio::process::Command::new(&launch.program);
+        command
+            .args(&launch.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in &launch.env {
+            command.env(k, v);
+        }
+        let spawned = Instant::now();
+        let mut process = command
+            .spawn()
+            .with_context(|| format!("cannot start {}", launch.program.display()))?;
+        let pid = process
+            .id()
+            .with_context(|| format!("{} exited at once", launch.label))?;
+        let pipe = process.stderr.take().context("stderr is piped")?;
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (found, url) = oneshot::channel();
+        let tail = stderr.clone();
+        // Keep reading, so a chatty server never blocks on a full pipe.
+        tokio::spawn(async move {
+            let mut found = Some(found);
+            let mut lines = BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.split(LISTENING).nth(1)
+                    && let Some(found) = found.take()
+                {
+                    let _ = found.send(url.trim().to_string());
+                }
+                keep_tail(&tail, &format!("{line}\n"));
+            }
+        });
+        let url = match tokio::time::timeout(PATIENCE, url).await {
+            Ok(Ok(url)) => url,
+            Ok(Err(_)) => bail!(
+                "{} exited before it listened; its stderr ends with:\n{}",
+                launch.label,
+                stderr.lock().expect("not poisoned")
+            ),
+            Err(_) => bail!("{} did not listen within {PATIENCE:?}", launch.label),
+        };
+        Ok(HttpServer {
+            label: launch.label.clone(),
+            url,
+            pid,
+            spawned,
+            stderr,
+            _process: process,
+        })
+    }
+
+    /// A new client session on this server.
+    pub async fn connect(&self) -> Result<Session> {
+        Session::connect_http(self).await
+    }
+
+    /// CPU time the server has used so far, all threads, user + system.
+    pub fn cpu_time(&self) -> Result<Duration> {
+        cpu_time(self.pid)
+    }
+
+    /// What the server last wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.lock().expect("not poisoned").clone()
+    }
+}
+
+/// Appends `text` to `tail`, keeping about the last [`STDERR_TAIL`] bytes.
+fn keep_tail(tail: &Mutex<String>, text: &str) {
+    let mut tail = tail.lock().expect("not poisoned");
+    tail.push_str(text);
+    if tail.len() > 2 * STDERR_TAIL {
+        let mut cut = tail.len() - STDERR_TAIL;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail.drain(..cut);
     }
 }
 

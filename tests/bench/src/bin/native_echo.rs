@@ -5,18 +5,28 @@
 //! validator, no sandbox. `toolhost-bench` drives it with the same client as
 //! toolhost, so the difference between the two is what toolhost adds.
 //!
+//! `native-echo --http ADDR` serves it over Streamable HTTP instead, at
+//! `http://ADDR/mcp` with rmcp's `StreamableHttpService` under axum and its
+//! default configuration (sessions in memory), and logs
+//! `serving MCP over HTTP at URL` to stderr once it listens (port 0 picks a
+//! free port): the baseline of toolhost's HTTP rows.
+//!
 //! The tool is registered at runtime (a `ServerHandler` with `list_tools`
 //! and `call_tool`), the way toolhost itself serves tools; its arguments are
 //! checked by deserializing them into [`Message`], as a typed rmcp tool does.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
+use clap::Parser;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -110,9 +120,42 @@ impl ServerHandler for NativeEcho {
     }
 }
 
+/// The benchmark's baseline: `echo` served natively by rmcp.
+#[derive(Parser)]
+#[command(name = "native-echo", version, about)]
+struct Args {
+    /// Serve MCP over Streamable HTTP at `http://ADDR/mcp` instead of
+    /// stdio, e.g. `127.0.0.1:0`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> anyhow::Result<()> {
-    let service = NativeEcho::new().serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
+    match Args::parse().http {
+        None => {
+            let service = NativeEcho::new().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+        }
+        Some(addr) => serve_http(addr).await?,
+    }
+    Ok(())
+}
+
+/// Serves `echo` over Streamable HTTP on `addr` until killed.
+async fn serve_http(addr: SocketAddr) -> anyhow::Result<()> {
+    let server = NativeEcho::new();
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!(
+        "serving MCP over HTTP at http://{}/mcp",
+        listener.local_addr()?
+    );
+    axum::serve(listener, app).await?;
     Ok(())
 }

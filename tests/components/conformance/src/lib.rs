@@ -1,0 +1,274 @@
+//! The tools the official MCP conformance suite's server scenarios call
+//! (`@modelcontextprotocol/conformance`), as far as toolhost's contract
+//! can express them. `cargo xtask conformance` serves this component over
+//! Streamable HTTP and runs the suite against it; docs/conformance.md
+//! lists every scenario, and why the ones that fail do.
+//!
+//! | tool | scenario |
+//! |---|---|
+//! | `test_simple_text` | `tools-call-simple-text` |
+//! | `test_error_handling` | `tools-call-error` |
+//! | `test_tool_with_progress` | `tools-call-with-progress` |
+//! | `test_tool_with_logging` | `tools-call-with-logging` (its lines reach the operator's log, not the client) |
+//! | `test_elicitation` | `tools-call-elicitation` (asks toolhost's yes/no confirmation) |
+//! | `json_schema_2020_12_tool` | `json-schema-2020-12` |
+//! | `test_reconnection` | `server-sse-polling` |
+//!
+//! Not here, because contract 0.1 cannot express them: image, audio and
+//! embedded-resource content (a tool returns JSON), sampling (no import
+//! asks the client's model), and elicitation forms of the tool's own
+//! (`confirm` asks one fixed yes/no question).
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+use toolhost_sdk::{Annotations, Tool, ToolError, confirm, log, progress};
+
+/// The arguments of a tool that takes none.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArguments {}
+
+/// What the scenarios' plain tools return: one sentence.
+#[derive(Serialize, JsonSchema)]
+struct Text {
+    /// The sentence.
+    text: String,
+}
+
+impl Text {
+    fn new(text: &str) -> Text {
+        Text {
+            text: text.to_string(),
+        }
+    }
+}
+
+/// `tools-call-simple-text`: returns a fixed sentence.
+struct SimpleText;
+
+impl Tool for SimpleText {
+    type Input = NoArguments;
+    type Output = Text;
+    const NAME: &'static str = "test_simple_text";
+    const TITLE: &'static str = "Simple Text";
+    const DESCRIPTION: &'static str = "Return a fixed sentence. Use it to check that a \
+        client reads text results; the conformance suite's tools-call-simple-text scenario does.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<Text, ToolError> {
+        Ok(Text::new("This is a simple text response for testing."))
+    }
+}
+
+/// `tools-call-error`: always fails.
+struct ErrorHandling;
+
+impl Tool for ErrorHandling {
+    type Input = NoArguments;
+    type Output = Text;
+    const NAME: &'static str = "test_error_handling";
+    const TITLE: &'static str = "Error Handling";
+    const DESCRIPTION: &'static str = "Always fail with a tool error. Use it to check how \
+        a client shows tool errors; the conformance suite's tools-call-error scenario does.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<Text, ToolError> {
+        Err(ToolError::internal(
+            "This tool intentionally returns an error for testing",
+        ))
+    }
+}
+
+/// How many progress reports `test_tool_with_progress` sends.
+const PROGRESS_STEPS: [f64; 3] = [0.0, 50.0, 100.0];
+
+/// What `test_tool_with_progress` returns.
+#[derive(Serialize, JsonSchema)]
+struct ProgressDone {
+    /// How many progress reports were sent.
+    reports: u32,
+}
+
+/// `tools-call-with-progress`: reports 0, 50 and 100 out of 100.
+struct WithProgress;
+
+impl Tool for WithProgress {
+    type Input = NoArguments;
+    type Output = ProgressDone;
+    const NAME: &'static str = "test_tool_with_progress";
+    const TITLE: &'static str = "With Progress";
+    const DESCRIPTION: &'static str = "Report progress 0, 50 and 100 out of 100, then finish. \
+        Use it to check that progress reaches the client; the conformance suite's \
+        tools-call-with-progress scenario does.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<ProgressDone, ToolError> {
+        for step in PROGRESS_STEPS {
+            progress::report(step, Some(100.0), None);
+        }
+        Ok(ProgressDone {
+            reports: PROGRESS_STEPS.len() as u32,
+        })
+    }
+}
+
+/// `tools-call-with-logging`: writes three lines to the log. toolhost's
+/// `log` import is the operator's (stderr), so the client sees none of them.
+struct WithLogging;
+
+impl Tool for WithLogging {
+    type Input = NoArguments;
+    type Output = Text;
+    const NAME: &'static str = "test_tool_with_logging";
+    const TITLE: &'static str = "With Logging";
+    const DESCRIPTION: &'static str = "Write three lines to the operator's log, then finish. \
+        The conformance suite's tools-call-with-logging scenario calls it.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<Text, ToolError> {
+        log::info("Tool execution started");
+        log::info("Tool processing data");
+        log::info("Tool execution completed");
+        Ok(Text::new("Tool execution completed"))
+    }
+}
+
+/// Arguments of `test_elicitation`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ElicitationInput {
+    /// The question to put to the user.
+    #[schemars(example = &"Please provide your information", length(min = 1, max = 1000))]
+    message: String,
+}
+
+/// What `test_elicitation` returns.
+#[derive(Serialize, JsonSchema)]
+struct ElicitationAnswer {
+    /// The user's answer: `confirmed`, `declined`, `cancelled` or
+    /// `unsupported`.
+    action: String,
+}
+
+/// `tools-call-elicitation`: asks the user, with toolhost's confirmation.
+struct Elicitation;
+
+impl Tool for Elicitation {
+    type Input = ElicitationInput;
+    type Output = ElicitationAnswer;
+    const NAME: &'static str = "test_elicitation";
+    const TITLE: &'static str = "Elicitation";
+    const DESCRIPTION: &'static str = "Ask the user to approve the message and report the answer. \
+        The conformance suite's tools-call-elicitation scenario calls it.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, input: ElicitationInput) -> Result<ElicitationAnswer, ToolError> {
+        let answer = confirm::require_confirmation(&input.message);
+        Ok(ElicitationAnswer {
+            action: answer.as_str().to_string(),
+        })
+    }
+}
+
+/// An address, the shared definition of `json_schema_2020_12_tool`'s
+/// schema.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Address {
+    street: Option<String>,
+    city: Option<String>,
+}
+
+/// Arguments of `json_schema_2020_12_tool`, and its result.
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Person {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    address: Option<Address>,
+}
+
+/// Written by hand: the scenario checks that `$schema`, `$defs` (reached
+/// by `$ref`) and `additionalProperties` reach the client as the tool
+/// published them, which derived (inlined) schemas never use.
+impl JsonSchema for Person {
+    fn schema_name() -> Cow<'static, str> {
+        "Person".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "type": "object",
+                    "description": "A postal address.",
+                    "properties": {
+                        "street": {"type": "string", "description": "Street and number."},
+                        "city": {"type": "string", "description": "The city."}
+                    }
+                }
+            },
+            "properties": {
+                "name": {"type": "string", "description": "A name.", "examples": ["Ada"]},
+                "address": {
+                    "$ref": "#/$defs/address",
+                    "description": "Where the person lives.",
+                    "examples": [{"city": "Paris"}]
+                }
+            },
+            "additionalProperties": false
+        })
+    }
+}
+
+/// `json-schema-2020-12`: a schema with `$schema`, `$defs` and
+/// `additionalProperties`; returns its arguments.
+struct JsonSchema2020;
+
+impl Tool for JsonSchema2020 {
+    type Input = Person;
+    type Output = Person;
+    const NAME: &'static str = "json_schema_2020_12_tool";
+    const TITLE: &'static str = "JSON Schema 2020-12";
+    const DESCRIPTION: &'static str = "Return the person it was given. Its schema uses JSON \
+        Schema 2020-12's $schema, $defs and additionalProperties: use it to check that they \
+        reach the client unchanged, as the conformance suite's json-schema-2020-12 scenario does.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, input: Person) -> Result<Person, ToolError> {
+        Ok(input)
+    }
+}
+
+/// `server-sse-polling`: the scenario calls it and watches the stream the
+/// answer comes on; the tool itself just answers.
+struct Reconnection;
+
+impl Tool for Reconnection {
+    type Input = NoArguments;
+    type Output = Text;
+    const NAME: &'static str = "test_reconnection";
+    const TITLE: &'static str = "Reconnection";
+    const DESCRIPTION: &'static str = "Return a fixed sentence. The conformance suite's \
+        server-sse-polling scenario calls it to watch the response stream.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<Text, ToolError> {
+        Ok(Text::new("Reconnection test completed"))
+    }
+}
+
+toolhost_sdk::export_tools!(
+    SimpleText,
+    ErrorHandling,
+    WithProgress,
+    WithLogging,
+    Elicitation,
+    JsonSchema2020,
+    Reconnection,
+);
