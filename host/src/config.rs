@@ -206,6 +206,9 @@ pub struct RawHttp {
     /// `header_read_timeout_secs`: how long a client may take to send a
     /// request's headers.
     pub header_read_timeout_secs: Option<f64>,
+    /// `body_read_timeout_secs`: how long a client may take to send a
+    /// request's body.
+    pub body_read_timeout_secs: Option<f64>,
     /// `requests_per_identity`: requests one caller may have in flight.
     pub requests_per_identity: Option<u32>,
     /// `streams_per_identity`: standalone (GET) event streams one caller
@@ -232,6 +235,8 @@ pub struct HttpSettings {
     pub allowed_hosts: Vec<String>,
     /// How long a client may take to send a request's headers.
     pub header_read_timeout: Duration,
+    /// How long a client may take to send a request's body.
+    pub body_read_timeout: Duration,
     /// Requests one caller may have in flight.
     pub requests_per_identity: u32,
     /// Standalone event streams one caller may hold open.
@@ -251,6 +256,7 @@ impl Default for HttpSettings {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
             requests_per_identity: 64,
             streams_per_identity: 8,
             max_connections: 1024,
@@ -285,6 +291,10 @@ impl HttpSettings {
             header_read_timeout: Duration::from_secs_f64(HEADER_READ_TIMEOUT_SECS.check_or(
                 raw.header_read_timeout_secs,
                 d.header_read_timeout.as_secs_f64(),
+            )?),
+            body_read_timeout: Duration::from_secs_f64(BODY_READ_TIMEOUT_SECS.check_or(
+                raw.body_read_timeout_secs,
+                d.body_read_timeout.as_secs_f64(),
             )?),
             requests_per_identity: REQUESTS_PER_IDENTITY
                 .check_or(raw.requests_per_identity, d.requests_per_identity)?,
@@ -894,6 +904,13 @@ const HEADER_READ_TIMEOUT_SECS: Range<f64> = Range {
     key: "http.header_read_timeout_secs",
     min: 0.1,
     max: 300.0,
+    unit: "seconds",
+};
+/// `http.body_read_timeout_secs`: 0.1 second to an hour.
+const BODY_READ_TIMEOUT_SECS: Range<f64> = Range {
+    key: "http.body_read_timeout_secs",
+    min: 0.1,
+    max: 3600.0,
     unit: "seconds",
 };
 /// `http.requests_per_identity`: 1 to 100,000.

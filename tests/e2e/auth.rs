@@ -181,6 +181,7 @@ impl HttpHost {
 
     /// An rmcp client of `era` sending `token`.
     async fn client(&self, token: &str, era: Era) -> RunningService<RoleClient, ()> {
+        crate::support::install_tls_provider();
         let transport = StreamableHttpClientTransport::from_config(
             StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", self.base))
                 .auth_header(token),

@@ -49,6 +49,22 @@ async fn post(
     request.body(body).send().await.expect("the server answers")
 }
 
+/// A `fetch_url` call of `server`'s `/hold`, running until the server
+/// releases it.
+fn held_fetch(
+    host: &Host,
+    server: &Recorder,
+) -> tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::ServiceError>> {
+    let peer = host.client.peer().clone();
+    let Value::Object(args) = json!({ "url": format!("{}/hold", server.url) }) else {
+        unreachable!()
+    };
+    tokio::spawn(async move {
+        peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
+            .await
+    })
+}
+
 /// The host's base address, `http://127.0.0.1:PORT`.
 fn base(host: &Host) -> String {
     host.url
@@ -405,19 +421,7 @@ async fn a_caller_over_its_request_bound_gets_429_until_one_finishes() {
     )))
     .await;
     host.tools().await;
-    let held: Vec<_> = (0..2)
-        .map(|_| {
-            let peer = host.client.peer().clone();
-            let url = format!("{}/hold", server.url);
-            tokio::spawn(async move {
-                let Value::Object(args) = json!({ "url": url }) else {
-                    unreachable!()
-                };
-                peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
-                    .await
-            })
-        })
-        .collect();
+    let held: Vec<_> = (0..2).map(|_| held_fetch(&host, &server)).collect();
     server.wait_for_requests(2).await;
 
     let refused = post(&host, INITIALIZE, &[]).await;
@@ -456,15 +460,7 @@ async fn sigterm_lets_a_call_in_flight_finish_then_exits_0() {
             .config(server.allow_block("hello")),
     )
     .await;
-    let peer = host.client.peer().clone();
-    let url = format!("{}/hold", server.url);
-    let held = tokio::spawn(async move {
-        let Value::Object(args) = json!({ "url": url }) else {
-            unreachable!()
-        };
-        peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
-            .await
-    });
+    let held = held_fetch(&host, &server);
     server.wait_for_requests(1).await;
     host.terminate();
     host.wait_for_stderr("shutting down").await;
@@ -495,15 +491,7 @@ async fn a_call_that_outlasts_the_shutdown_grace_is_ended_and_the_exit_is_clean(
         server.allow_block("hello")
     )))
     .await;
-    let peer = host.client.peer().clone();
-    let url = format!("{}/hold", server.url);
-    let _held = tokio::spawn(async move {
-        let Value::Object(args) = json!({ "url": url }) else {
-            unreachable!()
-        };
-        peer.call_tool(CallToolRequestParams::new("fetch_url").with_arguments(args))
-            .await
-    });
+    let _held = held_fetch(&host, &server);
     server.wait_for_requests(1).await;
     host.terminate();
     assert!(host.exit_status().await.success());
@@ -532,4 +520,180 @@ async fn a_non_loopback_address_without_auth_is_refused() {
         "{stderr}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// `[auth]` with two static-token callers, `flood` and `calm`.
+fn two_callers(extra: &str) -> String {
+    let digest = |token: &str| {
+        use sha2::Digest;
+        sha2::Sha256::digest(token.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    format!(
+        "[auth]\nresource = \"http://127.0.0.1/mcp\"\n\
+         [[auth.tokens]]\nsubject = \"flood\"\nsha256 = \"{}\"\n\
+         [[auth.tokens]]\nsubject = \"calm\"\nsha256 = \"{}\"\n{extra}",
+        digest(FLOOD_TOKEN),
+        digest(CALM_TOKEN)
+    )
+}
+
+const FLOOD_TOKEN: &str = "flood-token-0123456789abcdef";
+const CALM_TOKEN: &str = "calm-token-0123456789abcdef";
+
+#[tokio::test]
+async fn a_thousand_streams_from_one_caller_do_not_starve_another() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .bearer(CALM_TOKEN)
+            .config(two_callers(
+                "[http]\nrequests_per_identity = 16\nbody_read_timeout_secs = 10\n",
+            )),
+    )
+    .await;
+    host.tools().await;
+    let addr = base(&host).trim_start_matches("http://").to_string();
+
+    // 1,000 connections from `flood`, each a request whose body never
+    // arrives: a request held open as long as the client likes.
+    let mut held = Vec::new();
+    for _ in 0..1000 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {FLOOD_TOKEN}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: 100\r\n\r\n{{"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        held.push(stream);
+    }
+    // Meanwhile `calm` lists and calls as usual.
+    assert_eq!(host.tools().await.len(), 2);
+    let greeting = host.ok("greet", json!({"name": "Ada"})).await;
+    assert_eq!(greeting["message"], "Hello, Ada!");
+
+    // Every flood connection was answered: 429 at once past the bound, or
+    // 408 when the body it never sent timed out.
+    let (mut too_many, mut timed_out) = (0, 0);
+    for stream in &mut held {
+        let mut first = [0u8; 12];
+        let n = tokio::time::timeout(HANG, stream.read(&mut first))
+            .await
+            .expect("every flood request is answered")
+            .unwrap();
+        match &first[..n] {
+            b"HTTP/1.1 429" => too_many += 1,
+            b"HTTP/1.1 408" => timed_out += 1,
+            other => panic!("{:?}", String::from_utf8_lossy(other)),
+        }
+    }
+    assert_eq!(too_many + timed_out, 1000);
+    assert!(
+        timed_out <= 16,
+        "{timed_out} held, over http.requests_per_identity"
+    );
+    drop(held);
+    assert_eq!(
+        host.ok("greet", json!({"name": "Bo"})).await["message"],
+        "Hello, Bo!"
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_never_arrives_is_answered_408() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config("[http]\nbody_read_timeout_secs = 0.5\n"),
+    )
+    .await;
+    let addr = base(&host).trim_start_matches("http://").to_string();
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{"
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0u8; 256];
+    let n = tokio::time::timeout(HANG, slow.read(&mut answer))
+        .await
+        .expect("answered in time")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(
+        host.ok("greet", json!({"name": "Ada"})).await["message"],
+        "Hello, Ada!"
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_session_belongs_to_the_caller_that_opened_it() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .bearer(CALM_TOKEN)
+            .config(two_callers("")),
+    )
+    .await;
+    // `flood` opens a session with a raw initialize; `calm` tries to use it.
+    let opened = post(
+        &host,
+        INITIALIZE,
+        &[("authorization", &format!("Bearer {FLOOD_TOKEN}"))],
+    )
+    .await;
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let stolen = post(
+        &host,
+        ping,
+        &[
+            ("authorization", &format!("Bearer {CALM_TOKEN}")),
+            ("mcp-session-id", &session),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        stolen.status(),
+        404,
+        "another caller's session does not exist for it"
+    );
+    let own = post(
+        &host,
+        ping,
+        &[
+            ("authorization", &format!("Bearer {FLOOD_TOKEN}")),
+            ("mcp-session-id", &session),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+    )
+    .await;
+    assert_ne!(own.status(), 404, "its owner still reaches it");
+}
+
+#[tokio::test]
+async fn metrics_are_served_on_the_http_listener_with_sessions_and_streams() {
+    let host = Host::start(HostOptions::new(&["hello"]).http()).await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    let text = raw()
+        .get(format!("{}/metrics", base(&host)))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains("toolhost_calls_total{") && text.contains("tool=\"greet\""),
+        "{text}"
+    );
 }

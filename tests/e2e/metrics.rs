@@ -146,7 +146,7 @@ async fn calls_confirmations_upstream_requests_and_denials_are_counted_with_thei
                 json!({"order_id": id, "status_code": "st000003", "confirm": true}),
             )
             .await;
-        assert_eq!(out["success"], true, "{era:?}: {out}");
+        assert_eq!(out["result"], "confirmed", "{era:?}: {out}");
         let out = host
             .ok(
                 "add_order_comment",

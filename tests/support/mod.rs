@@ -239,6 +239,7 @@ pub async fn http_client(
     elicitation: Elicitation,
     bearer: Option<&str>,
 ) -> (RunningService<RoleClient, TestClient>, TestClient) {
+    install_tls_provider();
     let mut config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             url.to_string(),
@@ -250,6 +251,13 @@ pub async fn http_client(
     let handler = TestClient::new(elicitation);
     let client = handler.clone().start(era, transport).await;
     (client, handler)
+}
+
+/// Installs rustls's ring provider for this process: the workspace's
+/// rustls is built without a default provider (no C crypto library), and
+/// rmcp's HTTP client needs one. Idempotent.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Sends SIGTERM to `pid`.

@@ -20,9 +20,11 @@
 //!    - [`limit_per_caller`]: requests in flight and GET streams per
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      held until the response body ends, so one caller's flood meets 429s
-//!      while another's calls go on;
+//!      while another's calls go on; a legacy session belongs to the caller
+//!      that opened it (another caller is told it does not exist);
 //!    - [`answer_what_rmcp_would_not`]: a POSTed JSON body is read (up to
-//!      `host.max_message_bytes`, else 413) and triaged as a stdio line is
+//!      `host.max_message_bytes`, else 413; within
+//!      `http.body_read_timeout_secs`, else 408) and triaged as a stdio line is
 //!      ([`super::triage`]): malformed JSON, a batch, a request rmcp cannot
 //!      decode or whose params do not fit get their JSON-RPC error (`-32700`,
 //!      `-32600`, `-32602`) with HTTP 400; the rest goes on;
@@ -93,6 +95,7 @@ pub async fn serve_http(
     }
     let settings = loader.config.http.clone();
     let max_body = loader.config.max_message_bytes;
+    let loader_metrics = loader.config.metrics;
     let listener = TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
@@ -107,13 +110,21 @@ pub async fn serve_http(
     tokio::spawn(crate::watch::run(dir, loader, gateway.clone(), watch));
 
     let streams_closed = CancellationToken::new();
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(settings.session_idle);
     let state = Arc::new(HttpState {
         gateway: gateway.clone(),
         draining: AtomicBool::new(false),
         posts_in_flight: tokio::sync::watch::Sender::new(0),
         callers: CallerLimits::new(&settings),
         max_body,
+        body_read_timeout: settings.body_read_timeout,
+        sessions: Arc::new(sessions),
+        session_owners: Mutex::new(HashMap::new()),
     });
+    tokio::spawn(housekeeping(Arc::downgrade(&state)));
+    // Metrics on this listener unless the operator gave them their own.
+    let metrics_here = loader_metrics.is_none();
     let app = router(
         state.clone(),
         &settings,
@@ -121,6 +132,7 @@ pub async fn serve_http(
         max_body,
         &streams_closed,
         auth.as_ref(),
+        metrics_here,
     );
     tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
 
@@ -179,6 +191,49 @@ struct HttpState {
     callers: CallerLimits,
     /// `host.max_message_bytes`: the largest request body.
     max_body: usize,
+    /// `http.body_read_timeout_secs`: how long a request body may take.
+    body_read_timeout: Duration,
+    /// The legacy sessions rmcp holds.
+    sessions: Arc<LocalSessionManager>,
+    /// Who opened each legacy session: only that caller may use it.
+    session_owners: Mutex<HashMap<String, String>>,
+}
+
+/// How often [`housekeeping`] runs.
+const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(5);
+
+/// Every few seconds: forgets the owners of sessions rmcp has closed, and
+/// sets the open-sessions gauge.
+async fn housekeeping(state: std::sync::Weak<HttpState>) {
+    let mut tick = tokio::time::interval(HOUSEKEEPING_EVERY);
+    loop {
+        tick.tick().await;
+        let Some(state) = state.upgrade() else { return };
+        let open = state.sessions.sessions.read().await;
+        ::metrics::gauge!(crate::metrics::HTTP_SESSIONS_OPEN).set(open.len() as f64);
+        state
+            .session_owners
+            .lock()
+            .expect("not poisoned")
+            .retain(|id, _| open.contains_key(id.as_str()));
+    }
+}
+
+/// Counts one open event stream (a GET stream or a `subscriptions/listen`)
+/// in `toolhost_http_streams_open` for as long as it lives.
+struct StreamOpen;
+
+impl StreamOpen {
+    fn start() -> StreamOpen {
+        ::metrics::gauge!(crate::metrics::HTTP_STREAMS_OPEN).increment(1.0);
+        StreamOpen
+    }
+}
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        ::metrics::gauge!(crate::metrics::HTTP_STREAMS_OPEN).decrement(1.0);
+    }
 }
 
 /// Counts one POST in flight for as long as it lives.
@@ -216,6 +271,7 @@ fn router(
     max_body: usize,
     streams_closed: &CancellationToken,
     auth: Option<&crate::auth::Authenticator>,
+    metrics_here: bool,
 ) -> Router {
     let mut allowed_hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
         .into_iter()
@@ -235,10 +291,9 @@ fn router(
         .enforce_origin_validation()
         .with_max_request_body_bytes(max_body)
         .with_cancellation_token(streams_closed.clone());
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(settings.session_idle);
     let gateway = state.gateway.clone();
-    let mcp = StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(sessions), config);
+    let mcp =
+        StreamableHttpService::new(move || Ok(gateway.clone()), state.sessions.clone(), config);
 
     let mut endpoint = Router::new()
         .route_service(MCP_PATH, mcp)
@@ -266,6 +321,17 @@ fn router(
         .merge(endpoint);
     if let Some(auth) = auth {
         app = app.merge(crate::auth::http::metadata_router(auth));
+    }
+    if metrics_here {
+        // Behind the same authentication as `/mcp`: a scraper sends a token.
+        let mut metrics = crate::metrics::router(crate::metrics::install());
+        if let Some(auth) = auth {
+            metrics = metrics.layer(middleware::from_fn_with_state(
+                auth.clone(),
+                crate::auth::http::require_identity,
+            ));
+        }
+        app = app.merge(metrics);
     }
     app
 }
@@ -355,8 +421,25 @@ async fn answer_what_rmcp_would_not(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, state.max_body).await else {
-        return json_rpc_answer(StatusCode::PAYLOAD_TOO_LARGE, &too_long(state.max_body));
+    let read = tokio::time::timeout(
+        state.body_read_timeout,
+        axum::body::to_bytes(body, state.max_body),
+    );
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return json_rpc_answer(StatusCode::PAYLOAD_TOO_LARGE, &too_long(state.max_body));
+        }
+        Err(_) => {
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within {:?} (http.body_read_timeout_secs)\n",
+                    state.body_read_timeout
+                ),
+            )
+                .into_response();
+        }
     };
     match triage(&bytes) {
         Triage::Deliver(_) => {
@@ -464,7 +547,29 @@ async fn limit_per_caller(
         .extensions()
         .get::<Identity>()
         .map_or_else(|| "anonymous".to_string(), |i| i.subject.clone());
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if let Some(id) = &session {
+        let owner = state
+            .session_owners
+            .lock()
+            .expect("not poisoned")
+            .get(id)
+            .cloned();
+        if owner.is_some_and(|owner| owner != caller) {
+            // Another caller's session does not exist for this one.
+            tracing::info!(caller, "refused a request naming another caller's session");
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found\n").into_response();
+        }
+    }
     let stream = request.method() == Method::GET;
+    let listen = request
+        .headers()
+        .get("mcp-method")
+        .is_some_and(|m| m == "subscriptions/listen");
     let permit = match state.callers.try_acquire(&caller, stream) {
         Ok(permit) => permit,
         Err((key, limit)) => {
@@ -484,7 +589,29 @@ async fn limit_per_caller(
             return response;
         }
     };
-    hold_until_body_ends(next.run(request).await, permit)
+    let deleting = request.method() == Method::DELETE;
+    let open = (stream || listen).then(StreamOpen::start);
+    let response = next.run(request).await;
+    if let Some(id) = &session {
+        if deleting && response.status().is_success() {
+            state
+                .session_owners
+                .lock()
+                .expect("not poisoned")
+                .remove(id);
+        }
+    } else if let Some(new) = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        state
+            .session_owners
+            .lock()
+            .expect("not poisoned")
+            .insert(new.to_string(), caller);
+    }
+    hold_until_body_ends(response, (permit, open))
 }
 
 /// Accepts connections and serves `app` on them until SIGTERM or SIGINT;

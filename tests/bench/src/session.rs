@@ -198,6 +198,9 @@ impl Session {
     /// Connects a new client to `server` over Streamable HTTP and completes
     /// the `initialize` handshake: a session of its own on the same server.
     pub async fn connect_http(server: &HttpServer) -> Result<Session> {
+        // rustls is built without a default provider in this workspace (no
+        // C crypto library); rmcp's HTTP client needs one.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let transport = StreamableHttpClientTransport::from_uri(server.url.clone());
         let (handler, list_changed) = BenchClient::new();
         let client = tokio::time::timeout(PATIENCE, handler.serve(transport))

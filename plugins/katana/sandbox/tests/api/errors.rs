@@ -33,7 +33,7 @@ async fn unknown_routes_and_methods_are_404() {
         (Method::GET, "/products"),
         (Method::GET, "/"),
         (Method::DELETE, "/purchase_orders/7001"),
-        (Method::GET, "/purchase_orders"),
+        (Method::GET, "/no_such_collection"),
         (Method::POST, "/variants"),
     ] {
         let (status, body) = h.send(h.request(method.clone(), path)).await;
