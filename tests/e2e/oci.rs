@@ -569,9 +569,13 @@ async fn tampered_oversized_and_foreign_artifacts_are_refused_and_nothing_is_ins
     );
 
     // A manifest changed in the registry's storage (a digit of its
-    // creation time: still valid JSON).
+    // creation time: still valid JSON). Another component than the later
+    // steps push: manifests are content-addressed, and two pushes of one
+    // file within a second make the same manifest, so tampering with it
+    // would tamper with theirs too.
     let reference = registry.reference("acme/manifest", "v1");
-    let digest = s.push(&file, &reference, None);
+    let other = s.component_file("echo", "echo.wasm");
+    let digest = s.push(&other, &reference, None);
     let stored = registry.blob_file(&digest);
     let body = std::fs::read_to_string(&stored).unwrap();
     let at = body
