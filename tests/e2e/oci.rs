@@ -449,6 +449,45 @@ async fn a_registry_with_basic_auth_takes_credentials_from_the_environment_or_do
     let out = s.pull(&reference, &["--allow-unsigned"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(s.installed(), ["hello.wasm"]);
+
+    // A credential helper named in config.json (`credHelpers`), as
+    // `docker-credential-*` programs on PATH are used.
+    std::fs::remove_file(s.plugins().join("hello.wasm")).unwrap();
+    std::fs::write(
+        s.path("docker/config.json"),
+        json!({"credHelpers": {registry.addr.clone(): "toolhosttest"}}).to_string(),
+    )
+    .unwrap();
+    let bin = s.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let helper = bin.join("docker-credential-toolhosttest");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\nread server\nprintf '%s' '{{\"ServerURL\":\"{}\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}}'\n",
+            registry.addr
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let plugins = s.plugins();
+    let out = s.toolhost(
+        &[
+            "pull",
+            &reference,
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "--allow-unsigned",
+        ],
+        &[("PATH", &path)],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(s.installed(), ["hello.wasm"]);
 }
 
 /// Asserts that `out` failed naming `needle`, and that nothing was
