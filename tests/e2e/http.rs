@@ -697,3 +697,96 @@ async fn metrics_are_served_on_the_http_listener_with_sessions_and_streams() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn an_idle_legacy_session_expires() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config("[http]\nsession_idle_secs = 1\n"),
+    )
+    .await;
+    let opened = post(&host, INITIALIZE, &[]).await;
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    // No traffic for longer than http.session_idle_secs: the time is the
+    // behaviour under test.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let late = post(
+        &host,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        &[
+            ("mcp-session-id", &session),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+    )
+    .await;
+    assert_eq!(late.status(), 404, "the idle session is gone");
+}
+
+/// The value of the series `name{labels…}` in a Prometheus text scrape.
+fn series(text: &str, name: &str, label: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(name) && l.contains(label))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test]
+async fn sessions_streams_and_auth_failures_are_counted() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .bearer(CALM_TOKEN)
+            .config(two_callers("")),
+    )
+    .await;
+    host.tools().await;
+    let refused = post(&host, INITIALIZE, &[]).await;
+    assert_eq!(refused.status(), 401);
+
+    // The scrape needs a token too; the gauges are refreshed every few
+    // seconds, so read until they show the client's session and stream.
+    let scrape = || async {
+        raw()
+            .get(format!("{}/metrics", base(&host)))
+            .bearer_auth(CALM_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let seen = async {
+        loop {
+            let text = scrape().await;
+            if series(&text, "toolhost_http_sessions_open", "").unwrap_or(0.0) >= 1.0
+                && series(&text, "toolhost_http_streams_open", "").unwrap_or(0.0) >= 1.0
+            {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    let text = tokio::time::timeout(HANG, seen)
+        .await
+        .expect("the gauges show the open session and stream");
+    assert_eq!(
+        series(
+            &text,
+            "toolhost_auth_failures_total",
+            "reason=\"missing_token\""
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    let unauthenticated = raw()
+        .get(format!("{}/metrics", base(&host)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthenticated.status(), 401, "metrics sit behind [auth]");
+}
