@@ -22,7 +22,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientServiceExt, ServiceError, ServiceExt};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
 use crate::support::{Era, Recorder, capture_stderr, component, test_cache_home};
@@ -121,7 +120,7 @@ impl Idp {
              [[auth.tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
             self.issuer,
             self.jwks_url,
-            hex(&Sha256::digest(CI_TOKEN.as_bytes()))
+            crate::support::infra::sha256_hex(CI_TOKEN)
         )
     }
 }
@@ -562,9 +561,4 @@ fn access_rules_without_auth_are_refused_over_http() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("[[access]] rules need [auth]"), "{stderr}");
-}
-
-/// Lower-case hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -524,13 +524,7 @@ async fn a_non_loopback_address_without_auth_is_refused() {
 
 /// `[auth]` with two static-token callers, `flood` and `calm`.
 fn two_callers(extra: &str) -> String {
-    let digest = |token: &str| {
-        use sha2::Digest;
-        sha2::Sha256::digest(token.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
+    let digest = crate::support::infra::sha256_hex;
     format!(
         "[auth]\nresource = \"http://127.0.0.1/mcp\"\n\
          [[auth.tokens]]\nsubject = \"flood\"\nsha256 = \"{}\"\n\

@@ -22,51 +22,18 @@ const PACKAGES: [(&str, &str); 3] = [
     ("htpasswd", "apache2-utils"),
 ];
 
-fn on_path(command: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {command}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Whether the registry tools are here, installing them if possible.
 fn registry_tools() -> bool {
     static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *READY.get_or_init(|| {
-        let missing: Vec<&str> = PACKAGES
-            .iter()
-            .filter(|(command, _)| !on_path(command))
-            .map(|(_, package)| *package)
-            .collect();
-        if missing.is_empty() {
-            return true;
-        }
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
-        if root {
-            let _ = Command::new("apt-get")
-                .args(["update", "-q"])
-                .stdout(Stdio::null())
-                .status();
-            let _ = Command::new("apt-get")
-                .args(["install", "-y", "-q"])
-                .args(&missing)
-                .stdout(Stdio::null())
-                .status();
-        }
-        let ok = PACKAGES.iter().all(|(command, _)| on_path(command));
-        if !ok {
-            eprintln!(
-                "SKIPPED: the OCI tests need Debian's {} (apt-get install -y docker-registry \
-                 skopeo apache2-utils), which could not be installed here",
-                missing.join(", ")
-            );
-        }
-        ok
-    })
+    *READY.get_or_init(
+        || match crate::support::infra::ensure_installed(&PACKAGES) {
+            Ok(()) => true,
+            Err(reason) => {
+                eprintln!("SKIPPED: the OCI tests need a registry: {reason}");
+                false
+            }
+        },
+    )
 }
 
 /// A registry on 127.0.0.1 with its storage in a temporary directory.

@@ -6,34 +6,60 @@ use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-/// Makes sure `program` (from the Debian package `package`) is installed;
-/// the reason it cannot be, if not.
-pub fn ensure_installed(program: &str, package: &str) -> Result<(), String> {
-    let found = |p: &str| {
-        std::process::Command::new("sh")
-            .args(["-c", &format!("command -v {p} || test -x /usr/sbin/{p}")])
+/// Whether `program` is on PATH (or in /usr/sbin, where Debian puts some
+/// servers).
+pub fn on_path(program: &str) -> bool {
+    std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!("command -v {program} || test -x /usr/sbin/{program}"),
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Makes sure each `(program, Debian package)` is installed, installing the
+/// missing packages with `apt-get` (as root); the reason it cannot, if not.
+pub fn ensure_installed(programs: &[(&str, &str)]) -> Result<(), String> {
+    let missing: Vec<&str> = programs
+        .iter()
+        .filter(|(program, _)| !on_path(program))
+        .map(|(_, package)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let apt = |args: &[&str]| {
+        std::process::Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
             .stdout(Stdio::null())
+            .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
     };
-    if found(program) {
-        return Ok(());
-    }
-    let installed = std::process::Command::new("apt-get")
-        .args(["install", "-y", "--no-install-recommends", package])
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if installed && found(program) {
+    apt(&["update", "-q"]);
+    apt(&[&["install", "-y", "-q"][..], &missing[..]].concat());
+    if programs.iter().all(|(program, _)| on_path(program)) {
         Ok(())
     } else {
         Err(format!(
-            "{program} is not installed and `apt-get install -y {package}` did not work here; \
-             install it to run this test"
+            "Debian's {} could not be installed here (apt-get install -y {}); install them \
+             to run this test",
+            missing.join(", "),
+            missing.join(" ")
         ))
     }
+}
+
+/// SHA-256 of `text`, in hex: how a static token is written in `[auth]`.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A free loopback port (bound, then released for the server to take).
@@ -57,7 +83,7 @@ pub struct Redis {
 impl Redis {
     /// Starts one on `port` (a free one if `None`), or says why it cannot.
     pub async fn start(port: Option<u16>) -> Result<Redis, String> {
-        ensure_installed("redis-server", "redis-server")?;
+        ensure_installed(&[("redis-server", "redis-server")])?;
         let port = port.unwrap_or_else(free_port);
         let mut child = tokio::process::Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
