@@ -236,6 +236,23 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
     Ok((rows, resident))
 }
 
+/// A throughput row: `rates` are toolhost's and the baseline's calls per
+/// second, the baseline named `baseline`.
+fn throughput_row(id: &'static str, what: String, rates: &[f64], baseline: &str) -> Row {
+    Row::figure(
+        id,
+        what,
+        format!("{} calls/s", stats::count(rates[0].round() as u64)),
+    )
+    .against(
+        format!(
+            "{baseline} {} calls/s",
+            stats::count(rates[1].round() as u64)
+        ),
+        stats::ratio(rates[0], rates[1]),
+    )
+}
+
 /// Measurement 2: calls per second at each concurrency.
 pub async fn throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     let toolhost = start_checked(&echo_toolhost(fx, "throughput")?).await?;
@@ -250,24 +267,16 @@ pub async fn throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
             let wall = concurrent(&peer, callers, opts.throughput_calls).await?;
             rates.push(opts.throughput_calls as f64 / wall.as_secs_f64());
         }
-        rows.push(
-            Row::figure(
-                "2",
-                format!(
-                    "throughput: {callers} concurrent caller{}, one session, {} echo calls",
-                    if callers == 1 { "" } else { "s" },
-                    stats::count(opts.throughput_calls as u64)
-                ),
-                format!("{} calls/s", stats::count(rates[0].round() as u64)),
-            )
-            .against(
-                format!(
-                    "native rmcp {} calls/s",
-                    stats::count(rates[1].round() as u64)
-                ),
-                stats::ratio(rates[0], rates[1]),
+        rows.push(throughput_row(
+            "2",
+            format!(
+                "throughput: {callers} concurrent caller{}, one session, {} echo calls",
+                if callers == 1 { "" } else { "s" },
+                stats::count(opts.throughput_calls as u64)
             ),
-        );
+            &rates,
+            "native rmcp",
+        ));
     }
     toolhost.stop().await;
     native.stop().await;
@@ -416,24 +425,16 @@ pub async fn http_throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
                 session.stop().await;
             }
         }
-        rows.push(
-            Row::figure(
-                "11",
-                format!(
-                    "throughput over HTTP: {clients} concurrent client{} (a session each), {} echo calls",
-                    if clients == 1 { "" } else { "s" },
-                    stats::count(opts.throughput_calls as u64)
-                ),
-                format!("{} calls/s", stats::count(rates[0].round() as u64)),
-            )
-            .against(
-                format!(
-                    "native rmcp HTTP {} calls/s",
-                    stats::count(rates[1].round() as u64)
-                ),
-                stats::ratio(rates[0], rates[1]),
+        rows.push(throughput_row(
+            "11",
+            format!(
+                "throughput over HTTP: {clients} concurrent client{} (a session each), {} echo calls",
+                if clients == 1 { "" } else { "s" },
+                stats::count(opts.throughput_calls as u64)
             ),
-        );
+            &rates,
+            "native rmcp HTTP",
+        ));
     }
     Ok(rows)
 }
