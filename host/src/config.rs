@@ -211,7 +211,7 @@ pub struct RawHttp {
     pub body_read_timeout_secs: Option<f64>,
     /// `requests_per_identity`: requests one caller may have in flight.
     pub requests_per_identity: Option<u32>,
-    /// `streams_per_identity`: standalone (GET) event streams one caller
+    /// `streams_per_identity`: event streams (GET, `subscriptions/listen`) one caller
     /// may hold open.
     pub streams_per_identity: Option<u32>,
     /// `max_connections`: open connections, all callers together.

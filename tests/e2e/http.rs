@@ -784,3 +784,30 @@ async fn sessions_streams_and_auth_failures_are_counted() {
         .unwrap();
     assert_eq!(unauthenticated.status(), 401, "metrics sit behind [auth]");
 }
+
+#[tokio::test]
+async fn a_listen_stream_counts_as_a_stream_not_as_a_request_in_flight() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .era(Era::Modern)
+            .config("[http]\nrequests_per_identity = 1\nstreams_per_identity = 1\n"),
+    )
+    .await;
+    let _listening = Changes::open(&host, Era::Modern).await;
+    // The open stream leaves the one request permit free for calls…
+    assert_eq!(
+        host.ok("greet", json!({"name": "Ada"})).await["message"],
+        "Hello, Ada!"
+    );
+    // …and takes the one stream permit.
+    let second = post(&host, INITIALIZE, &[("mcp-method", "subscriptions/listen")]).await;
+    assert_eq!(second.status(), 429);
+    assert!(
+        second
+            .text()
+            .await
+            .unwrap()
+            .contains("http.streams_per_identity")
+    );
+}

@@ -17,7 +17,7 @@
 //!    - with `[auth]`, [`require_identity`](crate::auth::http::require_identity):
 //!      the bearer token establishes the caller's `Identity` or the request
 //!      is refused (401/403) before anything runs;
-//!    - [`limit_per_caller`]: requests in flight and GET streams per
+//!    - [`limit_per_caller`]: requests in flight and event streams per
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      held until the response body ends, so one caller's flood meets 429s
 //!      while another's calls go on; a legacy session belongs to the caller
@@ -392,11 +392,7 @@ async fn refuse_while_draining(
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         return response;
     }
-    let listen = request
-        .headers()
-        .get("mcp-method")
-        .is_some_and(|m| m == "subscriptions/listen");
-    if request.method() != Method::POST || listen {
+    if request.method() != Method::POST || is_listen_stream(&request) {
         return next.run(request).await;
     }
     let in_flight = PostInFlight::start(state);
@@ -495,7 +491,7 @@ impl CallerLimits {
         }
     }
 
-    /// A permit for one more request (or GET stream, `stream`) by `caller`,
+    /// A permit for one more request (or event stream, `stream`) by `caller`,
     /// or the key of the limit it would pass.
     fn try_acquire(
         &self,
@@ -536,8 +532,18 @@ impl CallerLimits {
     }
 }
 
-/// Holds a permit per request (GET: per stream) for the caller, until the
-/// response body has been sent or dropped; over the limit, 429.
+/// Whether `request` opens a 2026-07-28 `subscriptions/listen` stream (a
+/// POST whose response lasts as long as the client listens).
+fn is_listen_stream(request: &Request) -> bool {
+    request
+        .headers()
+        .get("mcp-method")
+        .is_some_and(|m| m == "subscriptions/listen")
+}
+
+/// Holds a permit per request (per stream for a GET stream or a
+/// `subscriptions/listen`) for the caller, until the response body has been
+/// sent or dropped; over the limit, 429.
 async fn limit_per_caller(
     State(state): State<Arc<HttpState>>,
     request: Request,
@@ -565,11 +571,7 @@ async fn limit_per_caller(
             return (StatusCode::NOT_FOUND, "Not Found: Session not found\n").into_response();
         }
     }
-    let stream = request.method() == Method::GET;
-    let listen = request
-        .headers()
-        .get("mcp-method")
-        .is_some_and(|m| m == "subscriptions/listen");
+    let stream = request.method() == Method::GET || is_listen_stream(&request);
     let permit = match state.callers.try_acquire(&caller, stream) {
         Ok(permit) => permit,
         Err((key, limit)) => {
@@ -590,7 +592,7 @@ async fn limit_per_caller(
         }
     };
     let deleting = request.method() == Method::DELETE;
-    let open = (stream || listen).then(StreamOpen::start);
+    let open = stream.then(StreamOpen::start);
     let response = next.run(request).await;
     if let Some(id) = &session {
         if deleting && response.status().is_success() {
