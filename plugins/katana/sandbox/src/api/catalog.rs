@@ -10,7 +10,7 @@ use axum::{extract::State, http::Uri, response::Response};
 use crate::{
     api::AppState,
     error::{ApiError, Details},
-    input::QueryParams,
+    input::{Page, QueryParams},
     store::{OrderFilter, VariantFilter},
 };
 
@@ -95,17 +95,24 @@ fn order_filter(params: &QueryParams, details: &mut Details) -> OrderFilter {
     }
 }
 
+/// The filter and page of an order list request, or the 422 its bad
+/// parameters get.
+fn order_query(uri: &Uri) -> Result<(OrderFilter, Page), ApiError> {
+    let params = QueryParams::parse(uri.query());
+    let mut details = Details::default();
+    let filter = order_filter(&params, &mut details);
+    let page = params.page(&mut details);
+    details.finish()?;
+    Ok((filter, page))
+}
+
 /// `GET /purchase_orders`: `ids`, `order_no`, `page`, `limit`.
 #[tracing::instrument(level = "debug", skip_all)]
 pub(crate) async fn list_purchase_orders(
     State(state): State<AppState>,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let params = QueryParams::parse(uri.query());
-    let mut details = Details::default();
-    let filter = order_filter(&params, &mut details);
-    let page = params.page(&mut details);
-    details.finish()?;
+    let (filter, page) = order_query(&uri)?;
     let orders = state.store.lock().list_purchase_orders(&filter);
     Ok(page.respond(orders))
 }
@@ -116,11 +123,7 @@ pub(crate) async fn list_manufacturing_orders(
     State(state): State<AppState>,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let params = QueryParams::parse(uri.query());
-    let mut details = Details::default();
-    let filter = order_filter(&params, &mut details);
-    let page = params.page(&mut details);
-    details.finish()?;
+    let (filter, page) = order_query(&uri)?;
     let orders = state.store.lock().list_manufacturing_orders(&filter);
     Ok(page.respond(orders))
 }
@@ -131,11 +134,7 @@ pub(crate) async fn list_sales_orders(
     State(state): State<AppState>,
     uri: Uri,
 ) -> Result<Response, ApiError> {
-    let params = QueryParams::parse(uri.query());
-    let mut details = Details::default();
-    let filter = order_filter(&params, &mut details);
-    let page = params.page(&mut details);
-    details.finish()?;
+    let (filter, page) = order_query(&uri)?;
     let orders = state.store.lock().list_sales_orders(&filter);
     Ok(page.respond(orders))
 }
