@@ -261,13 +261,10 @@ pub fn install_tls_provider() {
 }
 
 /// Sends SIGTERM to `pid`.
-fn rustix_kill(pid: u32) {
-    let status = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(pid.to_string())
-        .status()
-        .expect("kill runs");
-    assert!(status.success(), "kill -TERM {pid} failed");
+fn send_sigterm(pid: u32) {
+    let pid = rustix::process::Pid::from_raw(pid as i32).expect("a process id is positive");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM)
+        .expect("the host process takes a signal");
 }
 
 /// How many tools `misbehaving.wasm` (tests/components/misbehaving) lists.
@@ -465,7 +462,7 @@ pub struct Host {
     /// The MCP endpoint, `http://127.0.0.1:PORT/mcp`, when serving HTTP.
     pub url: Option<String>,
     /// The process, when the client does not own it (HTTP).
-    process: Option<Arc<Mutex<tokio::process::Child>>>,
+    process: Option<Arc<tokio::sync::Mutex<tokio::process::Child>>>,
     _dir: Arc<tempfile::TempDir>,
 }
 
@@ -546,7 +543,7 @@ impl Host {
             plugins,
             pid,
             url: Some(url),
-            process: Some(Arc::new(Mutex::new(child))),
+            process: Some(Arc::new(tokio::sync::Mutex::new(child))),
             _dir: Arc::new(dir),
         }
     }
@@ -576,23 +573,17 @@ impl Host {
 
     /// Sends SIGTERM to the host's process.
     pub fn terminate(&self) {
-        rustix_kill(self.pid);
+        send_sigterm(self.pid);
     }
 
     /// Waits for the host's process to exit (HTTP hosts); its exit status.
     pub async fn exit_status(&self) -> std::process::ExitStatus {
         let process = self.process.clone().expect("the harness owns the process");
-        let wait = async move {
-            loop {
-                if let Some(status) = process.lock().unwrap().try_wait().unwrap() {
-                    return status;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(60), wait)
+        let mut child = process.lock().await;
+        tokio::time::timeout(Duration::from_secs(60), child.wait())
             .await
             .expect("the host exits in time")
+            .expect("the host's status can be read")
     }
 
     /// Runs `command`, a server on stdio (e.g. the README's demo command),
