@@ -801,3 +801,53 @@ fn push_pull_and_update_document_their_flags() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_key_trusted_for_one_plugin_is_trusted_for_that_plugin_only() {
+    let Some(registry) = Registry::start(None) else {
+        return;
+    };
+    let s = Scratch::new();
+    let (private, public) = s.keypair("team");
+    let reference = registry.reference("acme/tool", "v1");
+    s.push(
+        &s.component_file("hello", "tool.wasm"),
+        &reference,
+        Some(&private),
+    );
+    let plugins = s.plugins();
+    let plugins = plugins.to_str().unwrap();
+    let list = |block: &str| {
+        let config = s.config(&format!(
+            "components = [\"oci://{reference}\"]\n[plugins.{block}]\ntrusted_keys = [\"{}\"]\n",
+            public.display()
+        ));
+        s.toolhost(
+            &[
+                "list",
+                "--plugins",
+                plugins,
+                "--config",
+                config.to_str().unwrap(),
+            ],
+            &[],
+        )
+    };
+    // Trusted for another plugin's files: not for this component.
+    let out = list("other");
+    assert!(
+        !text(&out.stdout).contains("greet"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("trusted key"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(s.installed().is_empty());
+    // Trusted in the block that covers tool.wasm: installed and served.
+    let out = list("tool");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("greet"), "{}", text(&out.stdout));
+}
