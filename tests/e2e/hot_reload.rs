@@ -2,11 +2,11 @@
 //! clients, in both eras (legacy `notifications/tools/list_changed`;
 //! 2026-07-28 `subscriptions/listen` streams).
 
-use std::path::Path;
-
 use serde_json::json;
 
-use crate::support::{Changes, ERAS, Era, Host, HostOptions, Recorder, component};
+use crate::support::{
+    Changes, ERAS, Era, Host, HostOptions, Recorder, component, write_then_rename,
+};
 
 async fn names(host: &Host) -> Vec<String> {
     host.tools()
@@ -14,14 +14,6 @@ async fn names(host: &Host) -> Vec<String> {
         .into_iter()
         .map(|t| t.name.to_string())
         .collect()
-}
-
-/// Writes `bytes` as `name` the way editors and build tools do: to a
-/// temporary file, then renamed into place.
-fn write_then_rename(dir: &Path, name: &str, bytes: &[u8]) {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).unwrap();
-    std::fs::rename(&tmp, dir.join(name)).unwrap();
 }
 
 #[tokio::test]

@@ -4,13 +4,13 @@
 //! Each test reads the counters the calls must have moved, with their
 //! labels and exact values.
 
-use std::collections::BTreeMap;
 use std::process::Command;
 
 use serde_json::json;
 use statuspro_sandbox::seed;
 
 use crate::statuspro;
+use crate::support::metrics::Scrape;
 use crate::support::{
     Changes, ERAS, Elicitation, Era, Host, HostOptions, component, test_cache_home,
 };
@@ -24,84 +24,6 @@ async fn metrics_url(host: &Host) -> String {
     let start = log.find("metrics on http://").expect("the metrics line") + "metrics on ".len();
     let rest = &log[start..];
     rest[..rest.find("/metrics").unwrap() + "/metrics".len()].to_string()
-}
-
-/// One scrape: each sample's name and labels, and its value.
-struct Scrape {
-    samples: BTreeMap<(String, BTreeMap<String, String>), f64>,
-    text: String,
-}
-
-impl Scrape {
-    /// GETs `url` and parses the text format.
-    async fn of(url: &str) -> Scrape {
-        let response = reqwest::get(url)
-            .await
-            .expect("the metrics endpoint answers");
-        assert_eq!(response.status(), 200);
-        assert_eq!(
-            response.headers()["content-type"],
-            "text/plain; version=0.0.4; charset=utf-8"
-        );
-        let text = response.text().await.unwrap();
-        let mut samples = BTreeMap::new();
-        for line in text
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-        {
-            let (series, value) = line.rsplit_once(' ').expect("name and value");
-            let (name, labels) = match series.split_once('{') {
-                Some((name, labels)) => (name, labels.trim_end_matches('}')),
-                None => (series, ""),
-            };
-            let labels: BTreeMap<String, String> = labels
-                .split("\",")
-                .filter(|pair| !pair.is_empty())
-                .map(|pair| {
-                    let (k, v) = pair.split_once("=\"").expect("label=\"value\"");
-                    (k.to_string(), v.trim_end_matches('"').to_string())
-                })
-                .collect();
-            samples.insert((name.to_string(), labels), value.parse().unwrap());
-        }
-        Scrape { samples, text }
-    }
-
-    /// The value of `name` with exactly `labels`, 0 when absent.
-    fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let labels = labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        self.samples
-            .get(&(name.to_string(), labels))
-            .copied()
-            .unwrap_or(0.0)
-    }
-
-    /// The sum of `name` over every series whose labels include `labels`.
-    fn sum(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        self.samples
-            .iter()
-            .filter(|((n, l), _)| {
-                n == name
-                    && labels
-                        .iter()
-                        .all(|(k, v)| l.get(*k).map(String::as_str) == Some(v))
-            })
-            .map(|(_, v)| v)
-            .sum()
-    }
-
-    /// Expects `name{labels}` to be `value`.
-    fn expect(&self, name: &str, labels: &[(&str, &str)], value: f64) {
-        assert_eq!(
-            self.get(name, labels),
-            value,
-            "{name}{labels:?} in:\n{}",
-            self.text
-        );
-    }
 }
 
 #[tokio::test]

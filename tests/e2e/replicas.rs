@@ -3,6 +3,13 @@
 //! once across all of them (a real Redis holds the spent states), keys
 //! rotate by id, and a replay store that cannot be reached refuses rather
 //! than applying a mutation unchecked.
+//!
+//! The [`lb`] module puts three replicas of the StatusPro tools behind a
+//! real HAProxy: 2026-07-28 traffic balanced round-robin with no
+//! stickiness, legacy sessions pinned by `Mcp-Session-Id`, a replica killed
+//! under load, and a component published to the shared plugin directory.
+
+mod lb;
 
 use rmcp::ServiceError;
 use rmcp::model::{

@@ -5,7 +5,9 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod infra;
+pub mod metrics;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -265,6 +267,14 @@ fn send_sigterm(pid: u32) {
     let pid = rustix::process::Pid::from_raw(pid as i32).expect("a process id is positive");
     rustix::process::kill_process(pid, rustix::process::Signal::TERM)
         .expect("the host process takes a signal");
+}
+
+/// Writes `bytes` as `name` the way editors and build tools do: to a
+/// temporary file, then renamed into place.
+pub fn write_then_rename(dir: &Path, name: &str, bytes: &[u8]) {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, dir.join(name)).unwrap();
 }
 
 /// How many tools `misbehaving.wasm` (tests/components/misbehaving) lists.
