@@ -12,6 +12,7 @@ mod commands;
 mod config_ranges;
 mod confirmation;
 mod demo;
+mod deploy;
 mod docs;
 mod foundation;
 mod hot_reload;
