@@ -673,6 +673,24 @@ impl Config {
         Ok(config)
     }
 
+    /// Only the `host.audit*` keys of the file at `path` (relative paths
+    /// taken from its directory), without resolving the rest: reading the
+    /// trail needs no credentials in the environment.
+    pub fn load_audit(path: &Path) -> Result<Option<crate::audit::AuditSettings>> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the config file {}", path.display()))?;
+        let raw: RawConfig = toml::from_str(&text)
+            .with_context(|| format!("in the config file {}", path.display()))?;
+        let mut audit = resolve_audit(&raw.host)
+            .with_context(|| format!("in the config file {}", path.display()))?;
+        if let Some(audit) = &mut audit
+            && audit.path.is_relative()
+        {
+            audit.path = path.parent().unwrap_or(Path::new(".")).join(&audit.path);
+        }
+        Ok(audit)
+    }
+
     /// Parses and resolves config text.
     pub fn parse(text: &str) -> Result<Config> {
         let raw: RawConfig = toml::from_str(text)?;

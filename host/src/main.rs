@@ -369,8 +369,7 @@ fn audit(
     let path = match (file, config) {
         (Some(file), _) => file,
         (None, Some(config)) => {
-            let settings = Config::load(&config)?;
-            let Some(audit) = settings.audit else {
+            let Some(audit) = Config::load_audit(&config)? else {
                 anyhow::bail!(
                     "{} sets no `host.audit`; there is no audit trail to show",
                     config.display()

@@ -39,7 +39,7 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url};
 
-use crate::audit::Upstream;
+use crate::audit::{AuditError, Upstream};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
 use crate::call::{CallState, Stop};
 use crate::config::Config;
@@ -189,8 +189,14 @@ impl Host for CallState {
                 "mutation refused by the confirmation gate"
             ));
         }
-        if let Err(why) = self.audit_before_mutation(&request).await {
-            tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+        if self.audit_before_mutation(&request).await.is_err() {
+            // The trail logs why, once per failure episode.
+            tracing::warn!(
+                plugin = %self.settings.name,
+                tool = %self.tool.name,
+                "refused a {} request: the audit trail cannot record it (host.audit)",
+                method_name(request.method)
+            );
             self.stop.get_or_insert(Stop::Unaudited(
                 "the host cannot write its audit trail, and changes nothing it cannot record"
                     .to_string(),
@@ -206,7 +212,7 @@ impl Host for CallState {
 impl CallState {
     /// With an audit trail, before a request that is not `GET`/`HEAD`:
     /// the call's `intent` on disk first (see [`crate::audit`]).
-    async fn audit_before_mutation(&mut self, request: &Request) -> Result<(), String> {
+    async fn audit_before_mutation(&mut self, request: &Request) -> Result<(), AuditError> {
         let Some(audit) = self.audit.clone() else {
             return Ok(());
         };
@@ -218,7 +224,7 @@ impl CallState {
             // Refused later as a bad URL; nothing can leave.
             Err(_) => return Ok(()),
         };
-        audit.before_mutation(next).await.map_err(|e| e.to_string())
+        audit.before_mutation(next).await
     }
 
     /// Adds a request sent (or tried) to the call's audit record.
