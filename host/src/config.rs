@@ -1446,4 +1446,31 @@ mod tests {
         let err = Config::parse("[plugins.p]\nalow = []\n").unwrap_err();
         assert!(format!("{err:#}").contains("alow"), "{err:#}");
     }
+
+    #[test]
+    fn the_audit_keys_default_check_their_ranges_and_need_a_file() {
+        assert_eq!(Config::parse("").unwrap().audit, None);
+        let audit = Config::parse("[host]\naudit = \"audit.jsonl\"\n")
+            .unwrap()
+            .audit
+            .unwrap();
+        assert_eq!(
+            (audit.arguments, audit.max_bytes, audit.keep),
+            (false, 64 << 20, 5)
+        );
+        let err = Config::parse("[host]\naudit = \"a\"\naudit_max_bytes = 10\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("`host.audit_max_bytes` must be between 4096"),
+            "{err:#}"
+        );
+        let err = Config::parse("[host]\naudit_arguments = true\n").unwrap_err();
+        assert!(format!("{err:#}").contains("need `host.audit`"), "{err:#}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("toolhost.toml");
+        std::fs::write(&file, "[host]\naudit = \"logs/audit.jsonl\"\n").unwrap();
+        let expected = dir.path().join("logs/audit.jsonl");
+        assert_eq!(Config::load(&file).unwrap().audit.unwrap().path, expected);
+        assert_eq!(Config::load_audit(&file).unwrap().unwrap().path, expected);
+    }
 }
