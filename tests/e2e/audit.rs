@@ -344,7 +344,7 @@ async fn a_full_disk_stops_changes_before_they_leave_and_lets_reads_go_on() {
     // /dev/full: every write fails with "No space left on device".
     let statuspro = Setup::new()
         .elicitation(Elicitation::Accept(true))
-        .config("\n[host]\naudit = \"/dev/full\"\n")
+        .config("\n[host]\naudit = \"/dev/full\"\nmetrics = \"127.0.0.1:0\"\n")
         .start()
         .await;
     let host = &statuspro.host;
@@ -387,6 +387,17 @@ async fn a_full_disk_stops_changes_before_they_leave_and_lets_reads_go_on() {
         1,
         "logged once per failure episode, not per call:\n{log}"
     );
+
+    // Counted per record lost: each refused call's intent and final
+    // record, and the read's final record.
+    let start = log.find("metrics on http://").expect("the metrics line") + "metrics on ".len();
+    let url = log[start..].split_whitespace().next().unwrap();
+    let text = reqwest::get(url).await.unwrap().text().await.unwrap();
+    let failures = text
+        .lines()
+        .find_map(|l| l.strip_prefix("toolhost_audit_write_failures_total "))
+        .unwrap_or_else(|| panic!("no failure counter in:\n{text}"));
+    assert_eq!(failures, "5", "{text}");
 }
 
 #[tokio::test]
@@ -457,8 +468,29 @@ async fn toolhost_audit_prints_the_trail_as_a_table_filtered_by_tool_and_time() 
             json!({"order_id": id, "status_code": code, "confirm": true}),
         )
         .await;
-    let path = statuspro.audit_trail();
-    // A record from long ago, as an older trail would hold.
+    // The host's own trail, read through its config file.
+    let from_config = audit_command(&[
+        "--config",
+        statuspro
+            .host
+            .plugins
+            .parent()
+            .unwrap()
+            .join("toolhost.toml")
+            .to_str()
+            .unwrap(),
+        "--since",
+        "2020-01-01T00:00:00Z",
+        "--tool",
+        "get_order",
+    ]);
+    assert_eq!(from_config.lines().count(), 2, "{from_config}");
+
+    // A copy, to add what a longer-lived trail would hold.
+    let copy = tempfile::tempdir().unwrap();
+    let path = copy.path().join(TRAIL);
+    std::fs::copy(statuspro.audit_trail(), &path).unwrap();
+    // A record from long ago.
     let mut old = records(&path)[0].clone();
     old["time"] = json!("2020-01-01T00:00:00.000Z");
     old["tool"] = json!("list_orders");
@@ -499,22 +531,23 @@ async fn toolhost_audit_prints_the_trail_as_a_table_filtered_by_tool_and_time() 
     let recent = audit_command(&["--file", file, "--since", "1h"]);
     assert_eq!(recent.lines().count(), 3, "{recent}");
     assert!(!recent.contains("2020-01-01"), "{recent}");
-    let from_config = audit_command(&[
-        "--config",
-        statuspro
-            .host
-            .plugins
-            .parent()
-            .unwrap()
-            .join("toolhost.toml")
-            .to_str()
-            .unwrap(),
-        "--since",
-        "2020-01-01T00:00:00Z",
-        "--tool",
-        "list_orders",
-    ]);
-    assert_eq!(from_config.lines().count(), 2, "{from_config}");
+
+    // A call whose process stopped after its intent: shown as unfinished.
+    let intent = records(&path)
+        .into_iter()
+        .find(|r| r["record"] == "intent")
+        .expect("the change wrote an intent");
+    let mut lost = intent.clone();
+    lost["id"] = json!("0123456789abcdef");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("{lost}\n"));
+    std::fs::write(&path, text).unwrap();
+    let with_lost = audit_command(&["--file", file, "--since", "1h"]);
+    assert_eq!(with_lost.lines().count(), 4, "{with_lost}");
+    assert!(
+        with_lost.lines().last().unwrap().contains("unfinished"),
+        "{with_lost}"
+    );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["audit", "--file", file, "--since", "last tuesday"])
@@ -588,5 +621,39 @@ async fn katana_changes_are_recorded_with_their_tool_in_the_one_component() {
                 katana_sandbox::API_PREFIX
             ))
         )
+    );
+}
+
+#[test]
+fn a_call_from_the_terminal_is_recorded_as_the_cli_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, format!("[host]\naudit = \"{TRAIL}\"\n")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["call", "greet", r#"{"name":"Ada"}"#, "--plugins"])
+        .arg(&plugins)
+        .arg("--config")
+        .arg(&config)
+        .env("XDG_CACHE_HOME", crate::support::test_cache_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = records(&dir.path().join(TRAIL));
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(
+        (
+            &records[0]["caller"],
+            &records[0]["tool"],
+            &records[0]["result"]
+        ),
+        (&json!("cli"), &json!("greet"), &json!("ok"))
     );
 }
