@@ -18,7 +18,7 @@
 //! | `read_only` | the tool's `readOnlyHint` |
 //! | `arguments_sha256` | SHA-256 of the arguments in canonical JSON (compact, object keys sorted at every level) |
 //! | `arguments` | the arguments themselves, only with `host.audit_arguments = true` |
-//! | `confirmation` | `null` when the tool asked nothing; else how it was asked (`elicitation`, `input_required`, `policy`: the operator's `host.confirmation` answered for a client that cannot elicit, `terminal`), every answer in order (answers a 2026-07-28 client gave in earlier rounds included), and the `outcome`: the latest answer (`confirmed`, `declined`, `cancelled`, `unsupported`), `input_required` (the client was asked; its answer comes in a new request) or `busy` (not asked: too many calls wait for a user) |
+//! | `confirmation` | `null` when the tool asked nothing; else how it was asked (`elicitation`, `input_required`, `policy`: the operator's `host.confirmation` answered for a client that cannot elicit, `terminal`), every answer in order (answers a 2026-07-28 client gave in earlier rounds included), and the `outcome`: the latest answer (`confirmed`, `declined`, `cancelled`, `unsupported`), `input_required` (the client was asked; its answer comes in a new request), `pending` (asked, and the call ended before the answer: cancelled) or `busy` (not asked: too many calls wait for a user) |
 //! | `upstream` | every request the host sent for the call, each redirect hop one: `method`, `host`, `port`, `path` (never the query), `status` and response body `bytes`, or an `error` (`timeout`, `connection_failed`, `denied`, `body_too_large`) |
 //! | `result` | `ok`, `error` (then `issues` holds the codes), `input_required`, `cancelled` (by the client), `refused` (a `requestState` that is not accepted), or `pending` in an `intent` |
 //! | `issues` | the error codes, e.g. `["NOT_FOUND"]` |
@@ -151,7 +151,7 @@ pub struct Confirmation {
     pub via: String,
     /// Every answer, in order.
     pub answers: Vec<String>,
-    /// The latest answer, `input_required` or `busy`.
+    /// The latest answer, `input_required`, `pending` or `busy`.
     pub outcome: String,
 }
 
@@ -374,6 +374,12 @@ impl CallAudit {
             c.answers.push(outcome_name(outcome).to_string());
             c.outcome = outcome_name(outcome).to_string();
         });
+    }
+
+    /// A question is being asked; `pending` until the answer comes (the
+    /// outcome a cancelled call is left with).
+    pub fn asking(&self) {
+        self.confirmation(|c| c.outcome = "pending".into());
     }
 
     /// A confirmation the client must collect (`input_required`).

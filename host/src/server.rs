@@ -489,8 +489,8 @@ impl ServerHandler for Gateway {
         let outcome = tokio::select! {
             outcome = call => outcome,
             _ = context.ct.cancelled() => {
-                tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
                 audit_finish(&audit, Ending::Cancelled).await;
+                tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
                 return Err(ErrorData::invalid_request("the request was cancelled", None));
             }
         };

@@ -657,3 +657,41 @@ fn a_call_from_the_terminal_is_recorded_as_the_cli_s() {
         (&json!("cli"), &json!("greet"), &json!("ok"))
     );
 }
+
+#[tokio::test]
+async fn a_call_the_client_cancels_is_recorded_with_its_pending_question() {
+    use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
+    let server = crate::support::Recorder::start().await;
+    let host = Host::start(
+        HostOptions::new(&["misbehaving"])
+            .elicitation(Elicitation::Hang)
+            .config(with_trail(&server.allow_block("misbehaving"))),
+    )
+    .await;
+    let args = json!({"url": format!("{}/hook", server.url), "confirm": true});
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("confirm_then_post").with_arguments(args),
+    ));
+    let handle = host
+        .client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    host.wait_for_seen(|s| s.elicitations.len() == 1).await;
+    handle.cancel(Some("closed".into())).await.unwrap();
+    // The record is written before this line is logged.
+    host.wait_for_stderr("call cancelled by the client").await;
+    let records = records(&trail_of(&host));
+    let cancelled = calls_of(&records, "confirm_then_post");
+    assert_eq!(cancelled.len(), 1, "{records:#?}");
+    assert_eq!(cancelled[0]["result"], "cancelled");
+    assert_eq!(
+        cancelled[0]["confirmation"],
+        json!({"via": "elicitation", "answers": [], "outcome": "pending"})
+    );
+    assert!(changes_in(cancelled[0]).is_empty());
+    assert!(server.received().is_empty());
+}

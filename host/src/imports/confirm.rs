@@ -56,6 +56,9 @@ impl Host for CallState {
             prompt_header(&self.tool.name, &self.settings.name, &self.file)
         );
 
+        if let Some(audit) = &self.audit {
+            audit.asking();
+        }
         let started = Instant::now();
         let asked = if self.confirmer.waits_for_user() {
             let place = match self
