@@ -4,7 +4,8 @@
 //!
 //! # The record
 //!
-//! Each line is one [`AuditRecord`]:
+//! Each line is one [`AuditRecord`]; every `tools/call` of a tool the
+//! caller may see leaves one (an unknown tool runs nothing and leaves none):
 //!
 //! | field | what it holds |
 //! |---|---|
@@ -20,7 +21,7 @@
 //! | `arguments` | the arguments themselves, only with `host.audit_arguments = true` |
 //! | `confirmation` | `null` when the tool asked nothing; else how it was asked (`elicitation`, `input_required`, `policy`: the operator's `host.confirmation` answered for a client that cannot elicit, `terminal`), every answer in order (answers a 2026-07-28 client gave in earlier rounds included), and the `outcome`: the latest answer (`confirmed`, `declined`, `cancelled`, `unsupported`), `input_required` (the client was asked; its answer comes in a new request), `pending` (asked, and the call ended before the answer: cancelled) or `busy` (not asked: too many calls wait for a user) |
 //! | `upstream` | every request the host sent for the call, each redirect hop one: `method`, `host`, `port`, `path` (never the query), `status` and response body `bytes`, or an `error` (`timeout`, `connection_failed`, `denied`, `body_too_large`) |
-//! | `result` | `ok`, `error` (then `issues` holds the codes), `input_required`, `cancelled` (by the client), `refused` (a `requestState` that is not accepted), or `pending` in an `intent` |
+//! | `result` | `ok`, `error` (then `issues` holds the codes), `input_required`, `cancelled` (by the client), `refused` (the tool did not run: a `requestState` that is not accepted, `INVALID_REQUEST_STATE`, or a replay store that did not answer, `TRANSIENT`), or `pending` in an `intent` |
 //! | `issues` | the error codes, e.g. `["NOT_FOUND"]` |
 //! | `duration_ms` | from finding the tool to the answer |
 //!
