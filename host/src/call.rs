@@ -402,6 +402,9 @@ pub(crate) enum Stop {
     /// Too many calls are waiting for a human; the text says which cap.
     /// Retryable.
     Busy(String),
+    /// A mutation was refused because the audit trail cannot record it;
+    /// the text says why. Retryable once the operator fixes the trail.
+    Unaudited(String),
 }
 
 /// Everything a call's imports may use: the data of its [`Store`].
@@ -442,6 +445,8 @@ pub struct CallState {
     /// What the call may still write to the log; reports what it dropped
     /// when the call ends.
     pub(crate) log: LogBudget,
+    /// The call's audit record, when `host.audit` is set.
+    pub(crate) audit: Option<Arc<crate::audit::CallAudit>>,
 }
 
 impl WasiView for CallState {
@@ -489,6 +494,7 @@ impl CallState {
             requests_made: 0,
             violation: None,
             stop: None,
+            audit: None,
         }
     }
 
@@ -558,6 +564,20 @@ pub async fn run_call(
     confirmer: Box<dyn Confirmer>,
     progress: Option<Arc<dyn ProgressSink>>,
 ) -> CallOutcome {
+    run_call_audited(env, plugin, tool, arguments, confirmer, progress, None).await
+}
+
+/// [`run_call`], recording into `audit` what the call asks and sends; a
+/// mutation the audit trail cannot record first is refused.
+pub async fn run_call_audited(
+    env: &CallEnv,
+    plugin: &Arc<Plugin>,
+    tool: &Arc<ToolSpec>,
+    arguments: &Value,
+    confirmer: Box<dyn Confirmer>,
+    progress: Option<Arc<dyn ProgressSink>>,
+    audit: Option<Arc<crate::audit::CallAudit>>,
+) -> CallOutcome {
     if let Err(errors) = tool.validate(arguments) {
         let message = format!(
             "the arguments do not match the tool's input schema: {}",
@@ -581,6 +601,7 @@ pub async fn run_call(
     state.file = plugin.file.clone();
     state.turn = Some(turn);
     state.waits = env.runtime.waiting.clone();
+    state.audit = audit;
     let mut store = new_store(&env.runtime, state);
     let arguments = arguments.to_string();
 
@@ -612,6 +633,12 @@ pub async fn run_call(
         return CallOutcome::Failed(vec![
             Issue::new(ErrorCode::Transient, format!("{why}; nothing was changed"))
                 .hint("answer or dismiss the confirmations already open, then call the tool again"),
+        ]);
+    }
+    if let Some(Stop::Unaudited(why)) = stop {
+        return CallOutcome::Failed(vec![
+            Issue::new(ErrorCode::Transient, format!("{why}; nothing was changed"))
+                .hint("the operator must make the audit trail writable again (host.audit); then call the tool again"),
         ]);
     }
     let limits = &state.settings.limits;

@@ -188,6 +188,17 @@ pub struct RawHost {
     /// `http`: serve MCP over Streamable HTTP on this address instead of
     /// stdio (`serve --http` overrides it).
     pub http: Option<String>,
+    /// `audit`: the audit trail's file (one JSON line per tool call). Off
+    /// when absent.
+    pub audit: Option<PathBuf>,
+    /// `audit_arguments`: record the arguments themselves, not only their
+    /// hash. Default: false.
+    #[serde(default)]
+    pub audit_arguments: bool,
+    /// `audit_max_bytes`: size at which the audit file is rotated.
+    pub audit_max_bytes: Option<u64>,
+    /// `audit_keep`: rotated audit files kept.
+    pub audit_keep: Option<u32>,
 }
 
 /// `[http]`: how the Streamable HTTP transport serves.
@@ -597,6 +608,8 @@ pub struct Config {
     pub components: Vec<crate::oci::ComponentRef>,
     /// Trust policy and bounds for OCI components (`[oci]`).
     pub oci: OciSettings,
+    /// The audit trail (`host.audit*`), if the operator asked for one.
+    pub audit: Option<crate::audit::AuditSettings>,
 }
 
 /// The resolved `[oci]` table.
@@ -644,6 +657,7 @@ impl Default for Config {
             access: crate::auth::Access::default(),
             components: Vec::new(),
             oci: OciSettings::default(),
+            audit: None,
         }
     }
 }
@@ -657,6 +671,24 @@ impl Config {
             Self::parse(&text).with_context(|| format!("in the config file {}", path.display()))?;
         config.resolve_paths_against(path.parent().unwrap_or(Path::new(".")));
         Ok(config)
+    }
+
+    /// Only the `host.audit*` keys of the file at `path` (relative paths
+    /// taken from its directory), without resolving the rest: reading the
+    /// trail needs no credentials in the environment.
+    pub fn load_audit(path: &Path) -> Result<Option<crate::audit::AuditSettings>> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the config file {}", path.display()))?;
+        let raw: RawConfig = toml::from_str(&text)
+            .with_context(|| format!("in the config file {}", path.display()))?;
+        let mut audit = resolve_audit(&raw.host)
+            .with_context(|| format!("in the config file {}", path.display()))?;
+        if let Some(audit) = &mut audit
+            && audit.path.is_relative()
+        {
+            audit.path = path.parent().unwrap_or(Path::new(".")).join(&audit.path);
+        }
+        Ok(audit)
     }
 
     /// Parses and resolves config text.
@@ -688,6 +720,7 @@ impl Config {
             None => DEFAULT_LOAD_WAIT_SECS,
         };
         let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
+        let audit = resolve_audit(&host)?;
         let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
         let state = StateSettings::resolve(raw.state)?;
         let components = raw
@@ -718,6 +751,7 @@ impl Config {
             access: crate::auth::config::resolve_access(raw.access)?,
             components,
             oci: resolve_oci(raw.oci)?,
+            audit,
         })
     }
 
@@ -1062,6 +1096,44 @@ const SCHEMA_BYTES: Range<u64> = Range {
     unit: "bytes",
 };
 
+/// `host.audit_max_bytes`: 4 KiB to 1 TiB.
+const AUDIT_MAX_BYTES: Range<u64> = Range {
+    key: "host.audit_max_bytes",
+    min: 4 << 10,
+    max: 1 << 40,
+    unit: "bytes",
+};
+/// `host.audit_keep`: 1 to 1000 rotated files.
+const AUDIT_KEEP: Range<u32> = Range {
+    key: "host.audit_keep",
+    min: 1,
+    max: 1000,
+    unit: "files",
+};
+
+/// The `host.audit*` keys; `None` without `host.audit`.
+fn resolve_audit(host: &RawHost) -> Result<Option<crate::audit::AuditSettings>> {
+    let Some(path) = &host.audit else {
+        if host.audit_arguments || host.audit_max_bytes.is_some() || host.audit_keep.is_some() {
+            bail!(
+                "`host.audit_arguments`, `host.audit_max_bytes` and `host.audit_keep` need \
+                 `host.audit`, the audit trail's file, e.g. audit = \"/var/log/toolhost/audit.jsonl\""
+            );
+        }
+        return Ok(None);
+    };
+    if path.as_os_str().is_empty() {
+        bail!("`host.audit` is empty; name the audit trail's file, or leave the key out");
+    }
+    Ok(Some(crate::audit::AuditSettings {
+        path: path.clone(),
+        arguments: host.audit_arguments,
+        max_bytes: AUDIT_MAX_BYTES
+            .check_or(host.audit_max_bytes, crate::audit::DEFAULT_MAX_BYTES)?,
+        keep: AUDIT_KEEP.check_or(host.audit_keep, crate::audit::DEFAULT_KEEP)?,
+    }))
+}
+
 /// `host.metrics` as written: `"ADDRESS:PORT"` (`"[::1]:9464"` for IPv6),
 /// or a port alone, which means loopback (`"9464"` is `127.0.0.1:9464`).
 fn metrics_address(text: &str) -> Result<SocketAddr> {
@@ -1143,6 +1215,9 @@ impl Config {
         }
         for plugin in &mut self.plugins {
             plugin.trusted_keys.iter_mut().for_each(absolute);
+        }
+        if let Some(audit) = &mut self.audit {
+            absolute(&mut audit.path);
         }
     }
 }
@@ -1370,5 +1445,32 @@ mod tests {
     fn unknown_keys_are_rejected() {
         let err = Config::parse("[plugins.p]\nalow = []\n").unwrap_err();
         assert!(format!("{err:#}").contains("alow"), "{err:#}");
+    }
+
+    #[test]
+    fn the_audit_keys_default_check_their_ranges_and_need_a_file() {
+        assert_eq!(Config::parse("").unwrap().audit, None);
+        let audit = Config::parse("[host]\naudit = \"audit.jsonl\"\n")
+            .unwrap()
+            .audit
+            .unwrap();
+        assert_eq!(
+            (audit.arguments, audit.max_bytes, audit.keep),
+            (false, 64 << 20, 5)
+        );
+        let err = Config::parse("[host]\naudit = \"a\"\naudit_max_bytes = 10\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("`host.audit_max_bytes` must be between 4096"),
+            "{err:#}"
+        );
+        let err = Config::parse("[host]\naudit_arguments = true\n").unwrap_err();
+        assert!(format!("{err:#}").contains("need `host.audit`"), "{err:#}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("toolhost.toml");
+        std::fs::write(&file, "[host]\naudit = \"logs/audit.jsonl\"\n").unwrap();
+        let expected = dir.path().join("logs/audit.jsonl");
+        assert_eq!(Config::load(&file).unwrap().audit.unwrap().path, expected);
+        assert_eq!(Config::load_audit(&file).unwrap().unwrap().path, expected);
     }
 }

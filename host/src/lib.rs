@@ -23,6 +23,7 @@
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
 //! | [`metrics`]    | Prometheus metrics: what is counted, `GET /metrics`              |
+//! | [`audit`]      | the audit trail: one JSON line per call, fail-closed for mutations |
 //!
 //! Only [`transport`] (JSON-RPC framing) and [`server`] (MCP's methods) know
 //! the protocol; everything below them deals in tools, arguments and
@@ -30,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod auth;
 pub mod bindings;
 pub mod cache;

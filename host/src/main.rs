@@ -112,6 +112,29 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
+    /// Print the audit trail (`host.audit`) as a table: time, caller, tool,
+    /// confirmation, upstream requests, result, duration. Rotated files
+    /// are read too, oldest first.
+    Audit {
+        /// The audit file.
+        #[arg(
+            long,
+            value_name = "PATH",
+            conflicts_with = "config",
+            required_unless_present = "config"
+        )]
+        file: Option<PathBuf>,
+        /// The configuration file whose `host.audit` names the file.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Only calls since then: an RFC 3339 time or a duration back
+        /// from now (`90s`, `15m`, `1h`, `2days`).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Only calls of this tool (its served name).
+        #[arg(long, value_name = "NAME")]
+        tool: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -296,6 +319,12 @@ fn main() -> Result<()> {
                 )
                 .await
             }
+            Command::Audit {
+                file,
+                config,
+                since,
+                tool,
+            } => audit(file, config, since.as_deref(), tool),
             Command::Update { plugins, config } => {
                 let settings = Config::load(&config)?;
                 if settings.components.is_empty() {
@@ -328,6 +357,37 @@ fn main() -> Result<()> {
             }
         }
     })
+}
+
+/// `toolhost audit`.
+fn audit(
+    file: Option<PathBuf>,
+    config: Option<PathBuf>,
+    since: Option<&str>,
+    tool: Option<String>,
+) -> Result<()> {
+    let path = match (file, config) {
+        (Some(file), _) => file,
+        (None, Some(config)) => {
+            let Some(audit) = Config::load_audit(&config)? else {
+                anyhow::bail!(
+                    "{} sets no `host.audit`; there is no audit trail to show",
+                    config.display()
+                );
+            };
+            audit.path
+        }
+        (None, None) => anyhow::bail!("name the audit trail: --file PATH or --config FILE"),
+    };
+    let filter = toolhost::audit::Filter {
+        since: since
+            .map(|s| toolhost::audit::parse_since(s, chrono::Utc::now()))
+            .transpose()?,
+        tool,
+    };
+    let records = toolhost::audit::read_trail(&path)?;
+    toolhost::audit::print_table(&records, &filter, &mut std::io::stdout().lock())?;
+    Ok(())
 }
 
 /// `toolhost pull REF --plugins DIR`.
@@ -414,7 +474,7 @@ async fn check(file: &std::path::Path) -> Result<()> {
 async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
     let arguments: serde_json::Value = serde_json::from_str(arguments)
         .context("the arguments are not valid JSON; pass an object such as '{\"name\":\"Ada\"}'")?;
-    let (env, _, registry) = plugins.load().await?;
+    let (env, loader, registry) = plugins.load().await?;
     let Some(found) = registry.tool(tool) else {
         let names: Vec<&str> = registry.tools().map(|t| t.spec.name.as_str()).collect();
         anyhow::bail!(
@@ -422,15 +482,36 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
             names.join(", ")
         );
     };
-    let outcome = toolhost::call::run_call(
+    let audit = loader.config.audit.clone().map(|settings| {
+        let context = toolhost::audit::CallContext {
+            caller: "cli".to_string(),
+            protocol: None,
+            session: None,
+            via: "terminal",
+        };
+        toolhost::audit::AuditLog::new(settings).start_call(
+            context,
+            &found.plugin,
+            &found.spec,
+            &arguments,
+        )
+    });
+    let outcome = toolhost::call::run_call_audited(
         &env,
         &found.plugin,
         &found.spec,
         &arguments,
         Box::new(toolhost::confirmation::Terminal),
         None,
+        audit.clone(),
     )
     .await;
+    if let Some(audit) = &audit {
+        // A failure is logged; the outcome stands.
+        let _ = audit
+            .finish(toolhost::audit::Ending::Outcome(&outcome))
+            .await;
+    }
     match outcome {
         toolhost::call::CallOutcome::Success(value) => {
             println!("{}", serde_json::to_string_pretty(&value)?);

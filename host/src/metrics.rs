@@ -27,6 +27,7 @@
 //! | `toolhost_http_sessions_open` | gauge | none | open MCP sessions of the HTTP transport ([`HTTP_SESSIONS_OPEN`]) |
 //! | `toolhost_http_streams_open` | gauge | none | open SSE streams of the HTTP transport ([`HTTP_STREAMS_OPEN`]) |
 //! | `toolhost_auth_failures_total` | counter | `reason` | HTTP requests refused for their credentials ([`AUTH_FAILURES`]; the auth code names its reasons) |
+//! | `toolhost_audit_write_failures_total` | counter | none | records the audit trail (`host.audit`) could not write ([`crate::audit`]); while writes fail, mutating calls are refused |
 //!
 //! # Label values are bounded
 //!
@@ -84,6 +85,8 @@ pub const HTTP_STREAMS_OPEN: &str = "toolhost_http_streams_open";
 /// `toolhost_auth_failures_total{reason}`: the auth code counts each
 /// refused request, `reason` one of its fixed words (never token text).
 pub const AUTH_FAILURES: &str = "toolhost_auth_failures_total";
+/// `toolhost_audit_write_failures_total`.
+pub const AUDIT_WRITE_FAILURES: &str = "toolhost_audit_write_failures_total";
 
 /// Upper bounds of the call latency histogram's buckets, in seconds: 1 ms
 /// to 60 s, roughly 1-2.5-5 per decade.
@@ -193,6 +196,10 @@ fn describe() {
     describe_counter!(
         AUTH_FAILURES,
         "HTTP requests refused for their credentials, by reason"
+    );
+    describe_counter!(
+        AUDIT_WRITE_FAILURES,
+        "audit trail records that could not be written"
     );
 }
 
@@ -416,6 +423,13 @@ pub fn policy_denial(plugin: &str, reason: DenialReason) {
             "reason" => reason.label()
         )
         .increment(1);
+    }
+}
+
+/// Records an audit trail record that could not be written.
+pub fn audit_write_failure() {
+    if enabled() {
+        ::metrics::counter!(AUDIT_WRITE_FAILURES).increment(1);
     }
 }
 

@@ -16,6 +16,9 @@
 //!   `tools/call` answers them exactly as an unknown tool (`[[access]]`,
 //!   ADR 0012). The subject is logged with each call and never reaches the
 //!   guest. Over stdio there is no identity and every tool is served;
+//! - with `host.audit`, every `tools/call` of a known tool leaves one
+//!   [`crate::audit`] record, written before the answer goes out (a
+//!   cancelled call and a refused `requestState` too);
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
 //!   and to 2026-07-28 clients on their `subscriptions/listen` streams.
 //!
@@ -42,8 +45,9 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::audit::{AuditLog, CallAudit, CallContext, Ending};
 use crate::auth::Identity;
-use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call};
+use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call_audited};
 use crate::config::Config;
 use crate::confirmation::{
     CallBinding, Elicit, Replay, RequestStates, StateError, elicitation_params, outcome_of,
@@ -79,6 +83,8 @@ struct Inner {
     /// Whether a request was answered before the initial load was in (so
     /// its result will need a list change).
     answered_early: AtomicBool,
+    /// The audit trail (`host.audit`), if any.
+    audit: Option<AuditLog>,
 }
 
 impl Gateway {
@@ -95,6 +101,7 @@ impl Gateway {
     /// [`Gateway::publish_initial`].
     pub fn loading(env: CallEnv, loader: &Loader) -> anyhow::Result<Gateway> {
         let config = loader.config.clone();
+        let audit = config.audit.clone().map(AuditLog::new);
         let states = RequestStates::configured(config.elicitation_timeout, &config.state)?;
         Ok(Gateway {
             inner: Arc::new(Inner {
@@ -106,6 +113,7 @@ impl Gateway {
                 listeners: Mutex::new(Vec::new()),
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
+                audit,
             }),
         })
     }
@@ -232,6 +240,40 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Option<Identity> {
         .cloned()
 }
 
+/// Who calls and how, for the audit trail: the identity's subject over
+/// HTTP with `[auth]`, `http` without, `stdio` otherwise; the protocol
+/// version and the HTTP session.
+fn audit_context(
+    ctx: &RequestContext<RoleServer>,
+    identity: Option<&Identity>,
+    via: &'static str,
+) -> CallContext {
+    let parts = ctx.extensions.get::<axum::http::request::Parts>();
+    let caller = match (identity, parts) {
+        (Some(identity), _) => identity.subject.clone(),
+        (None, Some(_)) => "http".to_string(),
+        (None, None) => "stdio".to_string(),
+    };
+    let session = parts
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    CallContext {
+        caller,
+        protocol: ctx.protocol_version().map(|v| v.to_string()),
+        session,
+        via,
+    }
+}
+
+/// Writes `audit`'s record as the call ends (a failure is logged and
+/// counted by the trail; the answer stands).
+async fn audit_finish(audit: &Option<Arc<CallAudit>>, ending: Ending<'_>) {
+    if let Some(audit) = audit {
+        let _ = audit.finish(ending).await;
+    }
+}
+
 /// Whether the client declared the elicitation capability.
 fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.client_capabilities()
@@ -338,6 +380,21 @@ impl ServerHandler for Gateway {
             component: &tool.plugin.digest,
         };
 
+        let via = if !can_elicit(&context) {
+            "policy"
+        } else if !modern {
+            "elicitation"
+        } else {
+            "input_required"
+        };
+        let audit = self.inner.audit.as_ref().map(|log| {
+            log.start_call(
+                audit_context(&context, identity.as_ref(), via),
+                &tool.plugin,
+                &tool.spec,
+                &arguments,
+            )
+        });
         let confirmer: Box<dyn Confirmer> = if !can_elicit(&context) {
             Box::new(without_elicitation(
                 self.inner.config.confirmation,
@@ -357,6 +414,7 @@ impl ServerHandler for Gateway {
                         Err(e @ StateError::StoreUnavailable(_)) => {
                             // Nothing was spent: the same retry can succeed later.
                             counted.failed_before_running("TRANSIENT");
+                            audit_finish(&audit, Ending::Refused("TRANSIENT")).await;
                             return Ok(CallToolResult::structured_error(json!({
                                 "ok": false,
                                 "result": null,
@@ -368,7 +426,10 @@ impl ServerHandler for Gateway {
                             }))
                             .into());
                         }
-                        Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
+                        Err(e) => {
+                            audit_finish(&audit, Ending::Refused("INVALID_REQUEST_STATE")).await;
+                            return Err(ErrorData::invalid_params(e.to_string(), None));
+                        }
                     };
                     let answer = responses.get(CONFIRM_KEY).cloned().ok_or_else(|| {
                         ErrorData::invalid_params(
@@ -414,24 +475,28 @@ impl ServerHandler for Gateway {
             }
             None => tracing::Span::none(),
         };
-        let call = run_call(
+        let call = run_call_audited(
             &self.inner.env,
             &tool.plugin,
             &tool.spec,
             &arguments,
             confirmer,
             progress,
+            audit.clone(),
         )
         .instrument(span);
         counted.running();
         let outcome = tokio::select! {
             outcome = call => outcome,
             _ = context.ct.cancelled() => {
+                audit_finish(&audit, Ending::Cancelled).await;
                 tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
                 return Err(ErrorData::invalid_request("the request was cancelled", None));
             }
         };
         counted.finish(&outcome);
+        // On record before the client hears the result.
+        audit_finish(&audit, Ending::Outcome(&outcome)).await;
         Ok(match outcome {
             CallOutcome::Success(value) => CallToolResult::structured(value).into(),
             CallOutcome::Failed(issues) => CallToolResult::structured_error(

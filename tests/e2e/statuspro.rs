@@ -130,7 +130,10 @@ impl Setup {
             .era(self.era)
             .elicitation(self.elicitation)
             .env("STATUSPRO_API_KEY", &key)
-            .config(config(&sandbox, &self.extra_config));
+            .config(crate::audit::with_trail(&config(
+                &sandbox,
+                &self.extra_config,
+            )));
         let options = if self.http { options.http() } else { options };
         let host = Host::start(options).await;
         StatusPro { sandbox, host }
@@ -142,7 +145,31 @@ pub fn config(sandbox: &Sandbox, extra: &str) -> String {
     sandbox.toolhost_config(&["GET", "POST"]) + extra
 }
 
+/// Every change the sandbox received is in the audit trail, made by a call
+/// whose latest confirmation was a yes; no call changed anything without
+/// one (so every declined, cancelled or unanswered confirmation left a
+/// record without a change). Checked as each test's StatusPro goes away.
+impl Drop for StatusPro {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let changes: Vec<(String, String)> = self
+            .sandbox
+            .mutations()
+            .into_iter()
+            .map(|r| (r.method, r.path))
+            .collect();
+        crate::audit::assert_changes_recorded(&self.audit_trail(), &changes);
+    }
+}
+
 impl StatusPro {
+    /// The host's audit trail (`host.audit`, on in every setup).
+    pub fn audit_trail(&self) -> std::path::PathBuf {
+        crate::audit::trail_of(&self.host)
+    }
+
     /// A default setup: the sandbox and a legacy client that cannot elicit.
     pub async fn start() -> StatusPro {
         Setup::new().start().await

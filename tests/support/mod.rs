@@ -343,6 +343,25 @@ fn with_test_load_wait(text: Option<&str>) -> String {
     }
 }
 
+/// `text` (a `toolhost.toml`) with `line` added to its `[host]` table
+/// (made at the end when there is none), unless the text already sets
+/// `key` there.
+pub fn with_host_setting(text: &str, key: &str, line: &str) -> String {
+    if text
+        .lines()
+        .any(|l| l.trim_start().starts_with(&format!("{key} =")))
+    {
+        return text.to_string();
+    }
+    match text.find("[host]\n") {
+        Some(at) => {
+            let after = at + "[host]\n".len();
+            format!("{}{line}\n{}", &text[..after], &text[after..])
+        }
+        None => format!("{text}\n[host]\n{line}\n"),
+    }
+}
+
 /// Copies what a child writes to `pipe` into a string (and to the test's
 /// own stderr), waking the returned `Notify` on every write.
 pub fn capture_stderr(

@@ -56,6 +56,9 @@ impl Host for CallState {
             prompt_header(&self.tool.name, &self.settings.name, &self.file)
         );
 
+        if let Some(audit) = &self.audit {
+            audit.asking();
+        }
         let started = Instant::now();
         let asked = if self.confirmer.waits_for_user() {
             let place = match self
@@ -65,6 +68,9 @@ impl Host for CallState {
                 Ok(place) => place,
                 Err(why) => {
                     crate::metrics::confirmation_busy();
+                    if let Some(audit) = &self.audit {
+                        audit.busy();
+                    }
                     self.stop = Some(Stop::Busy(why));
                     return Err(wasmtime::format_err!("too many calls wait for a user"));
                 }
@@ -93,6 +99,9 @@ impl Host for CallState {
                 if self.confirmer.answers_afresh() {
                     crate::metrics::confirmation_answered(outcome);
                 }
+                if let Some(audit) = &self.audit {
+                    audit.answered(outcome);
+                }
                 self.answers.push(Answer {
                     question: QuestionHash::of(&prompt),
                     outcome,
@@ -103,6 +112,9 @@ impl Host for CallState {
                 Ok(outcome)
             }
             Asked::NeedsInput => {
+                if let Some(audit) = &self.audit {
+                    audit.needs_input();
+                }
                 self.stop = Some(Stop::NeedsInput(prompt));
                 Err(wasmtime::format_err!("confirmation needs the client"))
             }

@@ -39,8 +39,9 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url};
 
+use crate::audit::{AuditError, Upstream};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
-use crate::call::CallState;
+use crate::call::{CallState, Stop};
 use crate::config::Config;
 use crate::metrics::UpstreamStatus;
 use crate::policy::{CredentialUse, DenialReason, HostRule, host_of, is_public};
@@ -188,11 +189,72 @@ impl Host for CallState {
                 "mutation refused by the confirmation gate"
             ));
         }
+        if self.audit_before_mutation(&request).await.is_err() {
+            // The trail logs why, once per failure episode.
+            tracing::warn!(
+                plugin = %self.settings.name,
+                tool = %self.tool.name,
+                "refused a {} request: the audit trail cannot record it (host.audit)",
+                method_name(request.method)
+            );
+            self.stop.get_or_insert(Stop::Unaudited(
+                "the host cannot write its audit trail, and changes nothing it cannot record"
+                    .to_string(),
+            ));
+            return Err(wasmtime::format_err!(
+                "mutation refused: the audit trail cannot be written"
+            ));
+        }
         Ok(self.send_checked(request).await)
     }
 }
 
 impl CallState {
+    /// With an audit trail, before a request that is not `GET`/`HEAD`:
+    /// the call's `intent` on disk first (see [`crate::audit`]).
+    async fn audit_before_mutation(&mut self, request: &Request) -> Result<(), AuditError> {
+        let Some(audit) = self.audit.clone() else {
+            return Ok(());
+        };
+        if matches!(request.method, Method::Get | Method::Head) {
+            return Ok(());
+        }
+        let next = match Url::parse(&request.url) {
+            Ok(url) => Upstream::to(method_name(request.method), &url),
+            // Refused later as a bad URL; nothing can leave.
+            Err(_) => return Ok(()),
+        };
+        audit.before_mutation(next).await
+    }
+
+    /// Adds a request sent (or tried) to the call's audit record.
+    fn audit_upstream(
+        &self,
+        method: &reqwest::Method,
+        url: &Url,
+        status: Option<u16>,
+        read: Result<Option<u64>, &Error>,
+    ) {
+        let Some(audit) = &self.audit else {
+            return;
+        };
+        let mut entry = Upstream::to(method.as_str(), url);
+        entry.status = status;
+        match read {
+            Ok(bytes) => entry.bytes = bytes,
+            Err(error) => {
+                let kind = match error {
+                    Error::Timeout => "timeout",
+                    Error::Denied(_) => "denied",
+                    Error::BodyTooLarge(_) => "body_too_large",
+                    _ => "connection_failed",
+                };
+                entry.error = Some(kind.to_string());
+            }
+        }
+        audit.upstream(entry);
+    }
+
     /// The confirmation gate: why a request with `method` may not be sent
     /// by this call, if it may not.
     fn gate(&self, method: Method) -> Option<(DenialReason, String)> {
@@ -326,10 +388,12 @@ impl CallState {
             let response = match tokio::time::timeout_at(deadline, builder.send()).await {
                 Err(_) => {
                     upstream(UpstreamStatus::Timeout);
+                    self.audit_upstream(&method, &url, None, Err(&Error::Timeout));
                     return Err(Error::Timeout);
                 }
                 Ok(Err(e)) => {
                     let error = transport_error(&e);
+                    self.audit_upstream(&method, &url, None, Err(&error));
                     match &error {
                         Error::Denied(_) => crate::metrics::policy_denial(
                             &self.settings.name,
@@ -348,6 +412,7 @@ impl CallState {
             if status.is_redirection()
                 && let Some(location) = response.headers().get(reqwest::header::LOCATION)
             {
+                self.audit_upstream(&method, &url, Some(status.as_u16()), Ok(None));
                 let next = location
                     .to_str()
                     .ok()
@@ -369,7 +434,10 @@ impl CallState {
                 url = next;
                 continue;
             }
-            return read_response(response, limits.http_body_bytes, deadline).await;
+            let read = read_response(response, limits.http_body_bytes, deadline).await;
+            let bytes = read.as_ref().map(|r| Some(r.body.len() as u64));
+            self.audit_upstream(&method, &url, Some(status.as_u16()), bytes);
+            return read;
         }
         Err(Error::ConnectionFailed(format!(
             "more than {MAX_REDIRECTS} redirects"

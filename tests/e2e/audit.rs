@@ -1,0 +1,697 @@
+//! The audit trail (`[host] audit`, ADR 0019), read from the file the real
+//! binary wrote: what a change, a decline, a preview and a read leave; that
+//! arguments are hashed unless the operator opts in; that no key or header
+//! reaches it; that a trail that cannot be written stops changes and not
+//! reads; rotation; `toolhost audit`; the HTTP caller's identity.
+//!
+//! Every StatusPro and Katana test runs with the trail on (their `Setup`
+//! adds it) and ends by checking, against the sandbox's request log, that
+//! every change it received was recorded as made by a confirmed call and
+//! that no other call changed anything ([`assert_changes_recorded`]).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use statuspro_sandbox::{SandboxConfig, seed};
+
+use crate::statuspro::Setup;
+use crate::support::infra::sha256_hex;
+use crate::support::{ERAS, Elicitation, Era, Host, HostOptions, component, with_host_setting};
+
+/// The trail's file name, beside the test host's `toolhost.toml`.
+pub const TRAIL: &str = "audit.jsonl";
+
+/// `config` with `host.audit` set to [`TRAIL`] (unless it sets its own).
+pub fn with_trail(config: &str) -> String {
+    with_host_setting(config, "audit", &format!("audit = \"{TRAIL}\""))
+}
+
+/// Where `host` writes [`TRAIL`].
+pub fn trail_of(host: &Host) -> PathBuf {
+    host.plugins
+        .parent()
+        .expect("a temporary directory")
+        .join(TRAIL)
+}
+
+/// Every record in the file at `path`, in order; none when there is no file.
+pub fn records(path: &Path) -> Vec<Value> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"))
+        })
+        .collect()
+}
+
+/// The final (`call`) records of `tool`.
+fn calls_of<'a>(records: &'a [Value], tool: &str) -> Vec<&'a Value> {
+    records
+        .iter()
+        .filter(|r| r["record"] == "call" && r["tool"] == tool)
+        .collect()
+}
+
+fn is_change(upstream: &Value) -> bool {
+    !matches!(upstream["method"].as_str(), Some("GET" | "HEAD"))
+}
+
+fn changes_in(record: &Value) -> Vec<&Value> {
+    record["upstream"]
+        .as_array()
+        .expect("upstream is a list")
+        .iter()
+        .filter(|u| is_change(u))
+        .collect()
+}
+
+/// Checks the trail at `path` against `changes`, the (method, path) of
+/// every request other than GET/HEAD an upstream received: each was sent
+/// by a recorded call whose confirmation outcome is `confirmed`, no call
+/// whose outcome is anything else sent a change, and every `intent` has
+/// its final record.
+pub fn assert_changes_recorded(path: &Path, changes: &[(String, String)]) {
+    let records = records(path);
+    let calls: Vec<&Value> = records.iter().filter(|r| r["record"] == "call").collect();
+    for intent in records.iter().filter(|r| r["record"] == "intent") {
+        assert!(
+            calls.iter().any(|c| c["id"] == intent["id"]),
+            "an intent without its call record: {intent}"
+        );
+    }
+    let mut recorded: Vec<(String, String)> = Vec::new();
+    for call in &calls {
+        let sent = changes_in(call);
+        if !sent.is_empty() {
+            assert_eq!(
+                call["confirmation"]["outcome"], "confirmed",
+                "a change by a call not confirmed: {call}"
+            );
+        }
+        recorded.extend(sent.iter().map(|u| {
+            (
+                u["method"].as_str().unwrap().to_string(),
+                u["path"].as_str().unwrap().to_string(),
+            )
+        }));
+    }
+    for change in changes {
+        let at = recorded.iter().position(|r| r == change).unwrap_or_else(|| {
+            panic!(
+                "the upstream received {change:?}, which no audit record holds; records: {calls:#?}"
+            )
+        });
+        recorded.remove(at);
+    }
+}
+
+/// A status change the seed allows: a Quality Check order to Shipped.
+fn viable_change() -> (i64, &'static str) {
+    (
+        seed::order_with_viable_next("st000003").unwrap(),
+        "st000003",
+    )
+}
+
+#[tokio::test]
+async fn a_change_a_preview_and_a_read_leave_what_an_operator_needs() {
+    for era in ERAS {
+        let statuspro = Setup::new()
+            .era(era)
+            .elicitation(Elicitation::Accept(true))
+            .start()
+            .await;
+        let host = &statuspro.host;
+        let (id, code) = viable_change();
+        host.ok("get_order", json!({"order_id": id})).await;
+        host.ok(
+            "update_order_status",
+            json!({"order_id": id, "status_code": code, "confirm": false}),
+        )
+        .await;
+        // Keys in another order than the canonical one.
+        let change =
+            json!({"status_code": code, "order_id": id, "confirm": true, "comment": "Packed."});
+        host.ok("update_order_status", change).await;
+
+        let records = records(&statuspro.audit_trail());
+        let read = calls_of(&records, "get_order");
+        assert_eq!(read.len(), 1, "{era:?}: {records:#?}");
+        let read = read[0];
+        assert_eq!(
+            (
+                &read["caller"],
+                &read["read_only"],
+                &read["confirmation"],
+                &read["result"]
+            ),
+            (&json!("stdio"), &json!(true), &Value::Null, &json!("ok")),
+            "{era:?}: {read}"
+        );
+        let gets = read["upstream"].as_array().unwrap();
+        assert!(!gets.is_empty(), "{read}");
+        for get in gets {
+            assert_eq!(
+                (&get["method"], &get["host"], &get["status"]),
+                (&json!("GET"), &json!("127.0.0.1"), &json!(200)),
+                "{get}"
+            );
+            assert!(get["bytes"].as_u64().unwrap() > 0, "{get}");
+            assert!(get["path"].as_str().unwrap().starts_with("/api/v1/orders/"));
+        }
+        assert!(read["time"].as_str().unwrap().ends_with('Z'), "{read}");
+        assert!(read["duration_ms"].is_u64());
+
+        let updates = calls_of(&records, "update_order_status");
+        let preview = updates[0];
+        assert_eq!(
+            (
+                &preview["confirmation"],
+                &preview["result"],
+                &preview["read_only"]
+            ),
+            (&Value::Null, &json!("ok"), &json!(false)),
+            "{era:?}: a preview asks nothing: {preview}"
+        );
+        assert!(changes_in(preview).is_empty(), "{preview}");
+
+        // A 2026-07-28 client is asked in an `input_required` round first,
+        // then retries with the answer: two records.
+        let done = match era {
+            Era::Legacy => {
+                assert_eq!(updates.len(), 2, "{updates:#?}");
+                updates[1]
+            }
+            Era::Modern => {
+                assert_eq!(updates.len(), 3, "{updates:#?}");
+                let asked = updates[1];
+                assert_eq!(
+                    (&asked["result"], &asked["confirmation"]["outcome"]),
+                    (&json!("input_required"), &json!("input_required")),
+                    "{asked}"
+                );
+                assert!(changes_in(asked).is_empty(), "{asked}");
+                updates[2]
+            }
+        };
+        let via = match era {
+            Era::Legacy => "elicitation",
+            Era::Modern => "input_required",
+        };
+        assert_eq!(
+            done["confirmation"],
+            json!({"via": via, "answers": ["confirmed"], "outcome": "confirmed"}),
+            "{era:?}"
+        );
+        assert_eq!(done["result"], "ok");
+        assert_eq!(done["issues"], json!([]));
+        let sent = statuspro.sandbox.mutations();
+        assert_eq!(sent.len(), 1);
+        let posts = changes_in(done);
+        assert_eq!(posts.len(), 1, "{done}");
+        assert_eq!(
+            (&posts[0]["method"], &posts[0]["path"], &posts[0]["port"]),
+            (
+                &json!("POST"),
+                &json!(sent[0].path),
+                &json!(statuspro.sandbox.addr().port())
+            ),
+        );
+        assert!(posts[0]["status"].as_u64().unwrap() / 100 == 2, "{done}");
+        assert_eq!(
+            (&done["plugin"], &done["file"]),
+            (
+                &json!("statuspro"),
+                &json!("statuspro_update_order_status.wasm")
+            )
+        );
+        let bytes = component("statuspro_update_order_status");
+        use sha2::Digest;
+        let digest: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(done["digest"], format!("sha256:{digest}"));
+        let canonical = format!(
+            r#"{{"comment":"Packed.","confirm":true,"order_id":{id},"status_code":"{code}"}}"#
+        );
+        assert_eq!(done["arguments_sha256"], sha256_hex(&canonical));
+        assert!(done.get("arguments").is_none(), "not stored by default");
+
+        // The intent went to disk before the change, with the same id.
+        let at = |r: &Value| records.iter().position(|x| x == r).unwrap();
+        let intent = records
+            .iter()
+            .find(|r| r["record"] == "intent" && r["id"] == done["id"])
+            .expect("an intent record");
+        assert!(at(intent) < at(done));
+        assert_eq!(intent["result"], "pending");
+        assert_eq!(changes_in(intent).len(), 1, "{intent}");
+        assert_eq!(changes_in(intent)[0]["status"], Value::Null);
+    }
+}
+
+#[tokio::test]
+async fn declines_and_cancels_leave_a_record_and_no_change() {
+    for era in ERAS {
+        for (answer, outcome) in [
+            (Elicitation::Accept(false), "declined"),
+            (Elicitation::Cancel, "cancelled"),
+        ] {
+            let statuspro = Setup::new().era(era).elicitation(answer).start().await;
+            let (id, code) = viable_change();
+            statuspro
+                .host
+                .ok(
+                    "update_order_status",
+                    json!({"order_id": id, "status_code": code, "confirm": true}),
+                )
+                .await;
+            assert!(statuspro.sandbox.mutations().is_empty());
+            let records = records(&statuspro.audit_trail());
+            let last = *calls_of(&records, "update_order_status").last().unwrap();
+            assert_eq!(
+                (&last["confirmation"]["outcome"], &last["result"]),
+                (&json!(outcome), &json!("ok")),
+                "{era:?}: {last}"
+            );
+            assert!(changes_in(last).is_empty(), "{last}");
+            assert!(
+                !records.iter().any(|r| r["record"] == "intent"),
+                "nothing was about to change"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn arguments_are_stored_only_when_the_operator_opts_in_and_no_key_or_header_ever() {
+    let key = "sp-live-7c41f0d9e2b84a6f93d1-audit";
+    for opt_in in [false, true] {
+        let mut setup = Setup::new()
+            .sandbox(SandboxConfig {
+                api_key: key.to_string(),
+                ..SandboxConfig::default()
+            })
+            .elicitation(Elicitation::Accept(true))
+            // A header the host injects, as an operator's credential.
+            .config(
+                "\n[[plugins.statuspro.credentials]]\nhost = \"127.0.0.1\"\nport = \"*\"\n\
+                 header = \"X-Marker\"\nvalue = \"marker-value-3141\"\n",
+            );
+        if opt_in {
+            setup = setup.config("\n[host]\naudit_arguments = true\n");
+        }
+        let statuspro = setup.start().await;
+        let (id, code) = viable_change();
+        let comment = "Gift wrap requested by phone.";
+        let args =
+            json!({"order_id": id, "status_code": code, "comment": comment, "confirm": true});
+        statuspro.host.ok("update_order_status", args.clone()).await;
+        statuspro.host.ok("list_orders", json!({"page": 1})).await;
+        assert_eq!(statuspro.sandbox.mutations().len(), 1);
+
+        let text = std::fs::read_to_string(statuspro.audit_trail()).unwrap();
+        assert!(!text.contains(key), "the API key is in the trail:\n{text}");
+        let lower = text.to_lowercase();
+        for header in ["authorization", "bearer", "x-marker", "marker-value-3141"] {
+            assert!(!lower.contains(header), "{header} is in the trail:\n{text}");
+        }
+        assert_eq!(text.contains(comment), opt_in, "{text}");
+        let records = records(&statuspro.audit_trail());
+        let done = *calls_of(&records, "update_order_status").last().unwrap();
+        if opt_in {
+            assert_eq!(done["arguments"], args);
+        } else {
+            assert!(done.get("arguments").is_none());
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(statuspro.audit_trail())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "the trail is private: {mode:o}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_full_disk_stops_changes_before_they_leave_and_lets_reads_go_on() {
+    // /dev/full: every write fails with "No space left on device".
+    let statuspro = Setup::new()
+        .elicitation(Elicitation::Accept(true))
+        .config("\n[host]\naudit = \"/dev/full\"\nmetrics = \"127.0.0.1:0\"\n")
+        .start()
+        .await;
+    let host = &statuspro.host;
+    let (id, code) = viable_change();
+    for _ in 0..2 {
+        let issue = host
+            .tool_error(
+                "update_order_status",
+                json!({"order_id": id, "status_code": code, "confirm": true}),
+            )
+            .await;
+        assert_eq!(issue["code"], "TRANSIENT", "{issue}");
+        assert!(
+            issue["message"]
+                .as_str()
+                .unwrap()
+                .contains("nothing was changed"),
+            "{issue}"
+        );
+        assert!(
+            issue["hint"].as_str().unwrap().contains("host.audit"),
+            "{issue}"
+        );
+    }
+    assert!(
+        statuspro.sandbox.mutations().is_empty(),
+        "the change never left: {:?}",
+        statuspro.requests()
+    );
+    let order = host.ok("get_order", json!({"order_id": id})).await;
+    assert_ne!(order["status_code"], code);
+
+    let log = host
+        .wait_for_stderr("cannot write the audit trail /dev/full")
+        .await;
+    assert!(log.contains("host.audit"), "{log}");
+    assert_eq!(
+        log.matches("cannot write the audit trail /dev/full (")
+            .count(),
+        1,
+        "logged once per failure episode, not per call:\n{log}"
+    );
+
+    // Counted per record lost: each refused call's intent and final
+    // record, and the read's final record.
+    let start = log.find("metrics on http://").expect("the metrics line") + "metrics on ".len();
+    let url = log[start..].split_whitespace().next().unwrap();
+    let text = reqwest::get(url).await.unwrap().text().await.unwrap();
+    let failures = text
+        .lines()
+        .find_map(|l| l.strip_prefix("toolhost_audit_write_failures_total "))
+        .unwrap_or_else(|| panic!("no failure counter in:\n{text}"));
+    assert_eq!(failures, "5", "{text}");
+}
+
+#[tokio::test]
+async fn the_trail_rotates_at_its_size_and_keeps_so_many_files() {
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .config("[host]\naudit = \"audit.jsonl\"\naudit_max_bytes = 4096\naudit_keep = 2\n"),
+    )
+    .await;
+    for i in 0..40 {
+        host.ok("greet", json!({"name": format!("caller {i}")}))
+            .await;
+    }
+    let path = trail_of(&host);
+    let rotated = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
+    assert!(rotated(1).exists() && rotated(2).exists());
+    assert!(!rotated(3).exists(), "only audit_keep = 2 rotated files");
+    let mut kept = 0;
+    for file in [rotated(2), rotated(1), path.clone()] {
+        let size = std::fs::metadata(&file).unwrap().len();
+        assert!(size <= 4096, "{} has {size} bytes", file.display());
+        kept += records(&file).len();
+    }
+    assert!(kept < 40, "the oldest records went with the oldest file");
+    let newest = records(&path);
+    let last = newest.last().unwrap();
+    assert_eq!(
+        last["arguments_sha256"],
+        sha256_hex(r#"{"name":"caller 39"}"#),
+        "the newest record is in the current file"
+    );
+
+    // `toolhost audit` reads the rotated files too, oldest first.
+    let table = audit_command(&["--file", path.to_str().unwrap()]);
+    assert_eq!(table.lines().count(), kept + 1, "{table}");
+}
+
+/// Runs `toolhost audit ARGS`; its stdout.
+fn audit_command(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("audit")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn toolhost_audit_prints_the_trail_as_a_table_filtered_by_tool_and_time() {
+    let statuspro = Setup::new()
+        .elicitation(Elicitation::Accept(true))
+        .start()
+        .await;
+    let (id, code) = viable_change();
+    statuspro
+        .host
+        .ok("get_order", json!({"order_id": id}))
+        .await;
+    statuspro
+        .host
+        .ok(
+            "update_order_status",
+            json!({"order_id": id, "status_code": code, "confirm": true}),
+        )
+        .await;
+    // The host's own trail, read through its config file.
+    let from_config = audit_command(&[
+        "--config",
+        statuspro
+            .host
+            .plugins
+            .parent()
+            .unwrap()
+            .join("toolhost.toml")
+            .to_str()
+            .unwrap(),
+        "--since",
+        "2020-01-01T00:00:00Z",
+        "--tool",
+        "get_order",
+    ]);
+    assert_eq!(from_config.lines().count(), 2, "{from_config}");
+
+    // A copy, to add what a longer-lived trail would hold.
+    let copy = tempfile::tempdir().unwrap();
+    let path = copy.path().join(TRAIL);
+    std::fs::copy(statuspro.audit_trail(), &path).unwrap();
+    // A record from long ago.
+    let mut old = records(&path)[0].clone();
+    old["time"] = json!("2020-01-01T00:00:00.000Z");
+    old["tool"] = json!("list_orders");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.insert_str(0, &format!("{old}\n"));
+    std::fs::write(&path, text).unwrap();
+    let file = path.to_str().unwrap();
+
+    let all = audit_command(&["--file", file]);
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 4, "{all}");
+    for column in [
+        "TIME",
+        "CALLER",
+        "TOOL",
+        "CONFIRMATION",
+        "UPSTREAM",
+        "RESULT",
+        "MS",
+    ] {
+        assert!(lines[0].contains(column), "{all}");
+    }
+    assert!(lines[1].starts_with("2020-01-01T00:00:00.000Z"), "{all}");
+    let change = lines[3];
+    assert!(change.contains("update_order_status"), "{all}");
+    assert!(change.contains("confirmed (elicitation)"), "{change}");
+    let sent = &statuspro.sandbox.mutations()[0];
+    assert!(
+        change.contains(&format!("POST 127.0.0.1{} 2", sent.path)),
+        "{change}"
+    );
+    assert!(change.contains("stdio"), "{change}");
+
+    let by_tool = audit_command(&["--file", file, "--tool", "get_order"]);
+    assert_eq!(by_tool.lines().count(), 2, "{by_tool}");
+    assert!(by_tool.lines().nth(1).unwrap().contains("get_order"));
+
+    let recent = audit_command(&["--file", file, "--since", "1h"]);
+    assert_eq!(recent.lines().count(), 3, "{recent}");
+    assert!(!recent.contains("2020-01-01"), "{recent}");
+
+    // A call whose process stopped after its intent: shown as unfinished.
+    let intent = records(&path)
+        .into_iter()
+        .find(|r| r["record"] == "intent")
+        .expect("the change wrote an intent");
+    let mut lost = intent.clone();
+    lost["id"] = json!("0123456789abcdef");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("{lost}\n"));
+    std::fs::write(&path, text).unwrap();
+    let with_lost = audit_command(&["--file", file, "--since", "1h"]);
+    assert_eq!(with_lost.lines().count(), 4, "{with_lost}");
+    assert!(
+        with_lost.lines().last().unwrap().contains("unfinished"),
+        "{with_lost}"
+    );
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["audit", "--file", file, "--since", "last tuesday"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.contains("RFC 3339") && error.contains("1h"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_http_caller_is_recorded_by_its_identity_and_its_token_is_not() {
+    let token = "audit-static-token-0123456789abcdef";
+    let config = format!(
+        "[host]\naudit = \"{TRAIL}\"\n\n[auth]\nresource = \"http://127.0.0.1/mcp\"\n\
+         [[auth.tokens]]\nsubject = \"release-bot\"\nsha256 = \"{}\"\n",
+        sha256_hex(token)
+    );
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .bearer(token)
+            .config(config),
+    )
+    .await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    let text = std::fs::read_to_string(trail_of(&host)).unwrap();
+    assert!(!text.contains(token), "{text}");
+    let records = records(&trail_of(&host));
+    let greet = calls_of(&records, "greet")[0];
+    assert_eq!(greet["caller"], "release-bot", "{greet}");
+    assert_eq!(greet["protocol"], "2025-11-25", "{greet}");
+    assert!(greet["session"].is_string(), "a legacy session: {greet}");
+}
+
+/// The Katana component's changes leave records too (the Katana suite checks
+/// every one of them as it ends); here one of each kind of flow, and a
+/// confirmed change in a multi-tool component names its own tool.
+#[tokio::test]
+async fn katana_changes_are_recorded_with_their_tool_in_the_one_component() {
+    use katana_sandbox::seed;
+    let katana = crate::katana::Setup::new()
+        .elicitation(Elicitation::Accept(true))
+        .start()
+        .await;
+    let out = katana
+        .host
+        .ok(
+            "create_manufacturing_order",
+            json!({"variant_id": seed::KNIFE_WALNUT, "planned_quantity": 5,
+                   "location_id": seed::LOCATION_MAIN, "order_no": "MO-25-010",
+                   "production_deadline_date": "2026-03-20T17:00:00.000Z", "confirm": true}),
+        )
+        .await;
+    assert_eq!(out["result"], "confirmed", "{out}");
+    let records = records(&katana.audit_trail());
+    let done = calls_of(&records, "create_manufacturing_order")[0];
+    assert_eq!(done["file"], "katana.wasm");
+    assert_eq!(done["confirmation"]["outcome"], "confirmed");
+    let posts = changes_in(done);
+    assert_eq!(posts.len(), 1, "{done}");
+    assert_eq!(
+        (&posts[0]["method"], &posts[0]["path"]),
+        (
+            &json!("POST"),
+            &json!(format!(
+                "{}/manufacturing_orders",
+                katana_sandbox::API_PREFIX
+            ))
+        )
+    );
+}
+
+#[test]
+fn a_call_from_the_terminal_is_recorded_as_the_cli_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, format!("[host]\naudit = \"{TRAIL}\"\n")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["call", "greet", r#"{"name":"Ada"}"#, "--plugins"])
+        .arg(&plugins)
+        .arg("--config")
+        .arg(&config)
+        .env("XDG_CACHE_HOME", crate::support::test_cache_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = records(&dir.path().join(TRAIL));
+    assert_eq!(records.len(), 1, "{records:#?}");
+    assert_eq!(
+        (
+            &records[0]["caller"],
+            &records[0]["tool"],
+            &records[0]["result"]
+        ),
+        (&json!("cli"), &json!("greet"), &json!("ok"))
+    );
+}
+
+#[tokio::test]
+async fn a_call_the_client_cancels_is_recorded_with_its_pending_question() {
+    use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
+    let server = crate::support::Recorder::start().await;
+    let host = Host::start(
+        HostOptions::new(&["misbehaving"])
+            .elicitation(Elicitation::Hang)
+            .config(with_trail(&server.allow_block("misbehaving"))),
+    )
+    .await;
+    let args = json!({"url": format!("{}/hook", server.url), "confirm": true});
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("confirm_then_post").with_arguments(args),
+    ));
+    let handle = host
+        .client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    host.wait_for_seen(|s| s.elicitations.len() == 1).await;
+    handle.cancel(Some("closed".into())).await.unwrap();
+    // The record is written before this line is logged.
+    host.wait_for_stderr("call cancelled by the client").await;
+    let records = records(&trail_of(&host));
+    let cancelled = calls_of(&records, "confirm_then_post");
+    assert_eq!(cancelled.len(), 1, "{records:#?}");
+    assert_eq!(cancelled[0]["result"], "cancelled");
+    assert_eq!(
+        cancelled[0]["confirmation"],
+        json!({"via": "elicitation", "answers": [], "outcome": "pending"})
+    );
+    assert!(changes_in(cancelled[0]).is_empty());
+    assert!(server.received().is_empty());
+}
