@@ -270,19 +270,24 @@ impl Drop for WaitingPlace {
 /// block's `files` match and kept across reloads.
 #[derive(Debug, Default)]
 pub struct BlockTurns {
-    by_block: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// By block name: the number of turns and their semaphore.
+    by_block: Mutex<HashMap<String, (u32, Arc<Semaphore>)>>,
 }
 
 impl BlockTurns {
     /// The semaphore of the block `block`, made with `permits` the first
-    /// time.
+    /// time, and made anew when `permits` changed (a reloaded
+    /// configuration): calls running keep the turns they hold, new calls
+    /// take turns among the new number.
     pub fn for_block(&self, block: &str, permits: u32) -> Arc<Semaphore> {
-        self.by_block
-            .lock()
-            .expect("not poisoned")
+        let mut by_block = self.by_block.lock().expect("not poisoned");
+        let semaphore = by_block
             .entry(block.to_string())
-            .or_insert_with(|| Arc::new(Semaphore::new(permits as usize)))
-            .clone()
+            .or_insert_with(|| (permits, Arc::new(Semaphore::new(permits as usize))));
+        if semaphore.0 != permits {
+            *semaphore = (permits, Arc::new(Semaphore::new(permits as usize)));
+        }
+        semaphore.1.clone()
     }
 }
 
@@ -574,7 +579,7 @@ pub async fn run_call(
     let mut state = CallState::new(
         plugin.settings.clone(),
         tool.clone(),
-        env.http.clone(),
+        plugin.http.clone(),
         confirmer,
         progress,
     );
