@@ -1438,6 +1438,47 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_and_its_separator_make_the_served_name() {
+        let c = Config::parse(
+            "[plugins.a]\nprefix = \"shop\"\n[plugins.b]\nprefix = \"inv\"\nprefix_separator = \"_\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            served_name(&c.settings_for("a.wasm"), "search"),
+            "shop.search"
+        );
+        assert_eq!(
+            served_name(&c.settings_for("b.wasm"), "search"),
+            "inv_search"
+        );
+        assert_eq!(served_name(&c.settings_for("c.wasm"), "search"), "search");
+        let longest = "p".repeat(126);
+        Config::parse(&format!("[plugins.a]\nprefix = \"{longest}\"\n")).unwrap();
+        for (bad, says) in [
+            (
+                format!("prefix = \"{longest}p\""),
+                "`prefix` must be 1 to 126 characters",
+            ),
+            ("prefix = \"a b\"".to_string(), "`prefix` must be"),
+            ("prefix = \"\"".to_string(), "`prefix` must be"),
+            (
+                "prefix = \"a\"\nprefix_separator = \"::\"".to_string(),
+                "`prefix_separator` must be",
+            ),
+            (
+                "prefix_separator = \"-\"".to_string(),
+                "`prefix_separator` is set without `prefix`",
+            ),
+        ] {
+            let err = error_of(&format!("[plugins.a]\n{bad}\n"));
+            assert!(
+                err.contains(says) && err.contains("[plugins.a]"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn unknown_keys_are_rejected() {
         let err = Config::parse("[plugins.p]\nalow = []\n").unwrap_err();
         assert!(format!("{err:#}").contains("alow"), "{err:#}");

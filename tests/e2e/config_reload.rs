@@ -356,3 +356,40 @@ async fn a_rotated_api_key_is_used_by_new_calls_and_never_mid_call() {
         "{later:?}"
     );
 }
+
+#[tokio::test]
+async fn the_confirmation_policy_reloads_and_a_restart_only_key_keeps_its_value() {
+    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
+        .await
+        .unwrap();
+    let config = statuspro_config(&sandbox, "");
+    // A client that cannot elicit: the policy decides.
+    let host = Host::start(
+        HostOptions::new(&COMPONENTS)
+            .env("STATUSPRO_API_KEY", sandbox.api_key())
+            .config(config.clone()),
+    )
+    .await;
+    let order = seed::order_with_viable_next("st000003").unwrap();
+    let change = json!({"order_id": order, "status_code": "st000003", "confirm": true});
+    let out = host.ok("update_order_status", change.clone()).await;
+    assert_eq!(out["result"], "cancelled", "{out}");
+    assert!(sandbox.mutations().is_empty(), "denied: nothing sent");
+
+    host.write_config(&format!(
+        "[host]\nconfirmation = \"trust-confirm-flag\"\nmax_message_bytes = 4096\n{config}"
+    ));
+    let stderr = host.wait_for_stderr("configuration reloaded").await;
+    assert!(
+        stderr.contains("`host.max_message_bytes` changed, and needs a restart"),
+        "{stderr}"
+    );
+    let out = host.ok("update_order_status", change).await;
+    assert_eq!(out["result"], "confirmed", "{out}");
+    assert_eq!(sandbox.mutations().len(), 1);
+    // The running limit was kept: a message past the new one still passes.
+    let long = "x".repeat(8192);
+    host.call("list_orders", json!({ "search": long }))
+        .await
+        .expect("a message longer than the new host.max_message_bytes is still read");
+}
