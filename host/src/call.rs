@@ -270,24 +270,23 @@ impl Drop for WaitingPlace {
 /// block's `files` match and kept across reloads.
 #[derive(Debug, Default)]
 pub struct BlockTurns {
-    /// By block name: the number of turns and their semaphore.
-    by_block: Mutex<HashMap<String, (u32, Arc<Semaphore>)>>,
+    /// By block name and number of turns.
+    by_block: Mutex<HashMap<(String, u32), Arc<Semaphore>>>,
 }
 
 impl BlockTurns {
-    /// The semaphore of the block `block`, made with `permits` the first
-    /// time, and made anew when `permits` changed (a reloaded
-    /// configuration): calls running keep the turns they hold, new calls
-    /// take turns among the new number.
+    /// The semaphore of the block `block` with `permits` turns, made the
+    /// first time. A reloaded configuration that changes the number gets
+    /// another semaphore: calls running keep the turns they hold, new calls
+    /// take turns among the new number (and a reload that is refused, or
+    /// undone, finds the running one again).
     pub fn for_block(&self, block: &str, permits: u32) -> Arc<Semaphore> {
-        let mut by_block = self.by_block.lock().expect("not poisoned");
-        let semaphore = by_block
-            .entry(block.to_string())
-            .or_insert_with(|| (permits, Arc::new(Semaphore::new(permits as usize))));
-        if semaphore.0 != permits {
-            *semaphore = (permits, Arc::new(Semaphore::new(permits as usize)));
-        }
-        semaphore.1.clone()
+        self.by_block
+            .lock()
+            .expect("not poisoned")
+            .entry((block.to_string(), permits))
+            .or_insert_with(|| Arc::new(Semaphore::new(permits as usize)))
+            .clone()
     }
 }
 

@@ -393,3 +393,36 @@ async fn the_confirmation_policy_reloads_and_a_restart_only_key_keeps_its_value(
         .await
         .expect("a message longer than the new host.max_message_bytes is still read");
 }
+
+#[tokio::test]
+async fn a_raised_concurrent_calls_lets_new_calls_run_beside_a_held_one() {
+    let server = Recorder::start().await;
+    let block = |turns: u32| {
+        format!(
+            "[plugins.hello.limits]\nconcurrent_calls = {turns}\n{}",
+            server.allow_block("hello")
+        )
+    };
+    let host = Host::start(HostOptions::new(&["hello"]).config(block(1))).await;
+    // A call takes the block's only turn and holds it.
+    let held = host.call("fetch_url", json!({"url": format!("{}/hold", server.url)}));
+    let rest = async {
+        server.wait_for_requests(1).await;
+        host.write_config(&block(2));
+        host.wait_for_stderr("configuration reloaded").await;
+        // A new call takes a turn among the new number while the first
+        // still holds the old one.
+        let wait = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            host.ok("greet", json!({"name": "Ada"})),
+        );
+        let out = wait
+            .await
+            .expect("the new call did not wait for the held one");
+        server.release();
+        out
+    };
+    let (held, out) = tokio::join!(held, rest);
+    assert_eq!(out["message"], "Hello, Ada!");
+    assert_ne!(held.unwrap().is_error, Some(true));
+}
