@@ -430,10 +430,9 @@ impl ServerHandler for Gateway {
                 }) as _
             });
 
-        // The subject goes to the operator's log with every line of this
-        // call, never to the guest.
-        // Every line of the call names the tool as clients know it (its
-        // served name).
+        // Every line of this call names the tool as clients know it (its
+        // served name) and, over HTTP, the subject, which never reaches
+        // the guest.
         let span = match &identity {
             Some(identity) => {
                 let span =

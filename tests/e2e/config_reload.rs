@@ -258,6 +258,15 @@ async fn removing_a_block_serves_its_files_under_defaults_with_list_changed() {
             .await;
         assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?}: {issue}");
         assert_eq!(recorder.received().len(), before);
+
+        // Added back: its names and its allow-list return.
+        host.write_config(&block);
+        changes.next(&host).await;
+        assert_eq!(names(&host.tools().await), ["web.fetch_url", "web.greet"]);
+        assert_eq!(
+            host.ok("web.fetch_url", json!({ "url": url })).await["status"],
+            200
+        );
     }
 }
 
@@ -425,4 +434,24 @@ async fn a_raised_concurrent_calls_lets_new_calls_run_beside_a_held_one() {
     let (held, out) = tokio::join!(held, rest);
     assert_eq!(out["message"], "Hello, Ada!");
     assert_ne!(held.unwrap().is_error, Some(true));
+}
+
+#[tokio::test]
+async fn an_edit_under_which_a_serving_component_would_not_load_changes_nothing() {
+    let host = Host::start(HostOptions::new(&["hello"]).config("[plugins.hello]\n")).await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    // Valid on its own, but `fetch_url` would be served under 130
+    // characters.
+    let long = "p".repeat(120);
+    host.write_config(&format!("[plugins.hello]\nprefix = \"{long}\"\n"));
+    let stderr = host.wait_for_stderr("was not applied").await;
+    assert!(
+        stderr.contains("shorten `prefix` in [plugins.hello]")
+            && stderr.contains("hello.wasm cannot be loaded under it"),
+        "{stderr}"
+    );
+    // Not even `greet`, whose prefixed name would fit, changed.
+    assert_eq!(names(&host.tools().await), ["fetch_url", "greet"]);
+    host.ok("greet", json!({"name": "Ada"})).await;
+    assert_eq!(changes.unread(&host).await, 0);
 }
