@@ -276,12 +276,14 @@ impl AuditLog {
         }
     }
 
-    /// Starts the record of one call of `tool` in `plugin`.
+    /// Starts the record of one call of `tool` in `plugin`, served to
+    /// clients as `served_name` (its own name, or prefixed: ADR 0018).
     pub fn start_call(
         &self,
         context: CallContext,
         plugin: &Plugin,
         tool: &ToolSpec,
+        served_name: &str,
         arguments: &Value,
     ) -> Arc<CallAudit> {
         let mut id = [0u8; 8];
@@ -293,7 +295,7 @@ impl AuditLog {
             caller: context.caller,
             protocol: context.protocol,
             session: context.session,
-            tool: tool.name.clone(),
+            tool: served_name.to_string(),
             plugin: plugin.settings.name.clone(),
             file: plugin.file.clone(),
             digest: format!("sha256:{}", plugin.digest),

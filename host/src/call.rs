@@ -270,17 +270,21 @@ impl Drop for WaitingPlace {
 /// block's `files` match and kept across reloads.
 #[derive(Debug, Default)]
 pub struct BlockTurns {
-    by_block: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// By block name and number of turns.
+    by_block: Mutex<HashMap<(String, u32), Arc<Semaphore>>>,
 }
 
 impl BlockTurns {
-    /// The semaphore of the block `block`, made with `permits` the first
-    /// time.
+    /// The semaphore of the block `block` with `permits` turns, made the
+    /// first time. A reloaded configuration that changes the number gets
+    /// another semaphore: calls running keep the turns they hold, new calls
+    /// take turns among the new number (and a reload that is refused, or
+    /// undone, finds the running one again).
     pub fn for_block(&self, block: &str, permits: u32) -> Arc<Semaphore> {
         self.by_block
             .lock()
             .expect("not poisoned")
-            .entry(block.to_string())
+            .entry((block.to_string(), permits))
             .or_insert_with(|| Arc::new(Semaphore::new(permits as usize)))
             .clone()
     }
@@ -594,7 +598,7 @@ pub async fn run_call_audited(
     let mut state = CallState::new(
         plugin.settings.clone(),
         tool.clone(),
-        env.http.clone(),
+        plugin.http.clone(),
         confirmer,
         progress,
     );

@@ -349,6 +349,12 @@ pub struct RawPlugin {
     /// `require_signature`: overrides `oci.require_signature` for OCI
     /// components installed as files this block matches.
     pub require_signature: Option<bool>,
+    /// `prefix`: serve this block's tools as `PREFIX.TOOL` (the separator
+    /// is `prefix_separator`).
+    pub prefix: Option<String>,
+    /// `prefix_separator`: `"."` (the default), `"_"` or `"-"`; only with
+    /// `prefix`.
+    pub prefix_separator: Option<String>,
 }
 
 /// One `[[plugins.NAME.allow]]` entry.
@@ -560,6 +566,18 @@ pub struct PluginSettings {
     /// Whether an OCI component this block matches must be signed; the
     /// global setting when `None`.
     pub require_signature: Option<bool>,
+    /// `prefix` and `prefix_separator` joined (`"statuspro."`), put before
+    /// each tool's own name to make the name it is served under; empty
+    /// without a prefix. See [`served_name`].
+    pub name_prefix: String,
+}
+
+/// The name a tool of a plugin with `settings` is served under: the
+/// block's `prefix` and `prefix_separator` before the component's own
+/// name (`statuspro.list_orders`), or the own name without a prefix. The
+/// guest is always called with its own name.
+pub fn served_name(settings: &PluginSettings, own: &str) -> String {
+    format!("{}{own}", settings.name_prefix)
 }
 
 impl PluginSettings {
@@ -575,6 +593,7 @@ impl PluginSettings {
             limits: Limits::default(),
             trusted_keys: Vec::new(),
             require_signature: None,
+            name_prefix: String::new(),
         }
     }
 }
@@ -610,6 +629,9 @@ pub struct Config {
     pub oci: OciSettings,
     /// The audit trail (`host.audit*`), if the operator asked for one.
     pub audit: Option<crate::audit::AuditSettings>,
+    /// The file this configuration was read from, when it came from one
+    /// ([`Config::load`]); `serve` watches it ([`crate::reconfigure`]).
+    pub path: Option<PathBuf>,
 }
 
 /// The resolved `[oci]` table.
@@ -658,6 +680,7 @@ impl Default for Config {
             components: Vec::new(),
             oci: OciSettings::default(),
             audit: None,
+            path: None,
         }
     }
 }
@@ -667,9 +690,16 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
+        Self::parse_at(&text, path)
+    }
+
+    /// Parses and resolves `text`, read from the file at `path` (relative
+    /// paths in it are relative to its directory).
+    pub fn parse_at(text: &str, path: &Path) -> Result<Config> {
         let mut config =
-            Self::parse(&text).with_context(|| format!("in the config file {}", path.display()))?;
+            Self::parse(text).with_context(|| format!("in the config file {}", path.display()))?;
         config.resolve_paths_against(path.parent().unwrap_or(Path::new(".")));
+        config.path = Some(path.to_path_buf());
         Ok(config)
     }
 
@@ -752,6 +782,7 @@ impl Config {
             components,
             oci: resolve_oci(raw.oci)?,
             audit,
+            path: None,
         })
     }
 
@@ -871,8 +902,48 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         limits,
         trusted_keys: raw.trusted_keys,
         require_signature: raw.require_signature,
+        name_prefix: name_prefix(raw.prefix.as_deref(), raw.prefix_separator.as_deref())?,
     })
 }
+
+/// The separators `prefix_separator` accepts.
+const PREFIX_SEPARATORS: [&str; 3] = [".", "_", "-"];
+
+/// `prefix` and `prefix_separator` joined, checked against MCP's tool-name
+/// rules (`A-Z a-z 0-9 _ . -`, names up to 128 characters: the prefix
+/// leaves room for a one-character tool name; each tool's whole served name
+/// is checked when its component loads).
+fn name_prefix(prefix: Option<&str>, separator: Option<&str>) -> Result<String> {
+    let Some(prefix) = prefix else {
+        if separator.is_some() {
+            bail!("`prefix_separator` is set without `prefix`; add `prefix` or remove it");
+        }
+        return Ok(String::new());
+    };
+    let separator = match separator {
+        None => ".",
+        Some(sep) if PREFIX_SEPARATORS.contains(&sep) => sep,
+        Some(sep) => bail!(
+            "`prefix_separator` must be \".\", \"_\" or \"-\" (characters MCP allows in tool names), not {sep:?}"
+        ),
+    };
+    let joined = format!("{prefix}{separator}");
+    if prefix.is_empty() || joined.len() > MAX_PREFIX_BYTES || !crate::spec::is_valid_name(&joined)
+    {
+        bail!(
+            "`prefix` must be 1 to {} characters of A-Z a-z 0-9 _ . - (MCP's tool-name rules: \
+             a served name is the prefix, the separator and the tool's own name, 128 characters \
+             at most), not {:?}",
+            MAX_PREFIX_BYTES - 1,
+            prefix.chars().take(64).collect::<String>()
+        );
+    }
+    Ok(joined)
+}
+
+/// The longest `prefix` and separator together: room is left for a
+/// one-character tool name within MCP's 128.
+const MAX_PREFIX_BYTES: usize = 127;
 
 /// The default of `host.max_message_bytes`: 16 MiB, what rmcp's own stdio
 /// transport accepts.
@@ -1438,6 +1509,47 @@ mod tests {
         for bad in ["localhost:9464", "127.0.0.1", "70000", ""] {
             let err = format!("{:#}", addr(bad).unwrap_err());
             assert!(err.contains("`host.metrics` must be"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_and_its_separator_make_the_served_name() {
+        let c = Config::parse(
+            "[plugins.a]\nprefix = \"shop\"\n[plugins.b]\nprefix = \"inv\"\nprefix_separator = \"_\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            served_name(&c.settings_for("a.wasm"), "search"),
+            "shop.search"
+        );
+        assert_eq!(
+            served_name(&c.settings_for("b.wasm"), "search"),
+            "inv_search"
+        );
+        assert_eq!(served_name(&c.settings_for("c.wasm"), "search"), "search");
+        let longest = "p".repeat(126);
+        Config::parse(&format!("[plugins.a]\nprefix = \"{longest}\"\n")).unwrap();
+        for (bad, says) in [
+            (
+                format!("prefix = \"{longest}p\""),
+                "`prefix` must be 1 to 126 characters",
+            ),
+            ("prefix = \"a b\"".to_string(), "`prefix` must be"),
+            ("prefix = \"\"".to_string(), "`prefix` must be"),
+            (
+                "prefix = \"a\"\nprefix_separator = \"::\"".to_string(),
+                "`prefix_separator` must be",
+            ),
+            (
+                "prefix_separator = \"-\"".to_string(),
+                "`prefix_separator` is set without `prefix`",
+            ),
+        ] {
+            let err = error_of(&format!("[plugins.a]\n{bad}\n"));
+            assert!(
+                err.contains(says) && err.contains("[plugins.a]"),
+                "{bad}: {err}"
+            );
         }
     }
 

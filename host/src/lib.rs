@@ -11,6 +11,7 @@
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
 //! | [`watch`]      | initial load and hot reload: the plugin directory → the registry |
+//! | [`reconfigure`] | config reload: `toolhost.toml` → new settings and registry, or none |
 //! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
 //! | [`imports`]    | the host side of each WIT import                                 |
 //! | [`policy`]     | which destinations a plugin may reach                            |
@@ -46,6 +47,7 @@ pub mod metrics;
 pub mod oci;
 pub mod plugin;
 pub mod policy;
+pub mod reconfigure;
 pub mod registry;
 pub mod replay;
 pub mod scaffold;

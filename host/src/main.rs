@@ -28,10 +28,11 @@ enum Command {
     ///
     /// The directory is watched: copy a component in and its tools appear,
     /// replace it and they change, delete it and they go; clients are told.
+    /// So is the `--config` file: a valid edit applies without a restart.
     Serve {
         #[command(flatten)]
         plugins: PluginArgs,
-        /// Do not watch the plugin directory for changes.
+        /// Do not watch the plugin directory or the config file for changes.
         #[arg(long)]
         no_watch: bool,
         /// Serve MCP over Streamable HTTP at `http://ADDR/mcp` instead of
@@ -40,7 +41,9 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
     },
-    /// Print the tools a plugin directory provides, as a table.
+    /// Print the tools a plugin directory provides, as a table: the name
+    /// each is served under (with its block's `prefix`) and the
+    /// component's own name.
     List(PluginArgs),
     /// Load a component and lint its tools against the tool design
     /// guidelines; exits non-zero on errors.
@@ -476,7 +479,7 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
         .context("the arguments are not valid JSON; pass an object such as '{\"name\":\"Ada\"}'")?;
     let (env, loader, registry) = plugins.load().await?;
     let Some(found) = registry.tool(tool) else {
-        let names: Vec<&str> = registry.tools().map(|t| t.spec.name.as_str()).collect();
+        let names: Vec<&str> = registry.tools().map(|t| t.name.as_str()).collect();
         anyhow::bail!(
             "no tool named {tool:?}; the directory has: {}",
             names.join(", ")
@@ -493,6 +496,7 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
             context,
             &found.plugin,
             &found.spec,
+            &found.name,
             &arguments,
         )
     });
@@ -529,7 +533,7 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
 }
 
 fn print_table(registry: &Registry) {
-    let rows: Vec<[String; 4]> = registry
+    let rows: Vec<[String; 5]> = registry
         .tools()
         .map(|t| {
             let a = &t.spec.annotations;
@@ -545,6 +549,7 @@ fn print_table(registry: &Registry) {
             .collect::<Vec<_>>()
             .join(",");
             [
+                t.name.clone(),
                 t.spec.name.clone(),
                 t.spec.title.clone(),
                 flags,
@@ -552,7 +557,9 @@ fn print_table(registry: &Registry) {
             ]
         })
         .collect();
-    let header = ["TOOL", "TITLE", "ANNOTATIONS", "FILE"].map(String::from);
+    // TOOL is the name clients call (with the block's `prefix`); OWN NAME
+    // the component's own.
+    let header = ["TOOL", "OWN NAME", "TITLE", "ANNOTATIONS", "FILE"].map(String::from);
     let mut widths = header.clone().map(|h| h.len());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {

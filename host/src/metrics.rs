@@ -20,7 +20,7 @@
 //! | `toolhost_confirmations_total` | counter | `outcome` | answers to a tool's confirmation question: `confirmed`, `declined`, `cancelled` (dismissed or expired), `no_elicitation` (the client cannot ask and the operator's policy said no), `busy` (not asked: too many calls already wait for a user). A 2026-07-28 client's answer counts once, when it arrives, not again when the call replays it |
 //! | `toolhost_upstream_requests_total` | counter | `plugin`, `host`, `status` | HTTP requests the host sent for a plugin (each redirect hop is one), by the `allow` entry's host as the operator wrote it (`api.example.com`, `*.example.com`, an address) and the response's status code (`200`, `503`, …), or `timeout` / `connection_failed` when none came |
 //! | `toolhost_policy_denials_total` | counter | `plugin`, `reason` | requests the host refused to send, by [`DenialReason`]: `scheme`, `host_not_allowed`, `port`, `method`, `path`, `ambiguous_path`, `private_address`, `credential_cleartext`, `read_only`, `unconfirmed`, `method_override` |
-//! | `toolhost_reloads_total` | counter | `result` | rescans of the plugin directory after a change (hot reload; the initial load is not one): `changed` (a new registry was published), `unchanged`, `failed` (the directory could not be read) |
+//! | `toolhost_reloads_total` | counter | `result` | rescans of the plugin directory after a change (hot reload; the initial load is not one): `changed` (a new registry was published), `unchanged`, `failed` (the directory could not be read); and reloads of the config file: `changed` (the new settings serve), `failed` (the edit was refused) |
 //! | `toolhost_component_load_failures_total` | counter | none | component files that failed to load, at start or on a reload (each distinct content once) |
 //! | `toolhost_components_loaded` | gauge | none | component files serving now |
 //! | `toolhost_tools_loaded` | gauge | none | tools serving now |
@@ -184,7 +184,10 @@ fn describe() {
         POLICY_DENIALS,
         "requests the host refused to send for plugins, by reason"
     );
-    describe_counter!(RELOADS, "hot reloads of the plugin directory, by result");
+    describe_counter!(
+        RELOADS,
+        "hot reloads of the plugin directory and the config file, by result"
+    );
     describe_counter!(
         COMPONENT_LOAD_FAILURES,
         "component files that failed to load"

@@ -52,6 +52,10 @@ pub struct Plugin {
     /// file of the plugin's block. A call waiting for a human gives its
     /// permit back until the answer comes.
     pub concurrency: Arc<Semaphore>,
+    /// The HTTP client its calls send through, built for the configuration
+    /// it was loaded with (its block's `allow_private` rules): a call keeps
+    /// it, like the settings, when the configuration is reloaded.
+    pub http: HttpClient,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -88,6 +92,20 @@ pub enum LoadError {
     /// It offers no tools.
     #[error("it exports no tools")]
     NoTools,
+    /// A tool's served name (the block's `prefix` and its own name) is
+    /// longer than MCP allows.
+    #[error(
+        "tool {tool:?} would be served as {served:?}, longer than the 128 characters MCP allows a tool name; \
+         shorten `prefix` in [plugins.{block}]"
+    )]
+    ServedNameTooLong {
+        /// The tool's own name.
+        tool: String,
+        /// The name it would be served under (cut at 64 characters).
+        served: String,
+        /// The block whose `prefix` it is.
+        block: String,
+    },
     /// The file is larger than `limits.wasm_bytes`.
     #[error(
         "the file is {bytes} bytes, more than limits.wasm_bytes ({limit}) allows; raise it in the plugin's [plugins.NAME.limits] block if the component is trusted"
@@ -270,6 +288,16 @@ impl Loader {
         if tools.is_empty() {
             return Err(LoadError::NoTools);
         }
+        for tool in &tools {
+            let served = crate::config::served_name(&settings, &tool.name);
+            if !crate::spec::is_valid_name(&served) {
+                return Err(LoadError::ServedNameTooLong {
+                    tool: tool.name.clone(),
+                    served: served.chars().take(64).chain(['…']).collect(),
+                    block: settings.name.clone(),
+                });
+            }
+        }
         Ok(Plugin {
             file,
             path: path.to_path_buf(),
@@ -281,6 +309,7 @@ impl Loader {
             settings,
             pre,
             tools,
+            http: self.http.clone(),
         })
     }
 }

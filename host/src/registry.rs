@@ -23,11 +23,22 @@
 //! happened before the restart: a file dropped in later, refused while the
 //! host ran, cannot take the name (and, through a `files` pattern, another
 //! block's credentials) by restarting the host.
+//!
+//! **Names** are *served* names: a block's `prefix` goes before each of
+//! its tools' own names ([`served_name`](crate::config::served_name)), and
+//! ownership is decided over served names, so two blocks that both offer
+//! `search` coexist once one of them has a prefix. The guest is still
+//! called with its own name ([`ToolRef::spec`]).
+//!
+//! A registry also carries the configuration it was built for
+//! ([`Registry::config`]): settings and tools swap together, and a call
+//! that holds the registry holds the settings it started with.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::config::{Config, served_name};
 use crate::plugin::{Loader, Plugin};
 use crate::spec::ToolSpec;
 
@@ -36,8 +47,11 @@ use crate::spec::ToolSpec;
 pub struct ToolRef {
     /// The plugin.
     pub plugin: Arc<Plugin>,
-    /// The tool.
+    /// The tool, as the component defines it (`spec.name` is its own
+    /// name, the one the guest is called with).
     pub spec: Arc<ToolSpec>,
+    /// The name it is served under: the block's prefix and the own name.
+    pub name: String,
 }
 
 /// Every tool served, by name.
@@ -51,6 +65,8 @@ pub struct Registry {
     conflicts: Vec<Conflict>,
     /// The last load order number given.
     last_order: u64,
+    /// The configuration the registry was built for.
+    config: Arc<Config>,
 }
 
 /// One plugin's offer of a tool name: its load order, the plugin, the tool.
@@ -99,7 +115,8 @@ impl std::fmt::Display for Conflict {
                 write!(
                     f,
                     "tool {:?} is not served: {} offer it and appeared in the plugin directory together, so none of \
-                     them owns the name (remove all but one of these files, or rename the tool)",
+                     them owns the name (remove all but one of these files, rename the tool, or give one \
+                     block a `prefix`)",
                     self.tool,
                     self.owners.join(" and ")
                 )?;
@@ -113,7 +130,28 @@ impl std::fmt::Display for Conflict {
 }
 
 impl Registry {
-    /// Looks a tool up by name.
+    /// An empty registry for `config`.
+    pub fn empty(config: Arc<Config>) -> Registry {
+        Registry {
+            config,
+            ..Registry::default()
+        }
+    }
+
+    /// The configuration this registry was built for: the settings a call
+    /// that looked its tool up here runs with.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// This registry, for `config` (its plugins carry their own block's
+    /// settings; see [`crate::watch::Reloader`]).
+    pub fn for_config(mut self, config: Arc<Config>) -> Registry {
+        self.config = config;
+        self
+    }
+
+    /// Looks a tool up by the name it is served under.
     pub fn tool(&self, name: &str) -> Option<&ToolRef> {
         self.tools.get(name)
     }
@@ -202,12 +240,13 @@ impl Registry {
     /// Recomputes the tool map and the conflicts: each name goes to the
     /// only plugin of the lowest load order that offers it.
     fn rebuild(&mut self) {
-        // Name → offers as (order, file, spec); files iterate in name order.
-        let mut offers: BTreeMap<&str, Vec<Offer>> = BTreeMap::new();
+        // Served name → offers as (order, file, spec); files iterate in
+        // name order.
+        let mut offers: BTreeMap<String, Vec<Offer>> = BTreeMap::new();
         for loaded in self.plugins.values() {
             for spec in &loaded.plugin.tools {
                 offers
-                    .entry(spec.name.as_str())
+                    .entry(served_name(&loaded.plugin.settings, &spec.name))
                     .or_default()
                     .push((loaded.order, loaded, spec));
             }
@@ -224,16 +263,17 @@ impl Registry {
             };
             if let [(_, holder, spec)] = owners.as_slice() {
                 tools.insert(
-                    name.to_string(),
+                    name.clone(),
                     ToolRef {
                         plugin: holder.plugin.clone(),
                         spec: Arc::clone(spec),
+                        name: name.clone(),
                     },
                 );
             }
             if offered.len() > 1 {
                 conflicts.push(Conflict {
-                    tool: name.to_string(),
+                    tool: name.clone(),
                     owners: files(&owners),
                     refused: files(&later),
                 });

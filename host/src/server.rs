@@ -188,39 +188,66 @@ impl Gateway {
         }
     }
 
+    /// Serves `registry`, built for a reloaded configuration (which it
+    /// carries), from now on. Clients are told their tool list changed only
+    /// if it may have: a tool's definition or served name, or the
+    /// `[[access]]` rules that decide who sees it, changed.
+    pub async fn replace_settings(&self, registry: Registry) {
+        let before = self.registry();
+        let listed = |r: &Registry| -> Vec<Value> {
+            mcp_tools(r, None)
+                .iter()
+                .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
+                .collect()
+        };
+        let changed = listed(&before) != listed(&registry)
+            || before.config().access != registry.config().access;
+        self.inner.registry.store(Arc::new(registry));
+        if changed {
+            self.notify_tools_changed().await;
+        }
+    }
+
     /// The tools `identity` may see (`[[access]]`), as MCP tools.
     fn mcp_tools(&self, identity: Option<&Identity>) -> Vec<Tool> {
-        self.registry()
-            .tools()
-            .filter(|t| {
-                self.inner
-                    .config
-                    .access
-                    .allows(identity, &t.plugin.settings.name)
-            })
-            .map(|t| {
-                let s = &t.spec;
-                let a = &s.annotations;
-                let mut tool = Tool::new(
-                    s.name.clone(),
-                    s.description.clone(),
-                    s.input_schema.clone(),
-                )
-                .with_title(s.title.clone())
-                .with_annotations(
-                    ToolAnnotations::new()
-                        .read_only(a.read_only)
-                        .destructive(a.destructive)
-                        .idempotent(a.idempotent)
-                        .open_world(a.open_world),
-                );
-                if let Some(out) = &s.output_schema {
-                    tool = tool.with_raw_output_schema(out.clone());
-                }
-                tool
-            })
-            .collect()
+        mcp_tools(&self.registry(), identity)
     }
+}
+
+/// The tools of `registry` that `identity` may see (by the `[[access]]`
+/// rules of the configuration the registry was built for), as MCP tools,
+/// under their served names.
+fn mcp_tools(registry: &Registry, identity: Option<&Identity>) -> Vec<Tool> {
+    registry
+        .tools()
+        .filter(|t| {
+            registry
+                .config()
+                .access
+                .allows(identity, &t.plugin.settings.name)
+        })
+        .map(|t| {
+            let s = &t.spec;
+            let a = &s.annotations;
+            let mut tool = Tool::new(
+                t.name.clone(),
+                s.description.clone(),
+                s.input_schema.clone(),
+            )
+            .with_title(s.title.clone())
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(a.read_only)
+                    .destructive(a.destructive)
+                    .idempotent(a.idempotent)
+                    .open_world(a.open_world),
+            );
+            if let Some(out) = &s.output_schema {
+                tool = tool.with_raw_output_schema(out.clone());
+            }
+            tool
+        })
+        .collect()
 }
 
 /// Whether the request speaks 2026-07-28 or later (no server-to-client
@@ -348,13 +375,15 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.wait_until_loaded().await;
+        // The registry and the settings it was built for: the call keeps
+        // both however the configuration changes meanwhile.
         let registry = self.registry();
+        let config = registry.config().clone();
         let identity = caller(&context);
         // A tool this caller may not see is unknown to it: same error, same
         // text, so the answer does not reveal that it exists.
         let visible = registry.tool(&request.name).filter(|t| {
-            self.inner
-                .config
+            config
                 .access
                 .allows(identity.as_ref(), &t.plugin.settings.name)
         });
@@ -369,13 +398,13 @@ impl ServerHandler for Gateway {
             ));
         };
         // Counts the call however it ends, an early return included.
-        let mut counted = metrics::CallCount::start(&tool.spec.name);
+        let mut counted = metrics::CallCount::start(&tool.name);
         let arguments = Value::Object(request.arguments.take().unwrap_or_default());
         let modern = is_modern(&context);
         // A sealed state belongs to this tool, these arguments and the
         // component serving the tool now.
         let binding = CallBinding {
-            tool: &tool.spec.name,
+            tool: &tool.name,
             arguments: &arguments,
             component: &tool.plugin.digest,
         };
@@ -392,14 +421,12 @@ impl ServerHandler for Gateway {
                 audit_context(&context, identity.as_ref(), via),
                 &tool.plugin,
                 &tool.spec,
+                &tool.name,
                 &arguments,
             )
         });
         let confirmer: Box<dyn Confirmer> = if !can_elicit(&context) {
-            Box::new(without_elicitation(
-                self.inner.config.confirmation,
-                &arguments,
-            ))
+            Box::new(without_elicitation(config.confirmation, &arguments))
         } else if !modern {
             Box::new(Elicit {
                 peer: context.peer.clone(),
@@ -465,15 +492,17 @@ impl ServerHandler for Gateway {
                 }) as _
             });
 
-        // The subject goes to the operator's log with every line of this
-        // call, never to the guest.
+        // Every line of this call names the tool as clients know it (its
+        // served name) and, over HTTP, the subject, which never reaches
+        // the guest.
         let span = match &identity {
             Some(identity) => {
-                let span = tracing::info_span!("call", subject = %identity.subject);
-                span.in_scope(|| tracing::info!(tool = %tool.spec.name, "tool call"));
+                let span =
+                    tracing::info_span!("call", tool = %tool.name, subject = %identity.subject);
+                span.in_scope(|| tracing::info!(tool = %tool.name, "tool call"));
                 span
             }
-            None => tracing::Span::none(),
+            None => tracing::info_span!("call", tool = %tool.name),
         };
         let call = run_call_audited(
             &self.inner.env,
@@ -490,7 +519,7 @@ impl ServerHandler for Gateway {
             outcome = call => outcome,
             _ = context.ct.cancelled() => {
                 audit_finish(&audit, Ending::Cancelled).await;
-                tracing::info!(tool = %tool.spec.name, "call cancelled by the client");
+                tracing::info!(tool = %tool.name, "call cancelled by the client");
                 return Err(ErrorData::invalid_request("the request was cancelled", None));
             }
         };

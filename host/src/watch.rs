@@ -102,6 +102,7 @@ impl FileStat {
 }
 
 /// What the last scan saw of one file.
+#[derive(Clone)]
 struct Seen {
     stat: FileStat,
     /// Whether `stat` can be trusted to show the next change.
@@ -128,6 +129,9 @@ pub struct Reloader {
     seen: HashMap<String, Seen>,
     /// Non-UTF-8 file names already reported.
     bad_names: HashSet<OsString>,
+    /// Whether this scan loads every file again, changed or not, for new
+    /// settings ([`Reloader::reconfigure`]).
+    reload_all: bool,
 }
 
 /// What a rescan found and did.
@@ -170,7 +174,50 @@ impl Reloader {
             loader,
             seen: HashMap::new(),
             bad_names: HashSet::new(),
+            reload_all: false,
         }
+    }
+
+    /// What loading uses: the configuration the registry serves included.
+    pub fn loader(&self) -> &Loader {
+        &self.loader
+    }
+
+    /// Loads every file of the directory again with `loader`'s settings (a
+    /// reloaded configuration), reusing the compiled components, and builds
+    /// the registry for them. All or nothing: if a file serving now cannot
+    /// be loaded under the new settings, the error says which, and this
+    /// reloader keeps the settings it had.
+    pub async fn reconfigure(&mut self, loader: Loader, current: &Registry) -> Result<Rescan> {
+        let mut seen = self.seen.clone();
+        // New limits or settings may let a file load that failed before.
+        seen.values_mut().for_each(|s| s.failed = false);
+        let mut trial = Reloader {
+            dir: self.dir.clone(),
+            loader,
+            seen,
+            bad_names: self.bad_names.clone(),
+            reload_all: true,
+        };
+        let rescan = trial.rescan(current).await?;
+        // A serving file that failed to load kept its previous version,
+        // with the previous settings: not a state to serve.
+        let kept: Vec<&str> = rescan
+            .registry
+            .plugins()
+            .filter(|p| {
+                current
+                    .plugin(&p.file)
+                    .is_some_and(|old| Arc::ptr_eq(old, p))
+            })
+            .map(|p| p.file.as_str())
+            .collect();
+        if !kept.is_empty() {
+            anyhow::bail!("{} cannot be loaded under it", kept.join(", "));
+        }
+        trial.reload_all = false;
+        *self = trial;
+        Ok(rescan)
     }
 
     /// Compares the directory with `current` and builds the next registry.
@@ -253,9 +300,10 @@ impl Reloader {
         // What to load, by content: each distinct digest compiles once.
         let mut by_digest: BTreeMap<String, Vec<(String, Present)>> = BTreeMap::new();
         for (name, file) in present.iter_mut() {
-            if current
-                .plugin(name)
-                .is_some_and(|p| p.digest == file.digest)
+            if !self.reload_all
+                && current
+                    .plugin(name)
+                    .is_some_and(|p| p.digest == file.digest)
             {
                 continue;
             }
@@ -313,7 +361,12 @@ impl Reloader {
                     if let Some(seen) = self.seen.get_mut(&name) {
                         seen.failed = true;
                     }
-                    if current.plugin(&name).is_some() {
+                    if self.reload_all {
+                        tracing::error!(
+                            "{}: cannot be loaded under the new configuration: {e}",
+                            path.display()
+                        );
+                    } else if current.plugin(&name).is_some() {
                         tracing::error!(
                             "{}: the new version was not loaded, the previous one keeps serving: {e}",
                             path.display()
@@ -329,6 +382,7 @@ impl Reloader {
         let changed = !gone.is_empty() || loaded > 0;
         let (next, _) = current.without_plugins(gone.iter().map(String::as_str));
         let (next, _) = next.with_plugins(plugins);
+        let next = next.for_config(self.loader.config.clone());
         for conflict in next.conflicts() {
             if !current.conflicts().contains(conflict) {
                 tracing::error!("{conflict}");
@@ -550,11 +604,28 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
 
 /// Loads `dir` and publishes the result on `gateway` (the initial load),
 /// then, given a watch, keeps `gateway`'s registry in step with the
-/// directory until the process ends.
+/// directory, and its settings with the config file the loader's
+/// configuration came from ([`crate::reconfigure`]), until the process
+/// ends.
 pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<DirWatch>) {
     let started = Instant::now();
+    let config = loader.config.clone();
+    // Watched before the first scan, like the directory.
+    let mut config_reload = watch
+        .as_ref()
+        .and_then(|_| crate::reconfigure::ConfigReload::new(config.clone()));
+    let mut config_watch = match &config_reload {
+        Some(reload) => match crate::reconfigure::watch_config(reload.path()) {
+            Ok(watch) => Some(watch),
+            Err(e) => {
+                tracing::error!("configuration changes need a restart: {e:#}");
+                None
+            }
+        },
+        None => None,
+    };
     let mut reloader = Reloader::new(&dir, loader);
-    match reloader.rescan(&Registry::default()).await {
+    match reloader.rescan(&Registry::empty(config.clone())).await {
         Ok(first) => {
             tracing::info!(
                 tools = first.registry.tools().count(),
@@ -566,30 +637,56 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
         }
         Err(e) => {
             tracing::error!("cannot load the plugin directory: {e:#}");
-            gateway.publish_initial(Registry::default()).await;
+            gateway.publish_initial(Registry::empty(config)).await;
         }
     }
     let Some(mut watch) = watch else { return };
-    while watch.events.recv().await.is_some() {
-        // Wait for the directory to go quiet.
-        while let Ok(Some(())) = tokio::time::timeout(QUIET, watch.events.recv()).await {}
-        match reloader.rescan(&gateway.registry()).await {
-            Ok(rescan) if rescan.changed => {
-                tracing::debug!("plugin directory rescanned: {rescan}");
-                // Recorded before clients hear of the change.
-                crate::metrics::reload(crate::metrics::ReloadResult::Changed);
-                crate::metrics::loaded(&rescan.registry, rescan.failed);
-                gateway.replace_registry(rescan.registry).await;
+    loop {
+        let config_event = async {
+            match &mut config_watch {
+                Some(w) => w.events.recv().await,
+                None => std::future::pending().await,
             }
-            Ok(rescan) => {
-                tracing::debug!("plugin directory rescanned: no changes ({rescan})");
-                crate::metrics::reload(crate::metrics::ReloadResult::Unchanged);
-                crate::metrics::loaded(&rescan.registry, rescan.failed);
+        };
+        tokio::select! {
+            event = watch.events.recv() => {
+                if event.is_none() {
+                    return;
+                }
+                // Wait for the directory to go quiet.
+                while let Ok(Some(())) = tokio::time::timeout(QUIET, watch.events.recv()).await {}
+                rescan_and_publish(&mut reloader, &gateway).await;
             }
-            Err(e) => {
-                tracing::error!("cannot rescan the plugin directory: {e:#}");
-                crate::metrics::reload(crate::metrics::ReloadResult::Failed);
+            Some(()) = config_event => {
+                let events = &mut config_watch.as_mut().expect("an event came from it").events;
+                while let Ok(Some(())) = tokio::time::timeout(QUIET, events.recv()).await {}
+                if let Some(reload) = &mut config_reload {
+                    reload.apply(&mut reloader, &gateway).await;
+                }
             }
+        }
+    }
+}
+
+/// Rescans the plugin directory and publishes the next registry if it
+/// changed.
+async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) {
+    match reloader.rescan(&gateway.registry()).await {
+        Ok(rescan) if rescan.changed => {
+            tracing::debug!("plugin directory rescanned: {rescan}");
+            // Recorded before clients hear of the change.
+            crate::metrics::reload(crate::metrics::ReloadResult::Changed);
+            crate::metrics::loaded(&rescan.registry, rescan.failed);
+            gateway.replace_registry(rescan.registry).await;
+        }
+        Ok(rescan) => {
+            tracing::debug!("plugin directory rescanned: no changes ({rescan})");
+            crate::metrics::reload(crate::metrics::ReloadResult::Unchanged);
+            crate::metrics::loaded(&rescan.registry, rescan.failed);
+        }
+        Err(e) => {
+            tracing::error!("cannot rescan the plugin directory: {e:#}");
+            crate::metrics::reload(crate::metrics::ReloadResult::Failed);
         }
     }
 }

@@ -11,6 +11,7 @@ mod bounds;
 mod cache;
 mod commands;
 mod config_ranges;
+mod config_reload;
 mod confirmation;
 mod demo;
 mod deploy;

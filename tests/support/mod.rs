@@ -59,6 +59,10 @@ pub enum Elicitation {
     /// Answer the n-th elicitation of the session with the n-th of these
     /// (one that is itself a script counts as `Hang`).
     Script(&'static [Elicitation]),
+    /// Accept with `confirm: true` once the test calls
+    /// [`TestClient::release_elicitations`]: a call held in flight, at a
+    /// point the test knows, for as long as the test needs.
+    AcceptWhenReleased,
 }
 
 /// What the client saw besides responses.
@@ -85,6 +89,8 @@ pub struct TestClient {
     pub seen: Arc<Mutex<Seen>>,
     /// Woken on every event recorded in `seen`.
     pub changed: Arc<Notify>,
+    /// Set by [`TestClient::release_elicitations`].
+    released: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl ClientHandler for TestClient {
@@ -139,6 +145,11 @@ impl ClientHandler for TestClient {
             Elicitation::Decline => ElicitResult::new(ElicitationAction::Decline),
             Elicitation::Cancel => ElicitResult::new(ElicitationAction::Cancel),
             Elicitation::Hang | Elicitation::Script(_) => std::future::pending().await,
+            Elicitation::AcceptWhenReleased => {
+                let _ = self.released.subscribe().wait_for(|r| *r).await;
+                ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(json!({ "confirm": true }))
+            }
             Elicitation::AcceptAfter(pause) => {
                 tokio::time::sleep(pause).await;
                 ElicitResult::new(ElicitationAction::Accept)
@@ -178,7 +189,14 @@ impl TestClient {
             elicitation,
             seen: Arc::default(),
             changed: Arc::new(Notify::new()),
+            released: Arc::new(tokio::sync::watch::Sender::new(false)),
         }
+    }
+
+    /// Lets every elicitation answered with
+    /// [`Elicitation::AcceptWhenReleased`] (held or still to come) accept.
+    pub fn release_elicitations(&self) {
+        self.released.send_replace(true);
     }
 
     /// Connects over `transport` as an `era` client.
@@ -735,6 +753,24 @@ impl Host {
     /// Waits until stderr contains `needle`.
     pub async fn wait_for_stderr(&self, needle: &str) -> String {
         wait_for_text(&self.stderr, &self.stderr_grew, needle).await
+    }
+
+    /// The host's `toolhost.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.plugins
+            .parent()
+            .expect("beside the plugins")
+            .join("toolhost.toml")
+    }
+
+    /// Replaces the host's `toolhost.toml` with `text` (plus the tests'
+    /// `host.load_wait_secs`, as at start), as an editor saves: a new file
+    /// renamed into place.
+    pub fn write_config(&self, text: &str) {
+        let path = self.config_path();
+        let staged = path.with_extension("toml.new");
+        std::fs::write(&staged, with_test_load_wait(Some(text))).unwrap();
+        std::fs::rename(&staged, &path).unwrap();
     }
 
     /// Waits until `check` holds for what the client saw.

@@ -78,8 +78,10 @@ pub type BucketClassifier = Arc<dyn Fn(&Method, &str) -> Vec<String> + Send + Sy
 /// sandbox's finished router (routes and fallbacks added) with [`Gate::wrap`].
 #[derive(Clone)]
 pub struct Gate {
-    /// The one API key the sandbox accepts.
+    /// The API key the sandbox accepts.
     api_key: String,
+    /// Further keys accepted, as during a key rotation.
+    also_accepted: Vec<String>,
     /// Spells the errors the gate produces.
     style: Arc<dyn ErrorStyle>,
     /// The limiter, if the sandbox limits rates at all.
@@ -113,6 +115,7 @@ impl Gate {
     pub fn new(api_key: impl Into<String>, style: impl ErrorStyle) -> Self {
         Self {
             api_key: api_key.into(),
+            also_accepted: Vec::new(),
             style: Arc::new(style),
             limiter: None,
             buckets: Arc::new(|_, _| Vec::new()),
@@ -131,6 +134,13 @@ impl Gate {
     {
         self.limiter = Some(limiter);
         self.buckets = Arc::new(buckets);
+        self
+    }
+
+    /// Accepts `keys` too, beside the gate's API key: an upstream in the
+    /// middle of a key rotation, where the old key and the new both work.
+    pub fn also_accepting(mut self, keys: impl IntoIterator<Item = String>) -> Self {
+        self.also_accepted.extend(keys);
         self
     }
 
@@ -194,9 +204,14 @@ async fn run_gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
         query: parts.uri.query().map(str::to_owned),
         body: logged_body,
         fault: fault_header.clone(),
+        api_key: bearer_token(&parts.headers),
     });
 
-    let key = match check_bearer(&parts.headers, &gate.api_key) {
+    let accepted = gate
+        .also_accepted
+        .iter()
+        .find_map(|key| check_bearer(&parts.headers, key).ok());
+    let key = match accepted.map_or_else(|| check_bearer(&parts.headers, &gate.api_key), Ok) {
         Ok(key) => key,
         Err(err) => {
             tracing::debug!(%path, %err, "rejected: unauthenticated");
@@ -206,6 +221,18 @@ async fn run_gate(State(gate): State<Arc<Gate>>, request: Request, next: Next) -
 
     let response = authenticated(&gate, key, parts, bytes, fault_header, next).await;
     with_rate_headers(&gate, key, response)
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header, for the log.
+fn bearer_token(headers: &axum::http::HeaderMap) -> Option<String> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_owned())
 }
 
 /// Steps 3 to 6, for a request that passed authentication with `key`.

@@ -26,6 +26,11 @@ pub struct LoggedRequest {
     pub body: Value,
     /// The value of the `X-Sandbox-Fault` header, if sent.
     pub fault: Option<String>,
+    /// The bearer token of the `Authorization` header, if one was sent:
+    /// which API key the request carried (a sandbox's keys are not
+    /// secrets).
+    #[serde(default)]
+    pub api_key: Option<String>,
 }
 
 impl LoggedRequest {
@@ -120,6 +125,7 @@ mod tests {
             query: None,
             body: Value::Null,
             fault: None,
+            api_key: None,
         }
     }
 

@@ -110,8 +110,12 @@ pub const BULK_BUCKET: &str = "bulk";
 /// How a sandbox behaves; [`Default`] matches the real API's limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxConfig {
-    /// The one bearer key accepted. Default `"sandbox-key"`.
+    /// The bearer key accepted. Default `"sandbox-key"`.
     pub api_key: String,
+    /// Further keys accepted beside `api_key`, as during a key rotation
+    /// (the request log records which key each request carried). Default
+    /// none.
+    pub also_accepted_keys: Vec<String>,
     /// Requests per key per window on every endpoint. Default 60.
     pub rate_limit_per_minute: u32,
     /// Additional limit on `POST /orders/bulk-status` per key per window. Default 5.
@@ -134,6 +138,7 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         Self {
             api_key: DEFAULT_API_KEY.to_owned(),
+            also_accepted_keys: Vec::new(),
             rate_limit_per_minute: 60,
             bulk_rate_limit_per_minute: 5,
             rate_window: Duration::from_secs(60),
@@ -177,6 +182,7 @@ pub async fn start(config: SandboxConfig) -> anyhow::Result<Sandbox> {
     );
     let log = RequestLog::new();
     let gate = Gate::new(config.api_key.clone(), MessageStyle)
+        .also_accepting(config.also_accepted_keys.clone())
         .with_rate_limiter(Arc::clone(&limiter), classify_buckets)
         .with_fault_timeout(config.fault_timeout)
         .with_request_log(log.clone());

@@ -1,0 +1,360 @@
+//! Config reload: `serve` keeps serving while `toolhost.toml` changes.
+//!
+//! The flow, beside the plugin directory's ([`crate::watch`], same task, so
+//! a rescan and a reload never overlap): `notify` reports an event on the
+//! config file (its directory is watched, so an editor's write-then-rename
+//! is seen) → wait until quiet for [`QUIET`](crate::watch::QUIET) → read
+//! the file; content already seen (applied or refused) is ignored → parse
+//! and resolve it off to the side ([`Config::parse_at`]) → keep the
+//! running value of every setting that cannot change live
+//! ([`RESTART_ONLY`], each change logged once as needing a restart) →
+//! reload every component with its block's new settings
+//! ([`Reloader::reconfigure`]: compiled code is reused) → the gateway swaps
+//! the registry, which carries the new configuration, in one store
+//! ([`Gateway::replace_settings`]), and tells clients if what they see may
+//! have changed.
+//!
+//! Rules:
+//! - All or nothing: a file that does not parse or resolve, or under which
+//!   a serving component would no longer load (a `prefix` that makes a
+//!   name too long, a smaller listing limit), changes nothing. The error is
+//!   logged once per distinct content, not again on each event for the
+//!   same bytes.
+//! - A call holds the registry it looked its tool up in, and with it its
+//!   plugin's settings, HTTP client and credentials: calls in flight finish
+//!   with the settings they started with; calls after the swap use the new.
+//! - A credential read from `value_file` or an environment variable is read
+//!   again on each reload (an environment variable cannot change under a
+//!   running process; a `value_file` can, then save `toolhost.toml` to
+//!   apply it).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use crate::config::Config;
+use crate::imports::http::HttpClient;
+use crate::plugin::Loader;
+use crate::server::Gateway;
+use crate::watch::Reloader;
+
+/// Settings that cannot change while serving, as `(table, key)` (`None`:
+/// the whole table). A changed value is logged as needing a restart, and
+/// the running value is kept.
+pub const RESTART_ONLY: [(&str, Option<&str>); 14] = [
+    ("host", Some("http")),
+    ("host", Some("audit")),
+    ("host", Some("audit_arguments")),
+    ("host", Some("audit_max_bytes")),
+    ("host", Some("audit_keep")),
+    ("host", Some("metrics")),
+    ("host", Some("max_message_bytes")),
+    ("host", Some("load_wait_secs")),
+    ("host", Some("elicitation_timeout_secs")),
+    ("http", None),
+    ("auth", None),
+    ("state", None),
+    ("oci", None),
+    ("components", None),
+];
+
+/// A watch on the config file, established before the first scan so that
+/// no change made during it is missed.
+pub struct ConfigWatch {
+    /// Kept alive as long as the watch.
+    _watcher: RecommendedWatcher,
+    /// One message per event that may have changed the file.
+    pub(crate) events: mpsc::UnboundedReceiver<()>,
+}
+
+/// Starts watching the config file at `path` (through its directory).
+pub fn watch_config(path: &Path) -> Result<ConfigWatch> {
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?
+        .to_os_string();
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (tx, events) = mpsc::unbounded_channel::<()>();
+    let mut watcher =
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            Ok(event)
+                if crate::watch::changes_content(&event.kind)
+                    && (event.need_rescan()
+                        || event
+                            .paths
+                            .iter()
+                            .any(|p| p.file_name() == Some(name.as_os_str()))) =>
+            {
+                let _ = tx.send(());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("config file watch error: {e}"),
+        })
+        .context("cannot watch the config file")?;
+    watcher
+        .watch(&dir, RecursiveMode::NonRecursive)
+        .with_context(|| format!("cannot watch {}", dir.display()))?;
+    tracing::info!("watching {} for configuration changes", path.display());
+    Ok(ConfigWatch {
+        _watcher: watcher,
+        events,
+    })
+}
+
+/// What the reload remembers between changes of the config file.
+pub struct ConfigReload {
+    /// The file.
+    path: PathBuf,
+    /// The configuration serving now.
+    running: Arc<Config>,
+    /// The file's text as a TOML table when `running` was read, to tell
+    /// which restart-only settings an edit changed.
+    running_table: toml::Table,
+    /// SHA-256 of the last content considered, applied or refused: the
+    /// same bytes are neither applied nor reported again.
+    last_digest: Option<[u8; 32]>,
+    /// The instance pool's memory per instance, fixed at start.
+    pool_memory_bytes: u64,
+}
+
+/// What became of one change of the config file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The content was seen before (or the file is gone for the moment):
+    /// nothing was done.
+    Unchanged,
+    /// The new settings serve.
+    Applied,
+    /// The new content was refused; the previous settings keep serving.
+    Refused,
+}
+
+impl ConfigReload {
+    /// A reload for the file `config.path` whose content resolved to
+    /// `config`, serving from an instance pool sized at start for
+    /// `config`.
+    pub fn new(config: Arc<Config>) -> Option<ConfigReload> {
+        let path = config.path.clone()?;
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        Some(ConfigReload {
+            running_table: toml::from_str(&text).unwrap_or_default(),
+            last_digest: Some(Sha256::digest(text.as_bytes()).into()),
+            pool_memory_bytes: config.max_memory_bytes(),
+            running: config,
+            path,
+        })
+    }
+
+    /// The file watched.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the file again and, if its content is new and valid, applies
+    /// it: every component reloaded for its block's new settings, and the
+    /// registry carrying them swapped into `gateway`.
+    pub async fn apply(&mut self, reloader: &mut Reloader, gateway: &Gateway) -> Outcome {
+        let text = match tokio::fs::read_to_string(&self.path).await {
+            Ok(text) => text,
+            // Renamed away in an editor's save: the rename back is the next
+            // event.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Unchanged,
+            Err(e) => {
+                tracing::error!(
+                    "cannot read the config file {}; the previous settings keep serving: {e}",
+                    self.path.display()
+                );
+                return Outcome::Refused;
+            }
+        };
+        let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        if self.last_digest == Some(digest) {
+            tracing::debug!("{}: no new content", self.path.display());
+            return Outcome::Unchanged;
+        }
+        self.last_digest = Some(digest);
+        match self.prepare(&text) {
+            Ok((config, table)) => {
+                let config = Arc::new(config);
+                match self.swap(config.clone(), reloader, gateway).await {
+                    Ok(()) => {
+                        self.running = config;
+                        self.running_table = table;
+                        Outcome::Applied
+                    }
+                    Err(e) => {
+                        self.refused(&e);
+                        Outcome::Refused
+                    }
+                }
+            }
+            Err(e) => {
+                self.refused(&e);
+                Outcome::Refused
+            }
+        }
+    }
+
+    fn refused(&self, error: &anyhow::Error) {
+        crate::metrics::reload(crate::metrics::ReloadResult::Failed);
+        tracing::error!(
+            "the configuration in {} was not applied; the previous settings keep serving: {error:#}",
+            self.path.display()
+        );
+    }
+
+    /// Parses and resolves `text`, keeping the running value of every
+    /// restart-only setting (and of memory limits above what the instance
+    /// pool was sized for).
+    fn prepare(&self, text: &str) -> Result<(Config, toml::Table)> {
+        let mut config = Config::parse_at(text, &self.path)?;
+        let table: toml::Table = toml::from_str(text)?;
+        for key in changed_restart_only(&self.running_table, &table) {
+            tracing::warn!(
+                "{}: `{key}` changed, and needs a restart to take effect; the running value is kept",
+                self.path.display()
+            );
+        }
+        keep_restart_only(&mut config, &self.running);
+        for block in &mut config.plugins {
+            if block.limits.memory_bytes > self.pool_memory_bytes {
+                tracing::warn!(
+                    "{}: `limits.memory_mib` in [plugins.{}] is larger than any block's was at \
+                     start, which sized the instance pool; it takes effect after a restart, \
+                     until then the block gets {} MiB",
+                    self.path.display(),
+                    block.name,
+                    self.pool_memory_bytes >> 20
+                );
+                block.limits.memory_bytes = self.pool_memory_bytes;
+            }
+        }
+        if config.access.is_restricted() && config.auth.is_none() {
+            tracing::warn!(
+                "{}: [[access]] rules apply to HTTP callers authenticated by [auth]; this process \
+                 has no [auth], so they restrict nobody (adding [auth] needs a restart)",
+                self.path.display()
+            );
+        }
+        Ok((config, table))
+    }
+
+    /// Reloads every component for `config` and swaps the result in, or
+    /// changes nothing.
+    async fn swap(
+        &self,
+        config: Arc<Config>,
+        reloader: &mut Reloader,
+        gateway: &Gateway,
+    ) -> Result<()> {
+        let current = reloader.loader();
+        let loader = Loader {
+            runtime: current.runtime.clone(),
+            linker: current.linker.clone(),
+            http: HttpClient::new(&config).context("cannot build the HTTP client")?,
+            cache: current.cache.clone(),
+            config,
+        };
+        let rescan = reloader
+            .reconfigure(loader, &gateway.registry())
+            .await
+            .context("the components could not all be reloaded under it")?;
+        crate::metrics::reload(crate::metrics::ReloadResult::Changed);
+        crate::metrics::loaded(&rescan.registry, rescan.failed);
+        let tools = rescan.registry.tools().count();
+        let summary = rescan.to_string();
+        gateway.replace_settings(rescan.registry).await;
+        // After the swap: a call that starts once this line is out runs
+        // with the new settings.
+        tracing::info!(
+            tools,
+            "configuration reloaded from {}: {summary}",
+            self.path.display()
+        );
+        Ok(())
+    }
+}
+
+/// The restart-only settings ([`RESTART_ONLY`]) whose value differs
+/// between two versions of the file, as keys (`host.http`, `[auth]`).
+pub fn changed_restart_only(before: &toml::Table, after: &toml::Table) -> Vec<String> {
+    RESTART_ONLY
+        .iter()
+        .filter(|(table, key)| {
+            let value = |t: &toml::Table| -> Option<toml::Value> {
+                let section = t.get(*table)?;
+                match key {
+                    None => Some(section.clone()),
+                    Some(key) => section.get(key).cloned(),
+                }
+            };
+            value(before) != value(after)
+        })
+        .map(|(table, key)| match key {
+            Some(key) => format!("{table}.{key}"),
+            None if *table == "components" => "components".to_string(),
+            None => format!("[{table}]"),
+        })
+        .collect()
+}
+
+/// Gives `config` the running value of every restart-only setting.
+fn keep_restart_only(config: &mut Config, running: &Config) {
+    config.http = running.http.clone();
+    config.metrics = running.metrics;
+    config.max_message_bytes = running.max_message_bytes;
+    config.load_wait = running.load_wait;
+    config.elicitation_timeout = running.elicitation_timeout;
+    config.auth = running.auth.clone();
+    config.state = running.state.clone();
+    config.oci = running.oci.clone();
+    config.components = running.components.clone();
+    config.audit = running.audit.clone();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restart_only_changes_are_named_and_others_are_not() {
+        let before: toml::Table = toml::from_str(
+            "[host]\nhttp = \"127.0.0.1:1\"\nconfirmation = \"deny\"\n[plugins.a]\nprefix = \"a\"\n",
+        )
+        .unwrap();
+        let after: toml::Table = toml::from_str(
+            "[host]\nhttp = \"127.0.0.1:2\"\nconfirmation = \"trust-confirm-flag\"\n\
+             [plugins.a]\nprefix = \"b\"\n[auth]\nissuer = \"x\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            changed_restart_only(&before, &after),
+            ["host.http", "[auth]"]
+        );
+        assert!(changed_restart_only(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn restart_only_settings_keep_their_running_value() {
+        let running =
+            Config::parse("[host]\nmax_message_bytes = 4096\nmetrics = \"9464\"\n").unwrap();
+        let mut next = Config::parse(
+            "[host]\nmax_message_bytes = 8192\nconfirmation = \"trust-confirm-flag\"\n",
+        )
+        .unwrap();
+        keep_restart_only(&mut next, &running);
+        assert_eq!(next.max_message_bytes, 4096);
+        assert_eq!(next.metrics, running.metrics);
+        assert_eq!(
+            next.confirmation,
+            crate::config::NoElicitationPolicy::TrustConfirmFlag
+        );
+    }
+}
