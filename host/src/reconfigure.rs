@@ -87,10 +87,7 @@ pub fn watch_config(path: &Path) -> Result<ConfigWatch> {
             Ok(event)
                 if crate::watch::changes_content(&event.kind)
                     && (event.need_rescan()
-                        || event
-                            .paths
-                            .iter()
-                            .any(|p| p.file_name() == Some(name.as_os_str()))) =>
+                        || event.paths.iter().any(|p| is_config_entry(p, &name))) =>
             {
                 let _ = tx.send(());
             }
@@ -106,6 +103,16 @@ pub fn watch_config(path: &Path) -> Result<ConfigWatch> {
         _watcher: watcher,
         events,
     })
+}
+
+/// Whether `path`, an entry of the config file's directory, can change
+/// the file named `name`: the file itself, or, where the file is a
+/// symbolic link into a hidden directory that is swapped whole (a
+/// Kubernetes ConfigMap volume: `toolhost.toml -> ..data/toolhost.toml`,
+/// `..data` replaced), an entry whose name starts with `..`.
+fn is_config_entry(path: &Path, name: &std::ffi::OsStr) -> bool {
+    path.file_name()
+        .is_some_and(|f| f == name || f.as_encoded_bytes().starts_with(b".."))
 }
 
 /// What the reload remembers between changes of the config file.
@@ -322,6 +329,22 @@ fn keep_restart_only(config: &mut Config, running: &Config) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_file_and_a_swapped_configmap_directory_are_config_entries() {
+        let name = std::ffi::OsStr::new("toolhost.toml");
+        assert!(is_config_entry(Path::new("/etc/th/toolhost.toml"), name));
+        assert!(is_config_entry(Path::new("/etc/th/..data"), name));
+        assert!(is_config_entry(
+            Path::new("/etc/th/..2026_11_25_08_00_00.1"),
+            name
+        ));
+        assert!(!is_config_entry(
+            Path::new("/etc/th/toolhost.toml.new"),
+            name
+        ));
+        assert!(!is_config_entry(Path::new("/etc/th/plugins"), name));
+    }
 
     #[test]
     fn restart_only_changes_are_named_and_others_are_not() {

@@ -455,3 +455,35 @@ async fn an_edit_under_which_a_serving_component_would_not_load_changes_nothing(
     host.ok("greet", json!({"name": "Ada"})).await;
     assert_eq!(changes.unread(&host).await, 0);
 }
+
+#[tokio::test]
+async fn a_configmap_style_swap_of_a_linked_directory_is_seen() {
+    use std::os::unix::fs::symlink;
+    let host = Host::start(HostOptions::new(&["hello"])).await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    // As a Kubernetes ConfigMap volume lays it out: the file is a link
+    // into `..data`, itself a link to a versioned directory.
+    let path = host.config_path();
+    let dir = path.parent().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::create_dir(dir.join("..v1")).unwrap();
+    std::fs::write(dir.join("..v1/toolhost.toml"), &text).unwrap();
+    symlink("..v1", dir.join("..data")).unwrap();
+    symlink("..data/toolhost.toml", dir.join("toolhost.toml.link")).unwrap();
+    std::fs::rename(dir.join("toolhost.toml.link"), &path).unwrap();
+    // The same content: nothing to do (and the swap below is an event of
+    // its own).
+    host.wait_for_stderr("no new content").await;
+
+    // An update: a new version directory, `..data` swapped by rename.
+    std::fs::create_dir(dir.join("..v2")).unwrap();
+    std::fs::write(
+        dir.join("..v2/toolhost.toml"),
+        format!("{text}\n[plugins.hello]\nprefix = \"hi\"\n"),
+    )
+    .unwrap();
+    symlink("..v2", dir.join("..data_tmp")).unwrap();
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    changes.next(&host).await;
+    assert_eq!(names(&host.tools().await), ["hi.fetch_url", "hi.greet"]);
+}
