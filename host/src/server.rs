@@ -26,8 +26,10 @@
 //!   error (`-32002`; rmcp sends 2026-07-28 clients `-32602`, as that
 //!   revision asks); a guest's failure is an internal error naming the
 //!   cause. The `resources`, `prompts` and `completions` capabilities are
-//!   advertised when a served component offers them (all three while the
-//!   initial load is still running), with `listChanged`; a reload that
+//!   advertised when a served component offers them, and always while the
+//!   initial load runs or hot reload follows the directory (a component
+//!   that offers them may appear, and capabilities are fixed for a
+//!   session), with `listChanged`; a reload that
 //!   touches them sends `notifications/resources/list_changed` and
 //!   `notifications/prompts/list_changed` beside the tools' one.
 //!
@@ -103,6 +105,9 @@ struct Inner {
     /// Whether a request was answered before the initial load was in (so
     /// its result will need a list change).
     answered_early: AtomicBool,
+    /// Whether hot reload follows the plugin directory, so a component
+    /// offering resources or prompts may appear at any time.
+    follows_reloads: AtomicBool,
 }
 
 impl Gateway {
@@ -130,6 +135,7 @@ impl Gateway {
                 listeners: Mutex::new(Vec::new()),
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
+                follows_reloads: AtomicBool::new(false),
             }),
         })
     }
@@ -163,6 +169,14 @@ impl Gateway {
                 );
             }
         }
+    }
+
+    /// Notes that hot reload follows the plugin directory: the resources,
+    /// prompts and completions capabilities are advertised from now on,
+    /// since a component offering them may appear at any time and
+    /// capabilities cannot change within a session.
+    pub fn follow_reloads(&self) {
+        self.inner.follows_reloads.store(true, Ordering::SeqCst);
     }
 
     /// Whether the initial load of the plugin directory is in.
@@ -369,9 +383,10 @@ impl ServerHandler for Gateway {
             .enable_tool_list_changed()
             .build();
         // While the initial load runs, what components offer is not known
-        // yet: every capability is advertised, and empty lists are answers.
+        // yet; under hot reload it can change at any time: then every
+        // capability is advertised, and empty lists are answers.
         let registry = self.registry();
-        let loading = !self.is_loaded();
+        let loading = !self.is_loaded() || self.inner.follows_reloads.load(Ordering::SeqCst);
         let plugins = || registry.plugins().filter_map(|p| p.offers.as_ref());
         if loading || plugins().any(|o| !o.resources.is_empty() || !o.templates.is_empty()) {
             let mut resources = ResourcesCapability::default();

@@ -553,6 +553,9 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
 /// directory until the process ends.
 pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<DirWatch>) {
     let started = Instant::now();
+    if watch.is_some() {
+        gateway.follow_reloads();
+    }
     let mut reloader = Reloader::new(&dir, loader);
     match reloader.rescan(&Registry::default()).await {
         Ok(first) => {

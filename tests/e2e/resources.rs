@@ -376,3 +376,81 @@ async fn components_built_against_0_1_load_and_run_unchanged() {
         assert!(host.client.list_all_prompts().await.unwrap().is_empty());
     }
 }
+
+#[tokio::test]
+async fn statuspro_offers_its_status_catalog_and_usage_guide() {
+    for era in ERAS {
+        let statuspro = crate::statuspro::Setup::new().era(era).start().await;
+        let host = &statuspro.host;
+        let mut uris: Vec<String> = host
+            .client
+            .list_all_resources()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.uri.clone())
+            .collect();
+        uris.sort();
+        assert_eq!(
+            uris,
+            ["statuspro://guide", "statuspro://statuses"],
+            "{era:?}"
+        );
+
+        let catalog = read(host, "statuspro://statuses").await.unwrap();
+        let catalog: Value = serde_json::from_str(text_of(&catalog[0])).unwrap();
+        let first = &catalog["statuses"][0];
+        assert_eq!(first["code"], "st000001", "{era:?}");
+        assert_eq!(first["name"], "Order Received");
+        // Read live, through the host, with the host's credential.
+        assert!(
+            statuspro.requests().contains(&"GET /statuses".to_string()),
+            "{:?}",
+            statuspro.requests()
+        );
+
+        let guide = read(host, "statuspro://guide").await.unwrap();
+        let guide = text_of(&guide[0]);
+        assert!(guide.contains("get_viable_statuses"), "{guide}");
+        assert!(guide.contains("confirm: true"), "{guide}");
+    }
+}
+
+#[tokio::test]
+async fn katana_items_are_a_template_by_sku_with_sku_completion() {
+    for era in ERAS {
+        let katana = crate::katana::Setup::new().era(era).start().await;
+        let host = &katana.host;
+        let templates = host.client.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates.len(), 1, "{era:?}");
+        assert_eq!(templates[0].uri_template, "katana://items/{sku}");
+
+        let item = read(host, "katana://items/KNF-8IN-BLK").await.unwrap();
+        let item: Value = serde_json::from_str(text_of(&item[0])).unwrap();
+        assert_eq!(item["id"], katana_sandbox::seed::KNIFE_BLACK, "{era:?}");
+        assert_eq!(item["name"], "Chef's Knife / 8-inch / Black");
+        assert!(
+            katana
+                .requests()
+                .iter()
+                .any(|r| r.starts_with("GET /variants")),
+            "{:?}",
+            katana.requests()
+        );
+
+        let (code, message) = rpc_error(read(host, "katana://items/NO-SUCH-SKU").await);
+        assert_eq!(code, not_found_code(era), "{era:?}: {message}");
+        assert!(message.contains("NO-SUCH-SKU"), "{message}");
+
+        let skus = host
+            .client
+            .complete_resource_argument("katana://items/{sku}", "sku", "knf-8in", None)
+            .await
+            .unwrap();
+        assert_eq!(skus.values, ["KNF-8IN-BLK", "KNF-8IN-WAL"], "{era:?}");
+        assert!(
+            katana.writes().is_empty(),
+            "reads and completions write nothing"
+        );
+    }
+}
