@@ -363,10 +363,7 @@ impl Registry {
 
     /// The first template (by shape) that `uri` matches, with the
     /// variables' values.
-    pub fn template_for(
-        &self,
-        uri: &str,
-    ) -> Option<(&Offered<TemplateSpec>, Vec<(String, String)>)> {
+    pub fn template_for(&self, uri: &str) -> Option<(&Offered<TemplateSpec>, Variables)> {
         self.templates.values().find_map(|t| {
             crate::offers::match_template(&t.item.definition.uri_template, uri).map(|v| (t, v))
         })
@@ -390,6 +387,12 @@ impl Registry {
         Ok(reloader.rescan(&Registry::default()).await?.registry)
     }
 }
+
+/// A template's variables and their values in one URI.
+pub type Variables = Vec<(String, String)>;
+
+/// One plugin's offer of a key: its load order, the plugin, the item.
+type KeyOffer<'a, T> = (u64, &'a Loaded, Arc<T>);
 
 /// A template's shape: its URI template with every variable's name left
 /// out (`katana://items/{}`), so two templates that match the same URIs
@@ -422,7 +425,7 @@ fn assign<T>(
     kind: NameKind,
     offered: impl Fn(&Loaded) -> Vec<(String, Arc<T>)>,
 ) -> (BTreeMap<String, Offered<T>>, Vec<Conflict>) {
-    let mut offers: BTreeMap<String, Vec<(u64, &Loaded, Arc<T>)>> = BTreeMap::new();
+    let mut offers: BTreeMap<String, Vec<KeyOffer<T>>> = BTreeMap::new();
     for l in loaded {
         for (key, item) in offered(l) {
             offers.entry(key).or_default().push((l.order, l, item));
@@ -433,7 +436,7 @@ fn assign<T>(
     for (key, mut offered) in offers {
         offered.sort_by_key(|(order, _, _)| *order);
         let first = offered[0].0;
-        let files = |of: &mut dyn Iterator<Item = &(u64, &Loaded, Arc<T>)>| -> Vec<String> {
+        let files = |of: &mut dyn Iterator<Item = &KeyOffer<T>>| -> Vec<String> {
             of.map(|(_, l, _)| l.plugin.file.clone()).collect()
         };
         let owners = files(&mut offered.iter().filter(|(o, _, _)| *o == first));

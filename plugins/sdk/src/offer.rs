@@ -470,3 +470,76 @@ fn matches_literals(template: &str, uri: &str) -> bool {
             .zip(&u)
             .all(|(t, u)| (t.starts_with('{') && t.ends_with('}')) || t == u)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    /// Arguments of the test prompt.
+    #[derive(Deserialize, JsonSchema)]
+    struct Arguments {
+        /// The order to review, e.g. "1188".
+        order: String,
+        /// How much detail, e.g. "short".
+        detail: Option<String>,
+    }
+
+    struct Review;
+
+    impl Prompt for Review {
+        type Arguments = Arguments;
+        const NAME: &'static str = "review_order";
+        const TITLE: &'static str = "Review an Order";
+        const DESCRIPTION: &'static str = "Review one order.";
+        const COMPLETABLE: &'static [&'static str] = &["order"];
+
+        fn get(&self, a: Arguments) -> Result<Vec<Message>, ToolError> {
+            Ok(vec![Message::user(format!(
+                "Review {} ({}).",
+                a.order,
+                a.detail.unwrap_or_default()
+            ))])
+        }
+    }
+
+    #[test]
+    fn a_prompts_arguments_come_from_its_type() {
+        let definition = Review.definition();
+        let order = definition
+            .arguments
+            .iter()
+            .find(|a| a.name == "order")
+            .unwrap();
+        assert!(order.required && order.completable);
+        assert_eq!(
+            order.description.as_deref(),
+            Some("The order to review, e.g. \"1188\".")
+        );
+        let detail = definition
+            .arguments
+            .iter()
+            .find(|a| a.name == "detail")
+            .unwrap();
+        assert!(!detail.required && !detail.completable);
+    }
+
+    #[test]
+    fn a_prompt_is_built_from_string_arguments() {
+        let prompts: Vec<Box<dyn ErasedPrompt>> = vec![Box::new(Review)];
+        let built = get(&prompts, "review_order", &[("order".into(), "7".into())]).unwrap();
+        match &built.messages[0].content {
+            wit::MessageContent::Text(t) => assert_eq!(t, "Review 7 ()."),
+            _ => panic!("expected text"),
+        }
+        assert!(get(&prompts, "other", &[]).is_err());
+    }
+
+    #[test]
+    fn a_template_uri_matches_its_literal_segments() {
+        assert!(matches_literals("k://items/{sku}", "k://items/A-1"));
+        assert!(!matches_literals("k://items/{sku}", "k://orders/A-1"));
+        assert!(!matches_literals("k://items/{sku}", "k://items/A/1"));
+    }
+}
