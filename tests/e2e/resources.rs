@@ -454,3 +454,30 @@ async fn katana_items_are_a_template_by_sku_with_sku_completion() {
         );
     }
 }
+
+#[test]
+fn check_says_which_contract_a_component_targets_and_what_it_offers() {
+    let check = |path: &std::path::Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("check")
+            .arg(path)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let old = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/contract-0.1/hello.wasm");
+    let report = check(&old);
+    assert!(
+        report.contains("targets toolhost:plugin@0.1.0\n"),
+        "{report}"
+    );
+    let offers = crate::support::components_dir().join("offers.wasm");
+    let report = check(&offers);
+    assert!(
+        report.contains(
+            "targets toolhost:plugin@0.2.0 (5 resources, 1 template, 1 prompt, completion)"
+        ),
+        "{report}"
+    );
+}

@@ -207,7 +207,8 @@ impl Tool for ColorCount {
     type Output = Count;
     const NAME: &'static str = "color_count";
     const TITLE: &'static str = "Count Colours";
-    const DESCRIPTION: &'static str = "Count the colours this test component knows.";
+    const DESCRIPTION: &'static str = "Count the colours this test component knows. Use it \
+        to check that a 0.2 component serves tools beside its resources.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
 
     fn call(&self, _: Nothing) -> Result<Count, ToolError> {
