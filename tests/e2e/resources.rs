@@ -481,3 +481,35 @@ fn check_says_which_contract_a_component_targets_and_what_it_offers() {
         "{report}"
     );
 }
+
+#[tokio::test]
+async fn uris_templates_and_prompts_are_owned_like_tool_names() {
+    // Two files that appear together and offer the same URIs, template and
+    // prompt: none of them serves those, and the log names both files.
+    let options = HostOptions::new(&["offers"]).file("offers_copy.wasm", component("offers"));
+    let host = Host::start(options).await;
+    assert!(host.client.list_all_resources().await.unwrap().is_empty());
+    assert!(
+        host.client
+            .list_all_resource_templates()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(host.client.list_all_prompts().await.unwrap().is_empty());
+    host.wait_for_stderr(
+        "resource \"test://readme\" is not served: offers.wasm and offers_copy.wasm offer it",
+    )
+    .await;
+    host.wait_for_stderr("resource template \"test://colors/{}\" is not served")
+        .await;
+    host.wait_for_stderr("prompt \"describe_color\" is not served")
+        .await;
+
+    // Removing one gives every name to the other.
+    std::fs::remove_file(host.plugins.join("offers_copy.wasm")).unwrap();
+    host.wait_for_seen(|s| s.resources_changed >= 1).await;
+    assert_eq!(host.client.list_all_resources().await.unwrap().len(), 5);
+    assert_eq!(host.client.list_all_prompts().await.unwrap().len(), 1);
+    assert!(!read(&host, "test://colors/blue").await.unwrap().is_empty());
+}
