@@ -502,6 +502,11 @@ impl CallState {
         }
     }
 
+    /// Whether the call hit its memory limit (`limits.memory_mib`).
+    pub(crate) fn limiter_hit(&self) -> bool {
+        self.limiter.hit
+    }
+
     /// Time left before the deadline.
     pub(crate) fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
@@ -718,7 +723,7 @@ pub(crate) fn cut(text: String, max: usize) -> String {
 }
 
 /// What a trap means, in words, without the backtrace.
-fn trap_summary(error: &wasmtime::Error) -> String {
+pub(crate) fn trap_summary(error: &wasmtime::Error) -> String {
     match error.downcast_ref::<wasmtime::Trap>() {
         Some(wasmtime::Trap::StackOverflow) => "it exhausted its call stack".into(),
         // Rust and C guests keep their stack in linear memory; overflowing

@@ -16,6 +16,7 @@
 //! | [`imports`]    | the host side of each WIT import                                 |
 //! | [`policy`]     | which destinations a plugin may reach                            |
 //! | [`plugin`]     | loading a component file within its limits: compile, link, list  |
+//! | [`offers`]     | a 0.2 component's resources, templates, prompts; read/get/complete |
 //! | [`spec`]       | a tool definition checked against MCP's rules                    |
 //! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
 //! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
@@ -45,6 +46,7 @@ pub mod lint;
 pub mod logging;
 pub mod metrics;
 pub mod oci;
+pub mod offers;
 pub mod plugin;
 pub mod policy;
 pub mod reconfigure;

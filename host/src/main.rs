@@ -462,6 +462,18 @@ async fn check(file: &std::path::Path) -> Result<()> {
             println!("{finding}");
         }
     }
+    // Which contract it targets, and what a 0.2 component offers beside
+    // tools (ADR 0017).
+    let offers = plugin
+        .offers
+        .as_ref()
+        .map(|o| format!(" ({})", o.summary()))
+        .unwrap_or_default();
+    println!(
+        "{}: targets toolhost:plugin@{}{offers}",
+        file.display(),
+        plugin.contract().version()
+    );
     println!(
         "{}: {} tools, {errors} errors, {warnings} warnings",
         file.display(),

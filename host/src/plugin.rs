@@ -32,6 +32,7 @@ use crate::call::{CallState, FixedAnswer, new_store};
 use crate::config::{Config, Limits, PluginSettings};
 use crate::engine::Runtime;
 use crate::imports::http::HttpClient;
+use crate::offers::{Contract, OfferLoadError, Offers};
 use crate::spec::{SpecError, ToolSpec, check_definitions};
 
 /// A loaded, validated component.
@@ -48,6 +49,9 @@ pub struct Plugin {
     pub pre: PluginPre<CallState>,
     /// Its tools, in the component's order.
     pub tools: Vec<Arc<ToolSpec>>,
+    /// What it offers beside tools: `Some` for a component that targets
+    /// `toolhost:plugin@0.2.0` (ADR 0017), `None` for 0.1.0.
+    pub offers: Option<Arc<Offers>>,
     /// Bounds concurrent calls (`limits.concurrent_calls`), shared by every
     /// file of the plugin's block. A call waiting for a human gives its
     /// permit back until the answer comes.
@@ -106,6 +110,12 @@ pub enum LoadError {
         /// The block whose `prefix` it is.
         block: String,
     },
+    /// Its 0.2.0 offers (resources, templates, prompts) break a rule.
+    #[error("{0}")]
+    Offers(#[from] OfferLoadError),
+    /// A 0.2.0 component that offers nothing at all.
+    #[error("it offers no tools, resources, resource templates or prompts")]
+    NothingOffered,
     /// The file is larger than `limits.wasm_bytes`.
     #[error(
         "the file is {bytes} bytes, more than limits.wasm_bytes ({limit}) allows; raise it in the plugin's [plugins.NAME.limits] block if the component is trusted"
@@ -256,9 +266,10 @@ impl Loader {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(format!("{e:#}")))?;
+        let exports = crate::offers::detect(&pre)?;
         let pre = PluginPre::new(pre).map_err(|e| LoadError::Link(format!("{e:#}")))?;
 
-        let definitions = {
+        let (definitions, offers) = {
             let _slot = self.runtime.slots.acquire().await;
             let state = CallState::new(
                 settings.clone(),
@@ -270,14 +281,26 @@ impl Loader {
             let mut store = new_store(&self.runtime, state);
             store.set_hostcall_fuel(listing_fuel(limits));
             let instance = pre
+                .instance_pre()
                 .instantiate_async(&mut store)
                 .await
                 .map_err(|e| LoadError::List(format!("{e:#}")))?;
-            instance
+            let definitions = crate::bindings::Plugin::new(&mut store, &instance)
+                .map_err(|e| LoadError::List(format!("{e:#}")))?
                 .toolhost_plugin_tools()
                 .call_list(&mut store)
                 .await
-                .map_err(|e| list_error(e, limits))?
+                .map_err(|e| list_error(e, limits))?;
+            let offers = match exports {
+                Some(exports) => Some(Arc::new(
+                    crate::offers::list(exports, &mut store, &instance, limits, |store| {
+                        store.set_hostcall_fuel(listing_fuel(limits))
+                    })
+                    .await?,
+                )),
+                None => None,
+            };
+            (definitions, offers)
         };
         // Parsing and compiling schemas is CPU work: off the async workers.
         let check_limits = limits.clone();
@@ -285,8 +308,12 @@ impl Loader {
             tokio::task::spawn_blocking(move || check_definitions(definitions, &check_limits))
                 .await
                 .map_err(|e| LoadError::List(format!("checking its tools failed: {e}")))??;
-        if tools.is_empty() {
-            return Err(LoadError::NoTools);
+        match &offers {
+            None if tools.is_empty() => return Err(LoadError::NoTools),
+            Some(offers) if tools.is_empty() && offers.is_empty() => {
+                return Err(LoadError::NothingOffered);
+            }
+            _ => {}
         }
         for tool in &tools {
             let served = crate::config::served_name(&settings, &tool.name);
@@ -310,7 +337,18 @@ impl Loader {
             pre,
             tools,
             http: self.http.clone(),
+            offers,
         })
+    }
+}
+
+impl Plugin {
+    /// The version of the WIT contract it targets.
+    pub fn contract(&self) -> Contract {
+        match self.offers {
+            Some(_) => Contract::V0_2,
+            None => Contract::V0_1,
+        }
     }
 }
 

@@ -33,14 +33,34 @@
 //! A registry also carries the configuration it was built for
 //! ([`Registry::config`]): settings and tools swap together, and a call
 //! that holds the registry holds the settings it started with.
+//!
+//! The same rules decide who owns what a 0.2 component offers beside tools
+//! (ADR 0017): a resource's URI, a resource template's shape (its URI
+//! template with the variables' names left out, so `x://a/{id}` and
+//! `x://a/{key}` are one), and a prompt's name. [`Conflict::kind`] says
+//! which of them a conflict is about.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
 use crate::config::{Config, served_name};
+use crate::offers::TemplateSpec;
 use crate::plugin::{Loader, Plugin};
 use crate::spec::ToolSpec;
+
+/// A resource, template or prompt and the plugin that serves it.
+#[derive(Clone)]
+pub struct Offered<T> {
+    /// What it is served under: a resource's URI, a template's shape, a
+    /// prompt's served name (the block's `prefix` and its own name).
+    pub key: String,
+    /// The plugin.
+    pub plugin: Arc<Plugin>,
+    /// What it offers.
+    pub item: Arc<T>,
+}
 
 /// A tool and the plugin that serves it.
 #[derive(Clone)]
@@ -63,6 +83,12 @@ pub struct Registry {
     tools: BTreeMap<String, ToolRef>,
     /// Tool names not served because of a clash; derived like `tools`.
     conflicts: Vec<Conflict>,
+    /// Resources by URI; derived like `tools`.
+    resources: BTreeMap<String, Offered<ResourceDefinition>>,
+    /// Resource templates by shape ([`template_shape`]); derived like `tools`.
+    templates: BTreeMap<String, Offered<TemplateSpec>>,
+    /// Prompts by name; derived like `tools`.
+    prompts: BTreeMap<String, Offered<PromptDefinition>>,
     /// The last load order number given.
     last_order: u64,
     /// The configuration the registry was built for.
@@ -79,9 +105,37 @@ struct Loaded {
     order: u64,
 }
 
-/// A tool name offered by more than one file.
+/// What a [`Conflict`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameKind {
+    /// A tool name.
+    #[default]
+    Tool,
+    /// A resource URI.
+    Resource,
+    /// A resource template's shape.
+    Template,
+    /// A prompt name.
+    Prompt,
+}
+
+impl std::fmt::Display for NameKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NameKind::Tool => "tool",
+            NameKind::Resource => "resource",
+            NameKind::Template => "resource template",
+            NameKind::Prompt => "prompt",
+        })
+    }
+}
+
+/// A tool name (or resource URI, template shape, prompt name) offered by
+/// more than one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
+    /// What the name is.
+    pub kind: NameKind,
     /// The tool name.
     pub tool: String,
     /// The files of the lowest load order that offer it, by name. One: it
@@ -108,17 +162,22 @@ impl std::fmt::Display for Conflict {
         match self.serving() {
             Some(serving) => write!(
                 f,
-                "tool {:?} from {refused} was refused: {serving} already serves a tool with that name (rename one of them)",
-                self.tool
+                "{kind} {:?} from {refused} was refused: {serving} already serves a {kind} with that name (rename one of them)",
+                self.tool,
+                kind = self.kind,
             ),
             None => {
                 write!(
                     f,
-                    "tool {:?} is not served: {} offer it and appeared in the plugin directory together, so none of \
-                     them owns the name (remove all but one of these files, rename the tool, or give one \
-                     block a `prefix`)",
+                    "{kind} {:?} is not served: {} offer it and appeared in the plugin directory together, so none of \
+                     them owns the name (remove all but one of these files, or rename the {kind}{prefix})",
                     self.tool,
-                    self.owners.join(" and ")
+                    self.owners.join(" and "),
+                    kind = self.kind,
+                    prefix = match self.kind {
+                        NameKind::Tool | NameKind::Prompt => ", or give one block a `prefix`",
+                        NameKind::Resource | NameKind::Template => "",
+                    },
                 )?;
                 if !self.refused.is_empty() {
                     write!(f, "; {refused} offered it later and was refused")?;
@@ -273,6 +332,7 @@ impl Registry {
             }
             if offered.len() > 1 {
                 conflicts.push(Conflict {
+                    kind: NameKind::Tool,
                     tool: name.clone(),
                     owners: files(&owners),
                     refused: files(&later),
@@ -281,6 +341,89 @@ impl Registry {
         }
         self.tools = tools;
         self.conflicts = conflicts;
+        self.rebuild_offers();
+    }
+
+    /// Recomputes the resources, templates and prompts, by the same rule as
+    /// the tools, adding their conflicts to the tools'.
+    fn rebuild_offers(&mut self) {
+        let loaded: Vec<&Loaded> = self.plugins.values().collect();
+        let offers = |l: &Loaded| l.plugin.offers.clone();
+        let (resources, mut conflicts) = assign(&loaded, NameKind::Resource, |l| {
+            offers(l)
+                .map(|o| {
+                    o.resources
+                        .iter()
+                        .map(|r| (r.uri.clone(), r.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        let (templates, more) = assign(&loaded, NameKind::Template, |l| {
+            offers(l)
+                .map(|o| {
+                    o.templates
+                        .iter()
+                        .map(|t| (template_shape(&t.definition.uri_template), t.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        conflicts.extend(more);
+        let (prompts, more) = assign(&loaded, NameKind::Prompt, |l| {
+            offers(l)
+                .map(|o| {
+                    o.prompts
+                        .iter()
+                        .map(|p| (served_name(&l.plugin.settings, &p.name), p.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        conflicts.extend(more);
+        self.resources = resources;
+        self.templates = templates;
+        self.prompts = prompts;
+        self.conflicts.extend(conflicts);
+    }
+
+    /// The resource at `uri`, if a plugin lists it.
+    pub fn resource(&self, uri: &str) -> Option<&Offered<ResourceDefinition>> {
+        self.resources.get(uri)
+    }
+
+    /// Every resource, by URI.
+    pub fn resources(&self) -> impl Iterator<Item = &Offered<ResourceDefinition>> {
+        self.resources.values()
+    }
+
+    /// Every resource template, by shape.
+    pub fn templates(&self) -> impl Iterator<Item = &Offered<TemplateSpec>> {
+        self.templates.values()
+    }
+
+    /// The template served under `uri_template`'s shape, if any.
+    pub fn template(&self, uri_template: &str) -> Option<&Offered<TemplateSpec>> {
+        self.templates.get(&template_shape(uri_template))
+    }
+
+    /// The first template (by shape) that `uri` matches, with the
+    /// variables' values.
+    pub fn template_for(&self, uri: &str) -> Option<(&Offered<TemplateSpec>, Variables)> {
+        self.templates.values().find_map(|t| {
+            crate::offers::match_template(&t.item.definition.uri_template, uri).map(|v| (t, v))
+        })
+    }
+
+    /// The prompt served as `name` (its block's `prefix` and its own
+    /// name), if any.
+    pub fn prompt(&self, name: &str) -> Option<&Offered<PromptDefinition>> {
+        self.prompts.get(name)
+    }
+
+    /// Every prompt, by name.
+    pub fn prompts(&self) -> impl Iterator<Item = &Offered<PromptDefinition>> {
+        self.prompts.values()
     }
 
     /// Loads every `*.wasm` in `dir` (the first scan of a
@@ -290,6 +433,82 @@ impl Registry {
         let mut reloader = crate::watch::Reloader::new(dir, loader.clone());
         Ok(reloader.rescan(&Registry::default()).await?.registry)
     }
+}
+
+/// A template's variables and their values in one URI.
+pub type Variables = Vec<(String, String)>;
+
+/// One plugin's offer of a key: its load order, the plugin, the item.
+type KeyOffer<'a, T> = (u64, &'a Loaded, Arc<T>);
+
+/// A template's shape: its URI template with every variable's name left
+/// out (`katana://items/{}`), so two templates that match the same URIs
+/// have the same shape.
+pub fn template_shape(uri_template: &str) -> String {
+    let mut shape = String::with_capacity(uri_template.len());
+    let mut inside = false;
+    for c in uri_template.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                shape.push('{');
+            }
+            '}' => {
+                inside = false;
+                shape.push('}');
+            }
+            _ if inside => {}
+            _ => shape.push(c),
+        }
+    }
+    shape
+}
+
+/// Who owns each key that `offered` lists for each plugin of `loaded`, by
+/// the rule of the module doc: the only plugin of the lowest load order.
+/// Returns the owners and the conflicts.
+fn assign<T>(
+    loaded: &[&Loaded],
+    kind: NameKind,
+    offered: impl Fn(&Loaded) -> Vec<(String, Arc<T>)>,
+) -> (BTreeMap<String, Offered<T>>, Vec<Conflict>) {
+    let mut offers: BTreeMap<String, Vec<KeyOffer<T>>> = BTreeMap::new();
+    for l in loaded {
+        for (key, item) in offered(l) {
+            offers.entry(key).or_default().push((l.order, l, item));
+        }
+    }
+    let mut owned = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    for (key, mut offered) in offers {
+        offered.sort_by_key(|(order, _, _)| *order);
+        let first = offered[0].0;
+        let files = |of: &mut dyn Iterator<Item = &KeyOffer<T>>| -> Vec<String> {
+            of.map(|(_, l, _)| l.plugin.file.clone()).collect()
+        };
+        let owners = files(&mut offered.iter().filter(|(o, _, _)| *o == first));
+        let refused = files(&mut offered.iter().filter(|(o, _, _)| *o != first));
+        if owners.len() == 1 {
+            let (_, holder, item) = &offered[0];
+            owned.insert(
+                key.clone(),
+                Offered {
+                    key: key.clone(),
+                    plugin: holder.plugin.clone(),
+                    item: item.clone(),
+                },
+            );
+        }
+        if offered.len() > 1 {
+            conflicts.push(Conflict {
+                kind,
+                tool: key,
+                owners,
+                refused,
+            });
+        }
+    }
+    (owned, conflicts)
 }
 
 /// The `*.wasm` files directly in `dir`, sorted by name.

@@ -20,7 +20,21 @@
 //!   [`crate::audit`] record, written before the answer goes out (a
 //!   cancelled call and a refused `requestState` too);
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
-//!   and to 2026-07-28 clients on their `subscriptions/listen` streams.
+//!   and to 2026-07-28 clients on their `subscriptions/listen` streams;
+//! - what `toolhost:plugin@0.2.0` components offer beside tools (ADR 0017):
+//!   `resources/list`, `resources/templates/list`, `resources/read`,
+//!   `prompts/list`, `prompts/get` and `completion/complete`, each read, get
+//!   and completion run by [`crate::offers`] in a fresh instance under the
+//!   plugin's limits and policy. An unknown URI is MCP's resource-not-found
+//!   error (`-32002`; rmcp sends 2026-07-28 clients `-32602`, as that
+//!   revision asks); a guest's failure is an internal error naming the
+//!   cause. The `resources`, `prompts` and `completions` capabilities are
+//!   advertised when a served component offers them, and always while the
+//!   initial load runs or hot reload follows the directory (a component
+//!   that offers them may appear, and capabilities are fixed for a
+//!   session), with `listChanged`; a reload that
+//!   touches them sends `notifications/resources/list_changed` and
+//!   `notifications/prompts/list_changed` beside the tools' one.
 //!
 //! Start-up (ADR 0006): [`serve_stdio`](crate::transport::serve_stdio) answers `initialize` at once and
 //! loads the plugin directory in the background. `tools/list` and
@@ -32,6 +46,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
+use rmcp::model::{
+    Annotations, CompleteRequestParams, CompleteResult, CompletionInfo, ContentBlock,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, Prompt, PromptArgument, PromptMessage,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, Resource, ResourceContents, ResourceTemplate, ResourcesCapability, Role,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
     Implementation, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
@@ -47,6 +68,10 @@ use tracing::Instrument;
 
 use crate::audit::{AuditLog, CallAudit, CallContext, Ending};
 use crate::auth::Identity;
+use crate::bindings::v0_2::content::{
+    Body, CompletionTarget, MessageContent, PromptDefinition, ResourceDefinition,
+    ResourceTemplate as ResourceTemplateDefinition,
+};
 use crate::call::{BoxFuture, CallEnv, CallOutcome, Confirmer, ProgressSink, run_call_audited};
 use crate::config::Config;
 use crate::confirmation::{
@@ -54,6 +79,7 @@ use crate::confirmation::{
     without_elicitation,
 };
 use crate::metrics;
+use crate::offers::OfferError;
 use crate::plugin::Loader;
 use crate::registry::Registry;
 
@@ -85,6 +111,9 @@ struct Inner {
     answered_early: AtomicBool,
     /// The audit trail (`host.audit`), if any.
     audit: Option<AuditLog>,
+    /// Whether hot reload follows the plugin directory, so a component
+    /// offering resources or prompts may appear at any time.
+    follows_reloads: AtomicBool,
 }
 
 impl Gateway {
@@ -114,6 +143,7 @@ impl Gateway {
                 loaded: tokio::sync::watch::Sender::new(false),
                 answered_early: AtomicBool::new(false),
                 audit,
+                follows_reloads: AtomicBool::new(false),
             }),
         })
     }
@@ -149,6 +179,14 @@ impl Gateway {
         }
     }
 
+    /// Notes that hot reload follows the plugin directory: the resources,
+    /// prompts and completions capabilities are advertised from now on,
+    /// since a component offering them may appear at any time and
+    /// capabilities cannot change within a session.
+    pub fn follow_reloads(&self) {
+        self.inner.follows_reloads.store(true, Ordering::SeqCst);
+    }
+
     /// Whether the initial load of the plugin directory is in.
     pub fn is_loaded(&self) -> bool {
         *self.inner.loaded.borrow()
@@ -160,10 +198,55 @@ impl Gateway {
     }
 
     /// Serves `registry` from now on and tells every client its tool list
-    /// changed.
+    /// changed (and its resource and prompt lists, when either registry
+    /// offers any).
     pub async fn replace_registry(&self, registry: Registry) {
-        self.inner.registry.store(Arc::new(registry));
+        let before = self.inner.registry.swap(Arc::new(registry));
         self.notify_tools_changed().await;
+        self.notify_offers_changed(&before).await;
+    }
+
+    /// Sends `resources/list_changed` when `before` or the registry now
+    /// served offers resources or templates, and `prompts/list_changed` when
+    /// either offers prompts, to every legacy session and listen stream.
+    async fn notify_offers_changed(&self, before: &Registry) {
+        let now = self.registry();
+        let has_resources =
+            |r: &Registry| r.resources().next().is_some() || r.templates().next().is_some();
+        let resources = has_resources(before) || has_resources(&now);
+        let prompts = before.prompts().next().is_some() || now.prompts().next().is_some();
+        if !resources && !prompts {
+            return;
+        }
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.inner.legacy_peers.lock().expect("not poisoned");
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            if resources && let Err(e) = peer.notify_resource_list_changed().await {
+                tracing::debug!("cannot send resources/list_changed: {e}");
+            }
+            if prompts && let Err(e) = peer.notify_prompt_list_changed().await {
+                tracing::debug!("cannot send prompts/list_changed: {e}");
+            }
+        }
+        let sinks: Vec<SubscriptionSink> =
+            self.inner.listeners.lock().expect("not poisoned").clone();
+        for sink in sinks {
+            if resources && let Err(e) = sink.notify_resource_list_changed().await {
+                tracing::debug!("cannot notify listen stream: {e}");
+            }
+            if prompts && let Err(e) = sink.notify_prompt_list_changed().await {
+                tracing::debug!("cannot notify listen stream: {e}");
+            }
+        }
+    }
+
+    /// Whether `identity` may see what the plugin block `block` serves
+    /// (`[[access]]`).
+    fn allows(&self, identity: Option<&Identity>, block: &str) -> bool {
+        self.inner.config.access.allows(identity, block)
     }
 
     /// Sends `tools/list_changed` to every legacy session and every listen
@@ -336,19 +419,63 @@ impl ProgressSink for PeerProgress {
     }
 }
 
+/// What a failed read, get or completion is on the wire: the guest's
+/// not-found as `not_found` says, anything else an internal error.
+fn offer_error(error: OfferError, not_found: impl FnOnce(String) -> ErrorData) -> ErrorData {
+    match error {
+        OfferError::NotFound(message) => not_found(message),
+        OfferError::Failed(message) => ErrorData::internal_error(message, None),
+    }
+}
+
+/// The string arguments of a request: every value must be a string.
+fn string_arguments(
+    arguments: Option<rmcp::model::JsonObject>,
+) -> Result<Vec<(String, String)>, ErrorData> {
+    arguments
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, value)| match value {
+            Value::String(v) => Ok((name, v)),
+            other => Err(ErrorData::invalid_params(
+                format!("argument {name:?} is {other}, but prompt arguments are strings"),
+                None,
+            )),
+        })
+        .collect()
+}
+
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "Tools served by toolhost from sandboxed WebAssembly components. Tools that change \
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // While the initial load runs, what components offer is not known
+        // yet; under hot reload it can change at any time: then every
+        // capability is advertised, and empty lists are answers.
+        let registry = self.registry();
+        let loading = !self.is_loaded() || self.inner.follows_reloads.load(Ordering::SeqCst);
+        let plugins = || registry.plugins().filter_map(|p| p.offers.as_ref());
+        if loading || plugins().any(|o| !o.resources.is_empty() || !o.templates.is_empty()) {
+            let mut resources = ResourcesCapability::default();
+            resources.list_changed = Some(true);
+            capabilities.resources = Some(resources);
+        }
+        if loading || plugins().any(|o| !o.prompts.is_empty()) {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        if loading || plugins().any(|o| o.completes()) {
+            capabilities.completions = Some(rmcp::model::JsonObject::new());
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Tools served by toolhost from sandboxed WebAssembly components. Tools that change \
                  data preview first (confirm=false) and ask the user before acting (confirm=true).",
-        )
+            )
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -544,6 +671,270 @@ impl ServerHandler for Gateway {
         })
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.wait_until_loaded().await;
+        let identity = caller(&context);
+        let resources = self
+            .registry()
+            .resources()
+            .filter(|r| self.allows(identity.as_ref(), &r.plugin.settings.name))
+            .map(|r| mcp_resource(&r.item))
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.wait_until_loaded().await;
+        let identity = caller(&context);
+        let templates = self
+            .registry()
+            .templates()
+            .filter(|t| self.allows(identity.as_ref(), &t.plugin.settings.name))
+            .map(|t| mcp_template(&t.item.definition))
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.wait_until_loaded().await;
+        let registry = self.registry();
+        let identity = caller(&context);
+        let uri = request.uri;
+        let found = match registry.resource(&uri) {
+            Some(r) => Some((r.plugin.clone(), Vec::new())),
+            None => registry
+                .template_for(&uri)
+                .map(|(t, variables)| (t.plugin.clone(), variables)),
+        };
+        let not_found = |message: String| ErrorData::resource_not_found(message, None);
+        let Some((plugin, variables)) =
+            found.filter(|(p, _)| self.allows(identity.as_ref(), &p.settings.name))
+        else {
+            return Err(not_found(format!(
+                "no resource at {uri:?}; call resources/list and resources/templates/list to see what is served"
+            )));
+        };
+        let read = crate::offers::read_resource(&self.inner.env, &plugin, &uri, &variables);
+        let contents = tokio::select! {
+            contents = read => contents,
+            _ = context.ct.cancelled() => {
+                return Err(ErrorData::invalid_request("the request was cancelled", None));
+            }
+        }
+        .map_err(|e| offer_error(e, |m| not_found(format!("no resource at {uri:?}: {m}"))))?;
+        Ok(ReadResourceResult::new(contents.into_iter().map(mcp_contents).collect()).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.wait_until_loaded().await;
+        let identity = caller(&context);
+        let prompts = self
+            .registry()
+            .prompts()
+            .filter(|p| self.allows(identity.as_ref(), &p.plugin.settings.name))
+            .map(|p| mcp_prompt(&p.key, &p.item))
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.wait_until_loaded().await;
+        let registry = self.registry();
+        let identity = caller(&context);
+        let Some(prompt) = registry
+            .prompt(&request.name)
+            .filter(|p| self.allows(identity.as_ref(), &p.plugin.settings.name))
+            .cloned()
+        else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown prompt {:?}; call prompts/list to see the prompts available",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let arguments = string_arguments(request.arguments)?;
+        let declared = &prompt.item.arguments;
+        if let Some((name, _)) = arguments
+            .iter()
+            .find(|(name, _)| !declared.iter().any(|a| &a.name == name))
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "prompt {:?} has no argument {name:?}; its arguments are listed by prompts/list",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        if let Some(missing) = declared
+            .iter()
+            .find(|a| a.required && !arguments.iter().any(|(name, _)| name == &a.name))
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "prompt {:?} needs the argument {:?}",
+                    request.name, missing.name
+                ),
+                None,
+            ));
+        }
+        let get = crate::offers::get_prompt(
+            &self.inner.env,
+            &prompt.plugin,
+            &prompt.item.name,
+            &arguments,
+        );
+        let result = tokio::select! {
+            result = get => result,
+            _ = context.ct.cancelled() => {
+                return Err(ErrorData::invalid_request("the request was cancelled", None));
+            }
+        }
+        .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
+        let mut answer = GetPromptResult::new(
+            result
+                .messages
+                .into_iter()
+                .map(|m| {
+                    let content = match m.content {
+                        MessageContent::Text(text) => ContentBlock::text(text),
+                        MessageContent::Resource(r) => ContentBlock::resource(mcp_contents(r)),
+                    };
+                    PromptMessage::new(mcp_role(m.role), content)
+                })
+                .collect(),
+        );
+        if let Some(description) = result.description {
+            answer = answer.with_description(description);
+        }
+        Ok(answer.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.wait_until_loaded().await;
+        let registry = self.registry();
+        let identity = caller(&context);
+        let argument = request.argument.name;
+        let (plugin, target, completable) = match &request.r#ref {
+            Reference::Prompt(p) => {
+                let prompt = registry
+                    .prompt(&p.name)
+                    .filter(|o| self.allows(identity.as_ref(), &o.plugin.settings.name))
+                    .ok_or_else(|| {
+                        ErrorData::invalid_params(format!("unknown prompt {:?}", p.name), None)
+                    })?;
+                let declared = prompt
+                    .item
+                    .arguments
+                    .iter()
+                    .find(|a| a.name == argument)
+                    .ok_or_else(|| {
+                        ErrorData::invalid_params(
+                            format!("prompt {:?} has no argument {argument:?}", p.name),
+                            None,
+                        )
+                    })?;
+                (
+                    prompt.plugin.clone(),
+                    CompletionTarget::Prompt(prompt.item.name.clone()),
+                    declared.completable,
+                )
+            }
+            Reference::Resource(r) => {
+                let template = registry
+                    .template(&r.uri)
+                    .filter(|o| self.allows(identity.as_ref(), &o.plugin.settings.name))
+                    .ok_or_else(|| {
+                        ErrorData::invalid_params(
+                            format!(
+                                "unknown resource template {:?}; call resources/templates/list",
+                                r.uri
+                            ),
+                            None,
+                        )
+                    })?;
+                if !template.item.variables.contains(&argument) {
+                    return Err(ErrorData::invalid_params(
+                        format!("resource template {:?} has no variable {argument:?}", r.uri),
+                        None,
+                    ));
+                }
+                (
+                    template.plugin.clone(),
+                    CompletionTarget::ResourceTemplate(
+                        template.item.definition.uri_template.clone(),
+                    ),
+                    template.item.definition.completable.contains(&argument),
+                )
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "completion/complete refers to a prompt (ref/prompt) or a resource template (ref/resource)",
+                    None,
+                ));
+            }
+        };
+        if !completable {
+            return Ok(CompleteResult::default());
+        }
+        let context_arguments: Vec<(String, String)> = request
+            .context
+            .and_then(|c| c.arguments)
+            .map(|a| a.into_iter().collect())
+            .unwrap_or_default();
+        let complete = crate::offers::complete(
+            &self.inner.env,
+            &plugin,
+            &target,
+            &argument,
+            &request.argument.value,
+            &context_arguments,
+        );
+        let completions = tokio::select! {
+            completions = complete => completions,
+            _ = context.ct.cancelled() => {
+                return Err(ErrorData::invalid_request("the request was cancelled", None));
+            }
+        }
+        .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
+        let mut values = completions.values;
+        let more = values.len() > CompletionInfo::MAX_VALUES;
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let info = CompletionInfo::with_pagination(
+            values,
+            completions.total,
+            completions.has_more || more,
+        )
+        .map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -567,4 +958,79 @@ impl ServerHandler for Gateway {
             .retain(|s| s.id() != &id);
         Ok(())
     }
+}
+
+/// A 0.2 component's resource as MCP lists it.
+fn mcp_resource(r: &ResourceDefinition) -> Resource {
+    let mut resource = Resource::new(r.uri.clone(), r.name.clone());
+    resource.title = r.title.clone();
+    resource.description = r.description.clone();
+    resource.mime_type = r.mime_type.clone();
+    resource.size = r.size;
+    resource.annotations = r.annotations.as_ref().map(mcp_annotations);
+    resource
+}
+
+/// A 0.2 component's resource template as MCP lists it.
+fn mcp_template(t: &ResourceTemplateDefinition) -> ResourceTemplate {
+    let mut template = ResourceTemplate::new(t.uri_template.clone(), t.name.clone());
+    template.title = t.title.clone();
+    template.description = t.description.clone();
+    template.mime_type = t.mime_type.clone();
+    template.annotations = t.annotations.as_ref().map(mcp_annotations);
+    template
+}
+
+fn mcp_annotations(a: &crate::bindings::v0_2::content::ResourceAnnotations) -> Annotations {
+    let mut annotations = Annotations::default();
+    if !a.audience.is_empty() {
+        annotations.audience = Some(a.audience.iter().copied().map(mcp_role).collect());
+    }
+    annotations.priority = a.priority.map(|p| p.clamp(0.0, 1.0) as f32);
+    annotations.last_modified = a.last_modified.clone();
+    annotations
+}
+
+fn mcp_role(role: crate::bindings::v0_2::content::Role) -> Role {
+    match role {
+        crate::bindings::v0_2::content::Role::User => Role::User,
+        crate::bindings::v0_2::content::Role::Assistant => Role::Assistant,
+    }
+}
+
+/// Contents a 0.2 component read, as MCP sends them (bytes base64-encoded).
+fn mcp_contents(c: crate::bindings::v0_2::content::ResourceContents) -> ResourceContents {
+    use base64::Engine as _;
+    let contents = match c.body {
+        Body::Text(text) => ResourceContents::text(text, c.uri),
+        Body::Blob(bytes) => ResourceContents::blob(
+            base64::engine::general_purpose::STANDARD.encode(bytes),
+            c.uri,
+        ),
+    };
+    match c.mime_type {
+        Some(mime) => contents.with_mime_type(mime),
+        None => contents,
+    }
+}
+
+/// A 0.2 component's prompt as MCP lists it, under its served `name`.
+fn mcp_prompt(name: &str, p: &PromptDefinition) -> Prompt {
+    let arguments = p
+        .arguments
+        .iter()
+        .map(|a| {
+            let mut argument = PromptArgument::new(a.name.clone()).with_required(a.required);
+            if let Some(title) = &a.title {
+                argument = argument.with_title(title.clone());
+            }
+            if let Some(description) = &a.description {
+                argument = argument.with_description(description.clone());
+            }
+            argument
+        })
+        .collect();
+    let mut prompt = Prompt::new(name.to_string(), p.description.clone(), Some(arguments));
+    prompt.title = p.title.clone();
+    prompt
 }

@@ -609,6 +609,9 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
 /// ends.
 pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<DirWatch>) {
     let started = Instant::now();
+    if watch.is_some() {
+        gateway.follow_reloads();
+    }
     let config = loader.config.clone();
     // Watched before the first scan, like the directory.
     let mut config_reload = watch

@@ -45,6 +45,30 @@ fn every_wit_item_is_explained_in_the_reference() {
 }
 
 #[test]
+fn every_item_of_the_0_2_contract_is_explained_in_the_reference() {
+    let wit = read("wit/0.2/plugin.wit");
+    let doc = read("docs/wit-reference.md");
+    let explained = doc
+        .split("## Version 0.2.0")
+        .nth(1)
+        .and_then(|rest| rest.split("## The file").next())
+        .expect("docs/wit-reference.md has a section on version 0.2.0");
+    for line in wit.lines().map(str::trim) {
+        let name = ["interface ", "record ", "enum ", "variant "]
+            .iter()
+            .find_map(|k| line.strip_prefix(k))
+            .or_else(|| line.split_once(": func").map(|(n, _)| n))
+            .map(|n| n.trim_end_matches(" {").trim_start_matches('%').to_string());
+        if let Some(name) = name {
+            assert!(
+                explained.contains(&format!("`{name}")),
+                "docs/wit-reference.md does not explain `{name}` of 0.2.0"
+            );
+        }
+    }
+}
+
+#[test]
 fn every_config_key_is_documented() {
     let source = read("host/src/config.rs") + &read("host/src/auth/config.rs");
     let doc = read("docs/configuration.md");

@@ -27,6 +27,7 @@ mod network;
 mod oci;
 mod protocol;
 mod replicas;
+mod resources;
 mod sandboxing;
 mod second_language;
 mod startup;

@@ -79,6 +79,10 @@ pub struct Seen {
     pub progress: Vec<(f64, Option<f64>, Option<String>)>,
     /// The requested schemas of the elicitations it was asked, as JSON.
     pub elicitation_schemas: Vec<Value>,
+    /// `resources/list_changed` notifications (legacy).
+    pub resources_changed: usize,
+    /// `prompts/list_changed` notifications (legacy).
+    pub prompts_changed: usize,
 }
 
 /// The test client.
@@ -165,6 +169,16 @@ impl ClientHandler for TestClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.seen.lock().unwrap().list_changed += 1;
+        self.changed.notify_waiters();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.seen.lock().unwrap().resources_changed += 1;
+        self.changed.notify_waiters();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.seen.lock().unwrap().prompts_changed += 1;
         self.changed.notify_waiters();
     }
 

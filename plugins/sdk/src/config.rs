@@ -2,7 +2,7 @@
 //! `toolhost.toml`). Secrets are never here: the host injects them into
 //! HTTP requests instead.
 
-use crate::bindings::toolhost::plugin::config as wit;
+use crate::bindings::toolhost::plugin0_1_0::config as wit;
 use crate::tool::ToolError;
 
 /// The value of `key`, if set.

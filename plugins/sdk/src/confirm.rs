@@ -4,7 +4,7 @@
 //! the host refuses every request other than `GET`/`HEAD` until the user has
 //! confirmed in the same call, so ask before you mutate.
 
-use crate::bindings::toolhost::plugin::confirm as wit;
+use crate::bindings::toolhost::plugin0_1_0::confirm as wit;
 
 /// What the user decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

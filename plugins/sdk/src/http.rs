@@ -24,7 +24,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::bindings::toolhost::plugin::http as wit;
+use crate::bindings::toolhost::plugin0_1_0::http as wit;
 use crate::tool::{ErrorCode, ToolError};
 
 pub use wit::Method;

@@ -71,10 +71,12 @@ pub mod confirm;
 pub mod http;
 pub mod log;
 pub mod mutation;
+pub mod offer;
 pub mod progress;
 pub mod schema;
 mod tool;
 
+pub use offer::{Contents, Message, Prompt, Resource, ResourceAnnotations, ResourceTemplate, Role};
 pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous};
 
 /// The raw bindings generated from toolhost's WIT package. Tool authors do
@@ -82,19 +84,29 @@ pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous}
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
-        world: "plugin",
+        path: ["../../wit", "../../wit/0.2"],
+        world: "toolhost:plugin/plugin@0.2.0",
+        generate_all,
         pub_export_macro: true,
         default_bindings_module: "toolhost_sdk::bindings",
     });
 }
 
-/// Support for [`export_tools!`]; not a public API.
+/// Support for [`export_tools!`] and [`export_component!`]; not a public
+/// API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bindings::exports::toolhost::plugin::tools::Guest;
-    pub use crate::bindings::toolhost::plugin::types::{
+    pub use crate::bindings::exports::toolhost::plugin0_1_0::tools::Guest;
+    pub use crate::bindings::exports::toolhost::plugin0_2_0::completion::Guest as CompletionGuest;
+    pub use crate::bindings::exports::toolhost::plugin0_2_0::prompts::Guest as PromptsGuest;
+    pub use crate::bindings::exports::toolhost::plugin0_2_0::resources::Guest as ResourcesGuest;
+    pub use crate::bindings::toolhost::plugin0_1_0::types::{
         ToolDefinition as WitToolDefinition, ToolError as WitToolError,
+    };
+    pub use crate::bindings::toolhost::plugin0_2_0::content as wit_content;
+    pub use crate::offer::{
+        ErasedPrompt, ErasedResource, ErasedTemplate, complete, get, list_prompts, list_resources,
+        list_templates, read,
     };
     pub use crate::tool::{ErasedTool, call, list};
 }
@@ -103,6 +115,8 @@ pub mod __private {
 ///
 /// Each argument is a value whose type implements [`Tool`], or
 /// [`asynchronous`]`(value)` for an [`AsyncTool`]. Use it once per crate.
+/// The component offers no resources or prompts; [`export_component!`]
+/// exports those too.
 ///
 /// ```ignore
 /// toolhost_sdk::export_tools!(Greet, toolhost_sdk::asynchronous(Fetch));
@@ -110,17 +124,75 @@ pub mod __private {
 #[macro_export]
 macro_rules! export_tools {
     ($($tool:expr),+ $(,)?) => {
+        $crate::export_component! { tools: [$($tool),+] }
+    };
+}
+
+/// Exports tools, resources, resource templates and prompts as this
+/// crate's component (`toolhost:plugin@0.2.0`). Every section is optional,
+/// but keep their order; use it once per crate.
+///
+/// ```ignore
+/// toolhost_sdk::export_component! {
+///     tools: [ListStatuses],
+///     resources: [StatusCatalog, UsageGuide],
+///     templates: [Item],
+///     prompts: [ReviewOrder],
+/// }
+/// ```
+#[macro_export]
+macro_rules! export_component {
+    (
+        $(tools: [$($tool:expr),* $(,)?] $(,)?)?
+        $(resources: [$($resource:expr),* $(,)?] $(,)?)?
+        $(templates: [$($template:expr),* $(,)?] $(,)?)?
+        $(prompts: [$($prompt:expr),* $(,)?] $(,)?)?
+    ) => {
         struct __ToolhostComponent;
 
         impl __ToolhostComponent {
             fn tools() -> ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::ErasedTool>> {
-                ::std::vec![$(::std::boxed::Box::new($tool)),+]
+                ::std::vec![$($($crate::__erase!(ErasedTool, $tool)),*)?]
+            }
+            fn resources() -> ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::ErasedResource>> {
+                ::std::vec![$($($crate::__erase!(ErasedResource, $resource)),*)?]
+            }
+            fn templates() -> ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::ErasedTemplate>> {
+                ::std::vec![$($($crate::__erase!(ErasedTemplate, $template)),*)?]
+            }
+            fn prompts() -> ::std::vec::Vec<::std::boxed::Box<dyn $crate::__private::ErasedPrompt>> {
+                ::std::vec![$($($crate::__erase!(ErasedPrompt, $prompt)),*)?]
             }
         }
 
-        impl $crate::__private::Guest for __ToolhostComponent {
+        $crate::__export_guests!(__ToolhostComponent);
+    };
+}
+
+/// Boxes one item as its erased trait object.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __erase {
+    ($trait:ident, $item:expr) => {
+        ::std::boxed::Box::new($item) as ::std::boxed::Box<dyn $crate::__private::$trait>
+    };
+}
+
+/// Implements every exported interface for `$component`, a type with the
+/// associated functions `tools()`, `resources()`, `templates()` and
+/// `prompts()`, and exports it. Components that list their tools in their
+/// own way (test components) use it directly.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_guests {
+    ($component:ident) => {
+        $crate::__export_guests!($component, tools: |tools| $crate::__private::list(tools));
+    };
+    ($component:ident, tools: |$tools:ident| $list:expr) => {
+        impl $crate::__private::Guest for $component {
             fn list() -> ::std::vec::Vec<$crate::__private::WitToolDefinition> {
-                $crate::__private::list(&Self::tools())
+                let $tools = &Self::tools();
+                $list
             }
 
             fn call(
@@ -131,6 +203,63 @@ macro_rules! export_tools {
             }
         }
 
-        $crate::bindings::export!(__ToolhostComponent with_types_in $crate::bindings);
+        impl $crate::__private::ResourcesGuest for $component {
+            fn list() -> ::std::vec::Vec<$crate::__private::wit_content::ResourceDefinition> {
+                $crate::__private::list_resources(&Self::resources())
+            }
+
+            fn templates() -> ::std::vec::Vec<$crate::__private::wit_content::ResourceTemplate> {
+                $crate::__private::list_templates(&Self::templates())
+            }
+
+            fn read(
+                uri: ::std::string::String,
+                variables: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> ::std::result::Result<
+                ::std::vec::Vec<$crate::__private::wit_content::ResourceContents>,
+                $crate::__private::WitToolError,
+            > {
+                $crate::__private::read(&Self::resources(), &Self::templates(), &uri, &variables)
+            }
+        }
+
+        impl $crate::__private::PromptsGuest for $component {
+            fn list() -> ::std::vec::Vec<$crate::__private::wit_content::PromptDefinition> {
+                $crate::__private::list_prompts(&Self::prompts())
+            }
+
+            fn get(
+                name: ::std::string::String,
+                arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> ::std::result::Result<
+                $crate::__private::wit_content::PromptResult,
+                $crate::__private::WitToolError,
+            > {
+                $crate::__private::get(&Self::prompts(), &name, &arguments)
+            }
+        }
+
+        impl $crate::__private::CompletionGuest for $component {
+            fn complete(
+                target: $crate::__private::wit_content::CompletionTarget,
+                argument: ::std::string::String,
+                value: ::std::string::String,
+                context: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> ::std::result::Result<
+                $crate::__private::wit_content::Completions,
+                $crate::__private::WitToolError,
+            > {
+                $crate::__private::complete(
+                    &Self::templates(),
+                    &Self::prompts(),
+                    &target,
+                    &argument,
+                    &value,
+                    &context,
+                )
+            }
+        }
+
+        $crate::bindings::export!($component with_types_in $crate::bindings);
     };
 }

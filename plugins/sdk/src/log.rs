@@ -1,7 +1,7 @@
 //! Diagnostics for the operator, written to the host's log (stderr) and
 //! tagged with the plugin and tool. The MCP client never sees them.
 
-use crate::bindings::toolhost::plugin::log as wit;
+use crate::bindings::toolhost::plugin0_1_0::log as wit;
 
 pub use wit::Level;
 

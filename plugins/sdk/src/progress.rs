@@ -2,7 +2,7 @@
 //! `notifications/progress` when the request asked for progress, and drops
 //! them otherwise, so reporting is always safe.
 
-use crate::bindings::toolhost::plugin::progress as wit;
+use crate::bindings::toolhost::plugin0_1_0::progress as wit;
 
 /// Reports `progress` (increasing) out of `total` when known.
 pub fn report(progress: f64, total: Option<f64>, message: Option<&str>) {

@@ -11,11 +11,11 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 
-use crate::bindings::toolhost::plugin::types as wit;
+use crate::bindings::toolhost::plugin0_1_0::types as wit;
 use crate::schema::{input_schema_text, output_schema_text};
 
 /// The error vocabulary shared by every toolhost tool.
-pub use crate::bindings::toolhost::plugin::types::ErrorCode;
+pub use crate::bindings::toolhost::plugin0_1_0::types::ErrorCode;
 
 /// Behaviour hints for MCP clients. All four are always sent.
 ///

@@ -27,6 +27,7 @@
 //! | [`mutation`] | the two-step confirmation flow and the fields every mutation reports |
 //! | [`inputs`] | line-item lists that may arrive as JSON strings, checks, enums, number and time formats |
 //! | [`tools`] | one module per tool |
+//! | [`resources`] | the item catalog as the resource template `katana://items/{sku}`, with completion on `sku` |
 //!
 //! # Invariants
 //!
@@ -51,6 +52,7 @@ pub mod client;
 pub mod error;
 pub mod inputs;
 pub mod mutation;
+pub mod resources;
 pub mod tools;
 
 pub use tools::{
@@ -70,12 +72,15 @@ pub(crate) mod prelude {
 // The component's exports. Native builds (the unit tests) leave them out:
 // their symbol names are not valid in a native shared library.
 #[cfg(target_family = "wasm")]
-toolhost_sdk::export_tools!(
-    SearchItems,
-    VerifyOrderDocument,
-    FindOrder,
-    CreatePurchaseOrder,
-    ReceivePurchaseOrder,
-    CreateManufacturingOrder,
-    FulfillOrder,
-);
+toolhost_sdk::export_component! {
+    tools: [
+        SearchItems,
+        VerifyOrderDocument,
+        FindOrder,
+        CreatePurchaseOrder,
+        ReceivePurchaseOrder,
+        CreateManufacturingOrder,
+        FulfillOrder,
+    ],
+    templates: [resources::ItemCatalog],
+}

@@ -33,6 +33,7 @@
 //! | [`inputs`] | input pieces several tools share: enums, date and status-code checks |
 //! | [`mutation`] | the two-step confirmation flow of the four mutations, reported in the SDK's shared vocabulary |
 //! | [`paging`] | walking `GET /orders` page by page, with a cap; a walk cut short keeps what it read |
+//! | [`resources`] | the status catalog and the usage guide as resources (`statuspro://statuses`, `statuspro://guide`) |
 //! | `tools` | one module per tool |
 //!
 //! # Invariants
@@ -63,8 +64,10 @@ pub mod inputs;
 pub mod mutation;
 pub mod output;
 pub mod paging;
+pub mod resources;
 mod tools;
 
+pub use resources::{StatusCatalog, UsageGuide};
 pub use tools::{
     AddOrderComment, BulkUpdateOrderStatus, GetOrder, GetViableStatuses, ListOrders, ListStatuses,
     LookupOrder, UpdateOrderDueDate, UpdateOrderStatus,

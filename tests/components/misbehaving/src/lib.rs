@@ -23,22 +23,20 @@ macro_rules! export_misbehaving_tools {
             fn tools() -> Vec<Box<dyn toolhost_sdk::__private::ErasedTool>> {
                 vec![$(Box::new($tool)),+]
             }
-        }
-
-        impl toolhost_sdk::__private::Guest for Misbehaving {
-            fn list() -> Vec<WitToolDefinition> {
-                hostile_listing(toolhost_sdk::__private::list(&Self::tools()))
+            fn resources() -> Vec<Box<dyn toolhost_sdk::__private::ErasedResource>> {
+                Vec::new()
             }
-
-            fn call(
-                name: String,
-                arguments: String,
-            ) -> Result<String, toolhost_sdk::__private::WitToolError> {
-                toolhost_sdk::__private::call(&Self::tools(), &name, &arguments)
+            fn templates() -> Vec<Box<dyn toolhost_sdk::__private::ErasedTemplate>> {
+                Vec::new()
+            }
+            fn prompts() -> Vec<Box<dyn toolhost_sdk::__private::ErasedPrompt>> {
+                Vec::new()
             }
         }
 
-        toolhost_sdk::bindings::export!(Misbehaving with_types_in toolhost_sdk::bindings);
+        toolhost_sdk::__export_guests!(Misbehaving, tools: |tools| hostile_listing(
+            toolhost_sdk::__private::list(tools)
+        ));
     };
 }
 

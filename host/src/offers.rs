@@ -1,0 +1,672 @@
+//! What a `toolhost:plugin@0.2.0` component offers beside tools (ADR 0017):
+//! resources at fixed URIs, resource templates and prompts, checked at load;
+//! and running one `read`, `get` or `complete` in a fresh instance.
+//!
+//! **Which contract a component targets** is read from its exports: one that
+//! exports `toolhost:plugin/resources@0.2.0` targets 0.2.0 and must export
+//! `prompts` and `completion` of 0.2.0 too; one that does not targets 0.1.0
+//! ([`Contract`]). What a 0.2 component offers is what its lists hold.
+//!
+//! **Loading** asks each list once, in the instance that lists the tools,
+//! under the same listing limits: at most `limits.tools_per_component`
+//! entries per list and `limits.definition_bytes` per entry.
+//!
+//! **Running** a read, get or completion is a call like a tool call: the
+//! plugin's concurrency turn and a pool slot, a fresh [`Store`] and instance
+//! with the same [`CallState`] (limits, deadline, policy, imports), as a
+//! read-only stand-in tool, so the `http` import lets it send `GET` and
+//! `HEAD` only. Nothing survives it. A guest's `not-found` error becomes
+//! [`OfferError::NotFound`]; every other failure (a tool error, a trap, a
+//! limit) becomes [`OfferError::Failed`], naming the cause.
+
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock};
+
+use thiserror::Error;
+use tokio::sync::OwnedSemaphorePermit;
+use wasmtime::Store;
+use wasmtime::component::InstancePre;
+
+use crate::bindings::confirm::Outcome;
+use crate::bindings::types::{Annotations, ErrorCode, ToolDefinition, ToolError};
+use crate::bindings::v0_2::content::{
+    Body, CompletionTarget, Completions, MessageContent, PromptDefinition, PromptResult,
+    ResourceContents, ResourceDefinition, ResourceTemplate,
+};
+use crate::bindings::v0_2::{completion, prompts, resources};
+use crate::call::{
+    CallEnv, CallState, FixedAnswer, Stop, Turn, code_name, new_store, trap_summary,
+};
+use crate::config::Limits;
+use crate::plugin::Plugin;
+use crate::spec::{ToolSpec, is_valid_name};
+
+/// The version of the WIT contract a component targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contract {
+    /// `toolhost:plugin@0.1.0`: tools only.
+    V0_1,
+    /// `toolhost:plugin@0.2.0`: tools, resources, templates, prompts,
+    /// completion.
+    V0_2,
+}
+
+impl Contract {
+    /// The package version, e.g. `0.2.0`.
+    pub fn version(self) -> &'static str {
+        match self {
+            Contract::V0_1 => "0.1.0",
+            Contract::V0_2 => "0.2.0",
+        }
+    }
+}
+
+/// Where a 0.2 component's exports are, found once at load.
+pub struct Exports {
+    resources: resources::GuestIndices,
+    prompts: prompts::GuestIndices,
+    completion: completion::GuestIndices,
+}
+
+/// A resource template, checked, with its variables in order.
+#[derive(Debug, Clone)]
+pub struct TemplateSpec {
+    /// The definition as the component gave it.
+    pub definition: ResourceTemplate,
+    /// The names of its `{variable}` expressions, in order.
+    pub variables: Vec<String>,
+}
+
+/// What a 0.2 component offers beside tools, checked.
+pub struct Offers {
+    /// Resources at fixed URIs, in the component's order.
+    pub resources: Vec<Arc<ResourceDefinition>>,
+    /// Resource templates, in the component's order.
+    pub templates: Vec<Arc<TemplateSpec>>,
+    /// Prompts, in the component's order.
+    pub prompts: Vec<Arc<PromptDefinition>>,
+    exports: Exports,
+}
+
+impl Offers {
+    /// Whether it offers nothing beside tools.
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.templates.is_empty() && self.prompts.is_empty()
+    }
+
+    /// Whether any prompt argument or template variable is completable.
+    pub fn completes(&self) -> bool {
+        self.prompts
+            .iter()
+            .any(|p| p.arguments.iter().any(|a| a.completable))
+            || self
+                .templates
+                .iter()
+                .any(|t| !t.definition.completable.is_empty())
+    }
+
+    /// What it offers in words, e.g. `2 resources, 1 template, completion`.
+    pub fn summary(&self) -> String {
+        let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        let mut parts = vec![
+            plural(self.resources.len(), "resource"),
+            plural(self.templates.len(), "template"),
+            plural(self.prompts.len(), "prompt"),
+        ];
+        if self.completes() {
+            parts.push("completion".into());
+        }
+        parts.join(", ")
+    }
+}
+
+/// Why a 0.2 component's offers were refused at load.
+#[derive(Debug, Error)]
+pub enum OfferLoadError {
+    /// It exports part of 0.2.0 only.
+    #[error(
+        "it exports toolhost:plugin/resources@0.2.0 but not all of the 0.2.0 world (rebuild it with toolhost-sdk): {0}"
+    )]
+    Incomplete(String),
+    /// Listing failed (a trap, too much data).
+    #[error("listing its {what} failed: {why}")]
+    List {
+        /// `resources`, `templates` or `prompts`.
+        what: &'static str,
+        /// Why.
+        why: String,
+    },
+    /// A list holds more entries than `limits.tools_per_component`.
+    #[error(
+        "it lists {count} {what}, more than limits.tools_per_component ({limit}) allows per list"
+    )]
+    TooMany {
+        /// `resources`, `templates` or `prompts`.
+        what: &'static str,
+        /// How many.
+        count: usize,
+        /// The limit.
+        limit: u32,
+    },
+    /// One definition breaks a rule.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Finds the 0.2.0 exports of the component behind `pre`: `None` for a
+/// 0.1.0 component.
+pub fn detect(pre: &InstancePre<CallState>) -> Result<Option<Exports>, OfferLoadError> {
+    let Ok(resources) = resources::GuestIndices::new(pre) else {
+        return Ok(None);
+    };
+    let incomplete = |e: wasmtime::Error| OfferLoadError::Incomplete(format!("{e:#}"));
+    Ok(Some(Exports {
+        resources,
+        prompts: prompts::GuestIndices::new(pre).map_err(incomplete)?,
+        completion: completion::GuestIndices::new(pre).map_err(incomplete)?,
+    }))
+}
+
+/// Asks the instance `instance` in `store` for its lists and checks them
+/// against `limits`. `refuel` sets the store's copy budget before each list.
+pub(crate) async fn list(
+    exports: Exports,
+    store: &mut Store<CallState>,
+    instance: &wasmtime::component::Instance,
+    limits: &Limits,
+    refuel: impl Fn(&mut Store<CallState>),
+) -> Result<Offers, OfferLoadError> {
+    let failed = |what: &'static str| {
+        move |e: wasmtime::Error| OfferLoadError::List {
+            what,
+            why: format!("{e:#}"),
+        }
+    };
+    let guest = exports
+        .resources
+        .load(&mut *store, instance)
+        .map_err(failed("resources"))?;
+    refuel(store);
+    let resources = guest
+        .call_list(&mut *store)
+        .await
+        .map_err(failed("resources"))?;
+    refuel(store);
+    let templates = guest
+        .call_templates(&mut *store)
+        .await
+        .map_err(failed("templates"))?;
+    let guest = exports
+        .prompts
+        .load(&mut *store, instance)
+        .map_err(failed("prompts"))?;
+    refuel(store);
+    let prompts = guest
+        .call_list(&mut *store)
+        .await
+        .map_err(failed("prompts"))?;
+    check(resources, templates, prompts, limits, exports)
+}
+
+/// Checks the three lists against `limits` and MCP's rules.
+fn check(
+    resources: Vec<ResourceDefinition>,
+    templates: Vec<ResourceTemplate>,
+    prompts: Vec<PromptDefinition>,
+    limits: &Limits,
+    exports: Exports,
+) -> Result<Offers, OfferLoadError> {
+    for (what, count) in [
+        ("resources", resources.len()),
+        ("templates", templates.len()),
+        ("prompts", prompts.len()),
+    ] {
+        if count > limits.tools_per_component as usize {
+            return Err(OfferLoadError::TooMany {
+                what,
+                count,
+                limit: limits.tools_per_component,
+            });
+        }
+    }
+    let invalid = |text: String| OfferLoadError::Invalid(text);
+    let too_large = |what: &str, bytes: usize| {
+        invalid(format!(
+            "{what} is {bytes} bytes, more than limits.definition_bytes ({}) allows",
+            limits.definition_bytes
+        ))
+    };
+    let text_len =
+        |texts: &[Option<&String>]| -> usize { texts.iter().flatten().map(|t| t.len()).sum() };
+
+    let mut uris = HashSet::new();
+    for r in &resources {
+        let what = format!("resource {}", shown(&r.uri));
+        let bytes = r.uri.len()
+            + r.name.len()
+            + text_len(&[
+                r.title.as_ref(),
+                r.description.as_ref(),
+                r.mime_type.as_ref(),
+            ]);
+        if bytes as u64 > limits.definition_bytes {
+            return Err(too_large(&what, bytes));
+        }
+        check_uri(&r.uri).map_err(|why| invalid(format!("{what}: {why}")))?;
+        if r.name.is_empty() {
+            return Err(invalid(format!("{what} has an empty name")));
+        }
+        if !uris.insert(r.uri.as_str()) {
+            return Err(invalid(format!("{what} is listed twice by the component")));
+        }
+    }
+
+    let mut checked_templates = Vec::with_capacity(templates.len());
+    let mut seen = HashSet::new();
+    for t in templates {
+        let what = format!("resource template {}", shown(&t.uri_template));
+        let bytes = t.uri_template.len()
+            + t.name.len()
+            + text_len(&[
+                t.title.as_ref(),
+                t.description.as_ref(),
+                t.mime_type.as_ref(),
+            ])
+            + t.completable.iter().map(String::len).sum::<usize>();
+        if bytes as u64 > limits.definition_bytes {
+            return Err(too_large(&what, bytes));
+        }
+        let variables =
+            template_variables(&t.uri_template).map_err(|why| invalid(format!("{what}: {why}")))?;
+        if t.name.is_empty() {
+            return Err(invalid(format!("{what} has an empty name")));
+        }
+        if let Some(unknown) = t.completable.iter().find(|c| !variables.contains(c)) {
+            return Err(invalid(format!(
+                "{what} marks {} completable, which is not one of its variables",
+                shown(unknown)
+            )));
+        }
+        if !seen.insert(t.uri_template.clone()) {
+            return Err(invalid(format!("{what} is listed twice by the component")));
+        }
+        checked_templates.push(Arc::new(TemplateSpec {
+            definition: t,
+            variables,
+        }));
+    }
+
+    let mut names = HashSet::new();
+    for p in &prompts {
+        let what = format!("prompt {}", shown(&p.name));
+        let bytes = p.name.len()
+            + text_len(&[p.title.as_ref(), p.description.as_ref()])
+            + p.arguments
+                .iter()
+                .map(|a| a.name.len() + text_len(&[a.title.as_ref(), a.description.as_ref()]))
+                .sum::<usize>();
+        if bytes as u64 > limits.definition_bytes {
+            return Err(too_large(&what, bytes));
+        }
+        if !is_valid_name(&p.name) {
+            return Err(invalid(format!(
+                "{what}: a prompt name is 1 to 128 characters of A-Z a-z 0-9 _ . -"
+            )));
+        }
+        if !names.insert(p.name.as_str()) {
+            return Err(invalid(format!("{what} is listed twice by the component")));
+        }
+        let mut arguments = HashSet::new();
+        for a in &p.arguments {
+            if a.name.is_empty() || !arguments.insert(a.name.as_str()) {
+                return Err(invalid(format!(
+                    "{what}: argument {} is empty or listed twice",
+                    shown(&a.name)
+                )));
+            }
+        }
+    }
+
+    Ok(Offers {
+        resources: resources.into_iter().map(Arc::new).collect(),
+        templates: checked_templates,
+        prompts: prompts.into_iter().map(Arc::new).collect(),
+        exports,
+    })
+}
+
+/// `text` as shown in errors: quoted, at most 64 characters.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        Some((end, _)) => format!("{:?}…", &text[..end]),
+        None => format!("{text:?}"),
+    }
+}
+
+/// Checks that `uri` is an absolute URI.
+fn check_uri(uri: &str) -> Result<(), String> {
+    url::Url::parse(uri)
+        .map(|_| ())
+        .map_err(|e| format!("not an absolute URI ({e})"))
+}
+
+/// The variables of an RFC 6570 level 1 URI template, in order: each
+/// `{name}` (letters, digits, `_`) must fill a whole path segment, so that
+/// a URI matches at most one way. Operators (`{+x}`, `{/x}`, …) are refused.
+pub fn template_variables(template: &str) -> Result<Vec<String>, String> {
+    let mut variables = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let close = rest[open..].find('}').ok_or("a `{` has no closing `}`")? + open;
+        let name = &rest[open + 1..close];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!(
+                "{{{name}}} is not a level 1 variable (letters, digits and _ only)"
+            ));
+        }
+        let before = rest[..open].chars().last();
+        let after = rest[close + 1..].chars().next();
+        if before != Some('/') || !matches!(after, None | Some('/')) {
+            return Err(format!(
+                "{{{name}}} must fill a whole path segment (between `/`s, or at the end)"
+            ));
+        }
+        if variables.iter().any(|v| v == name) {
+            return Err(format!("{{{name}}} appears twice"));
+        }
+        variables.push(name.to_string());
+        rest = &rest[close + 1..];
+    }
+    if rest.contains('}') {
+        return Err("a `}` has no opening `{`".into());
+    }
+    check_uri(&template.replace(['{', '}'], ""))?;
+    Ok(variables)
+}
+
+/// The variables' values if `uri` matches `uri_template` (one checked by
+/// [`template_variables`]): every literal segment equal, every variable a
+/// non-empty segment.
+pub fn match_template(uri_template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+    let mut template = uri_template.split('/');
+    let mut given = uri.split('/');
+    let mut variables = Vec::new();
+    loop {
+        match (template.next(), given.next()) {
+            (None, None) => return Some(variables),
+            (Some(t), Some(g)) => {
+                if let Some(name) = t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+                    if g.is_empty() {
+                        return None;
+                    }
+                    variables.push((name.to_string(), g.to_string()));
+                } else if t != g {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Why a read, get or completion failed.
+#[derive(Debug, Error)]
+pub enum OfferError {
+    /// The guest says the thing does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// Anything else: the guest's error, a trap, a limit, a policy refusal.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The read-only stand-in tools reads, gets and completions run as.
+fn stand_in(name: &str, title: &str) -> Arc<ToolSpec> {
+    Arc::new(
+        ToolSpec::from_definition(ToolDefinition {
+            name: name.into(),
+            title: title.into(),
+            description: format!("{title}: a read-only call of a 0.2 component."),
+            input_schema: r#"{"type":"object"}"#.into(),
+            output_schema: None,
+            annotations: Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: true,
+            },
+        })
+        .expect("the stand-in is a valid tool"),
+    )
+}
+
+static READ: LazyLock<Arc<ToolSpec>> =
+    LazyLock::new(|| stand_in("resources.read", "Read Resource"));
+static GET: LazyLock<Arc<ToolSpec>> = LazyLock::new(|| stand_in("prompts.get", "Get Prompt"));
+static COMPLETE: LazyLock<Arc<ToolSpec>> =
+    LazyLock::new(|| stand_in("completion.complete", "Complete Argument"));
+
+/// One running read, get or completion: its store, holding the plugin's
+/// turn, and its pool slot.
+struct Running {
+    store: Store<CallState>,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Running {
+    /// Waits for a turn and a slot, and builds the store.
+    async fn start(env: &CallEnv, plugin: &Plugin, as_tool: &Arc<ToolSpec>) -> Running {
+        let turn = Turn::take(&plugin.concurrency).await;
+        let slot = env
+            .runtime
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the pool semaphore is never closed");
+        // A read cannot ask the user anything: it cannot change anything.
+        let mut state = CallState::new(
+            plugin.settings.clone(),
+            as_tool.clone(),
+            env.http.clone(),
+            Box::new(FixedAnswer(Outcome::Unsupported)),
+            None,
+        );
+        state.file = plugin.file.clone();
+        state.turn = Some(turn);
+        state.waits = env.runtime.waiting.clone();
+        Running {
+            store: new_store(&env.runtime, state),
+            _slot: slot,
+        }
+    }
+
+    /// Turns what the guest returned into the answer, or the error naming
+    /// what ended it.
+    fn finish<T>(
+        &mut self,
+        plugin: &Plugin,
+        what: &str,
+        result: wasmtime::Result<Result<T, ToolError>>,
+    ) -> Result<T, OfferError> {
+        let state = self.store.data_mut();
+        if let Some(violation) = state.violation.take() {
+            return Err(OfferError::Failed(format!(
+                "{what} was refused: {violation} ({what}s are read-only calls)"
+            )));
+        }
+        let stopped = state.stop.take();
+        let limits = &state.settings.limits;
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) if e.code == ErrorCode::NotFound => Err(OfferError::NotFound(e.message)),
+            Ok(Err(e)) => Err(OfferError::Failed(format!(
+                "{what} failed ({}): {}{}",
+                code_name(e.code),
+                e.message,
+                e.hint.map(|h| format!(" ({h})")).unwrap_or_default()
+            ))),
+            Err(trap) => {
+                let why = match stopped {
+                    Some(Stop::Limit(why) | Stop::Busy(why) | Stop::Unaudited(why)) => why,
+                    Some(Stop::NeedsInput(_)) => {
+                        "it asked for a confirmation, which only tools may".into()
+                    }
+                    None if state.limiter_hit() => format!(
+                        "it ran out of memory (limits.memory_mib = {})",
+                        limits.memory_bytes >> 20
+                    ),
+                    None => format!("the component crashed: {}", trap_summary(&trap)),
+                };
+                tracing::warn!(plugin = %plugin.file, "{what}: {why}");
+                Err(OfferError::Failed(format!("{what} failed: {why}")))
+            }
+        }
+    }
+}
+
+/// The bytes of `contents`, checked against `limits.output_bytes`.
+fn within_output_limit(bytes: usize, limits: &Limits, what: &str) -> Result<(), OfferError> {
+    if bytes as u64 > limits.output_bytes {
+        return Err(OfferError::Failed(format!(
+            "{what} returned {bytes} bytes, more than limits.output_bytes ({}) allows",
+            limits.output_bytes
+        )));
+    }
+    Ok(())
+}
+
+fn offers_of(plugin: &Plugin) -> Result<&Offers, OfferError> {
+    plugin
+        .offers
+        .as_deref()
+        .ok_or_else(|| OfferError::Failed(format!("{} targets toolhost:plugin@0.1.0", plugin.file)))
+}
+
+/// Reads `uri` from `plugin`; `variables` are the template's values when
+/// `uri` matched one of its templates.
+pub async fn read_resource(
+    env: &CallEnv,
+    plugin: &Arc<Plugin>,
+    uri: &str,
+    variables: &[(String, String)],
+) -> Result<Vec<ResourceContents>, OfferError> {
+    let offers = offers_of(plugin)?;
+    let mut run = Running::start(env, plugin, &READ).await;
+    let result = async {
+        let instance = plugin
+            .pre
+            .instance_pre()
+            .instantiate_async(&mut run.store)
+            .await?;
+        let guest = offers.exports.resources.load(&mut run.store, &instance)?;
+        guest.call_read(&mut run.store, uri, variables).await
+    }
+    .await;
+    let contents = run.finish(plugin, "reading the resource", result)?;
+    let bytes = contents
+        .iter()
+        .map(|c| {
+            c.uri.len()
+                + match &c.body {
+                    Body::Text(t) => t.len(),
+                    Body::Blob(b) => b.len(),
+                }
+        })
+        .sum();
+    within_output_limit(bytes, &plugin.settings.limits, "reading the resource")?;
+    Ok(contents)
+}
+
+/// Builds the prompt `name` of `plugin` from `arguments`.
+pub async fn get_prompt(
+    env: &CallEnv,
+    plugin: &Arc<Plugin>,
+    name: &str,
+    arguments: &[(String, String)],
+) -> Result<PromptResult, OfferError> {
+    let offers = offers_of(plugin)?;
+    let mut run = Running::start(env, plugin, &GET).await;
+    let result = async {
+        let instance = plugin
+            .pre
+            .instance_pre()
+            .instantiate_async(&mut run.store)
+            .await?;
+        let guest = offers.exports.prompts.load(&mut run.store, &instance)?;
+        guest.call_get(&mut run.store, name, arguments).await
+    }
+    .await;
+    let prompt = run.finish(plugin, "getting the prompt", result)?;
+    let bytes = prompt
+        .messages
+        .iter()
+        .map(|m| match &m.content {
+            MessageContent::Text(t) => t.len(),
+            MessageContent::Resource(r) => match &r.body {
+                Body::Text(t) => t.len(),
+                Body::Blob(b) => b.len(),
+            },
+        })
+        .sum();
+    within_output_limit(bytes, &plugin.settings.limits, "getting the prompt")?;
+    Ok(prompt)
+}
+
+/// Asks `plugin` for values of `argument` of `target` that complete `value`.
+pub async fn complete(
+    env: &CallEnv,
+    plugin: &Arc<Plugin>,
+    target: &CompletionTarget,
+    argument: &str,
+    value: &str,
+    context: &[(String, String)],
+) -> Result<Completions, OfferError> {
+    let offers = offers_of(plugin)?;
+    let mut run = Running::start(env, plugin, &COMPLETE).await;
+    let result = async {
+        let instance = plugin
+            .pre
+            .instance_pre()
+            .instantiate_async(&mut run.store)
+            .await?;
+        let guest = offers.exports.completion.load(&mut run.store, &instance)?;
+        guest
+            .call_complete(&mut run.store, target, argument, value, context)
+            .await
+    }
+    .await;
+    let completions = run.finish(plugin, "completing the argument", result)?;
+    let bytes = completions.values.iter().map(String::len).sum();
+    within_output_limit(bytes, &plugin.settings.limits, "completing the argument")?;
+    Ok(completions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_one_variables_fill_whole_segments() {
+        assert_eq!(template_variables("katana://items/{sku}").unwrap(), ["sku"]);
+        assert_eq!(template_variables("x://a/{b}/c/{d}").unwrap(), ["b", "d"]);
+        assert!(template_variables("x://a/{+b}").is_err());
+        assert!(template_variables("x://a/b{c}").is_err());
+        assert!(template_variables("x://a/{c}.json").is_err());
+        assert!(template_variables("x://a/{c}/{c}").is_err());
+        assert!(template_variables("x://a/{c").is_err());
+        assert!(template_variables("no scheme/{c}").is_err());
+    }
+
+    #[test]
+    fn a_uri_matches_a_template_segment_by_segment() {
+        let t = "katana://items/{sku}";
+        assert_eq!(
+            match_template(t, "katana://items/KNF-8IN").unwrap(),
+            [("sku".to_string(), "KNF-8IN".to_string())]
+        );
+        assert!(match_template(t, "katana://items/").is_none());
+        assert!(match_template(t, "katana://items/a/b").is_none());
+        assert!(match_template(t, "katana://orders/a").is_none());
+    }
+}
