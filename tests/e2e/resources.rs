@@ -513,3 +513,50 @@ async fn uris_templates_and_prompts_are_owned_like_tool_names() {
     assert_eq!(host.client.list_all_prompts().await.unwrap().len(), 1);
     assert!(!read(&host, "test://colors/blue").await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_block_prefix_names_its_prompts_as_it_names_its_tools() {
+    for era in ERAS {
+        let host = Host::start(
+            HostOptions::new(&["offers"])
+                .era(era)
+                .config("[plugins.colors]\nfiles = [\"offers.wasm\"]\nprefix = \"colors\"\n"),
+        )
+        .await;
+        let prompts = host.client.list_all_prompts().await.unwrap();
+        let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["colors.describe_color"], "{era:?}");
+
+        // The served name reaches the component's own prompt.
+        let arguments = json!({"color": "gold"});
+        let got = host
+            .client
+            .get_prompt(
+                GetPromptRequestParams::new("colors.describe_color")
+                    .with_arguments(arguments.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        match &got.messages[0].content {
+            ContentBlock::Text(t) => assert!(t.text.contains("gold"), "{}", t.text),
+            other => panic!("expected text, got {other:?}"),
+        }
+        let color = host
+            .client
+            .complete_prompt_argument("colors.describe_color", "color", "r", None)
+            .await
+            .unwrap();
+        assert_eq!(color.values, ["red"], "{era:?}");
+
+        // Its own name is not served.
+        let (code, _) = rpc_error(
+            host.client
+                .get_prompt(
+                    GetPromptRequestParams::new("describe_color")
+                        .with_arguments(arguments.as_object().unwrap().clone()),
+                )
+                .await,
+        );
+        assert_eq!(code, -32602, "{era:?}");
+    }
+}
