@@ -45,7 +45,7 @@ pub fn echo_arguments() -> Value {
 }
 
 /// Calls per timed block in the interleaved latency run.
-const BLOCK: usize = 250;
+pub(crate) const BLOCK: usize = 250;
 
 /// Resident sizes seen along the way, for the memory rows' baselines.
 #[derive(Debug, Default, Clone, Copy)]
@@ -69,7 +69,7 @@ async fn start_checked(launch: &Launch) -> Result<Session> {
 }
 
 /// Checks that `echo` on `session` returns its input.
-async fn checked(session: Session) -> Result<Session> {
+pub(crate) async fn checked(session: Session) -> Result<Session> {
     let arguments = echo_arguments();
     let result = session::call(&session.peer(), "echo", &arguments)
         .await
@@ -85,7 +85,7 @@ async fn checked(session: Session) -> Result<Session> {
 }
 
 /// Times `n` sequential echo calls.
-async fn sequential(peer: &Peer<RoleClient>, n: usize) -> Result<Vec<Duration>> {
+pub(crate) async fn sequential(peer: &Peer<RoleClient>, n: usize) -> Result<Vec<Duration>> {
     let arguments = echo_arguments();
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
@@ -238,7 +238,7 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
 
 /// A throughput row: `rates` are toolhost's and the baseline's calls per
 /// second, the baseline named `baseline`.
-fn throughput_row(id: &'static str, what: String, rates: &[f64], baseline: &str) -> Row {
+pub(crate) fn throughput_row(id: &'static str, what: String, rates: &[f64], baseline: &str) -> Row {
     Row::figure(
         id,
         what,
@@ -285,7 +285,7 @@ pub async fn throughput(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
 
 /// toolhost serving only the `echo` component over Streamable HTTP, from
 /// fresh directories.
-async fn echo_toolhost_http(fx: &Fixture, label: &str) -> Result<HttpServer> {
+pub(crate) async fn echo_toolhost_http(fx: &Fixture, label: &str) -> Result<HttpServer> {
     let plugins = fx.plugin_dir(&format!("{label}-plugins"), &[fx.component("echo")])?;
     let cache = Cache::Dir(fx.fresh_dir(&format!("{label}-cache"))?);
     let mut launch = fx.toolhost_http("toolhost", &plugins, &cache);
@@ -383,7 +383,7 @@ pub async fn http_latency(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
 
 /// Sends `total` echo calls from one task per session, each making one
 /// call at a time; returns the wall time.
-async fn from_sessions(sessions: &[Session], total: usize) -> Result<Duration> {
+pub(crate) async fn from_sessions(sessions: &[Session], total: usize) -> Result<Duration> {
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(sessions.len());

@@ -167,12 +167,23 @@ impl Fixture {
     /// `toolhost serve` on `plugins` with the benchmark's config and `cache`
     /// (ignored, with the host's default, when the host has no cache flags).
     pub fn toolhost(&self, label: &str, plugins: &Path, cache: &Cache) -> Launch {
+        self.toolhost_with_config(label, plugins, cache, &self.config)
+    }
+
+    /// [`Fixture::toolhost`] reading `config` instead of the benchmark's.
+    pub fn toolhost_with_config(
+        &self,
+        label: &str,
+        plugins: &Path,
+        cache: &Cache,
+        config: &Path,
+    ) -> Launch {
         let mut launch = Launch::new(label, &self.toolhost)
             .arg("serve")
             .arg("--plugins")
             .arg(plugins)
             .arg("--config")
-            .arg(&self.config)
+            .arg(config)
             .env("STATUSPRO_API_KEY", self.sandbox.api_key());
         match cache {
             Cache::Dir(dir) if self.flags.cache_dir => {

@@ -1,7 +1,8 @@
 //! `toolhost-bench`: the benchmark harness behind `cargo xtask bench`.
 //!
 //! It starts real servers as child processes, drives them over stdio (and,
-//! for rows 10 and 11, Streamable HTTP) with rmcp's client (legacy era), and
+//! for rows 10 to 14, Streamable HTTP, through HAProxy for 12 and 13) with
+//! rmcp's client (legacy era; 2026-07-28 for the confirmed calls of 14), and
 //! prints one table, also written as
 //! markdown with `--markdown FILE`. `cargo xtask bench` builds everything in
 //! release mode and passes the paths; `docs/benchmarks.md` explains each
@@ -15,6 +16,7 @@
 //! | [`memory`] | 5 resident memory at load and after 10,000 calls |
 //! | [`endtoend`] | 6 `list_orders` through toolhost vs direct HTTP |
 //! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
+//! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -33,6 +35,7 @@ mod fixture;
 mod many;
 mod memory;
 mod reload;
+mod replicas;
 mod session;
 mod startup;
 mod stats;
@@ -226,6 +229,21 @@ async fn run(opts: Options) -> Result<bool> {
         eprintln!("11. throughput over HTTP");
         let throughput = calls::http_throughput(&fx, &opts);
         measure(&mut rows, "11", "throughput over HTTP", throughput).await;
+    }
+    if opts.runs(12) {
+        eprintln!("12. per-call latency through HAProxy vs direct");
+        let latency = replicas::through_balancer(&fx, &opts);
+        measure(&mut rows, "12", "latency through HAProxy", latency).await;
+    }
+    if opts.runs(13) {
+        eprintln!("13. throughput with 1, 2, 3 replicas behind HAProxy");
+        let throughput = replicas::replica_throughput(&fx, &opts);
+        measure(&mut rows, "13", "throughput with replicas", throughput).await;
+    }
+    if opts.runs(14) {
+        eprintln!("14. replay store per confirmed call: Redis vs in-process");
+        let replay = replicas::replay_store(&fx, &opts);
+        measure(&mut rows, "14", "replay store", replay).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));

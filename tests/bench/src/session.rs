@@ -195,13 +195,13 @@ impl Session {
         })
     }
 
-    /// Connects a new client to `server` over Streamable HTTP and completes
-    /// the `initialize` handshake: a session of its own on the same server.
-    pub async fn connect_http(server: &HttpServer) -> Result<Session> {
+    /// Connects a new client to `server`, reached at `url`, over Streamable
+    /// HTTP and completes the `initialize` handshake: a session of its own.
+    pub async fn connect_http(server: &HttpServer, url: &str) -> Result<Session> {
         // rustls is built without a default provider in this workspace (no
         // C crypto library); rmcp's HTTP client needs one.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let transport = StreamableHttpClientTransport::from_uri(server.url.clone());
+        let transport = StreamableHttpClientTransport::from_uri(url.to_string());
         let (handler, list_changed) = BenchClient::new();
         let client = tokio::time::timeout(PATIENCE, handler.serve(transport))
             .await
@@ -377,7 +377,13 @@ impl HttpServer {
 
     /// A new client session on this server.
     pub async fn connect(&self) -> Result<Session> {
-        Session::connect_http(self).await
+        Session::connect_http(self, &self.url).await
+    }
+
+    /// A new client session on this server reached at `url`: a load
+    /// balancer in front of it (and maybe others).
+    pub async fn connect_via(&self, url: &str) -> Result<Session> {
+        Session::connect_http(self, url).await
     }
 
     /// CPU time the server has used so far, all threads, user + system.

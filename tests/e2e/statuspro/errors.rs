@@ -136,28 +136,28 @@ async fn server_errors_are_transient_for_reads_and_for_mutations_say_to_check_fi
 
 #[tokio::test]
 async fn a_request_that_hangs_is_transient() {
+    // The sandbox holds the request far longer than any test runs, so the
+    // only way this call ends is the host giving up (its own "in time"
+    // message), never the sandbox's late 504.
     let statuspro = Setup::new()
         .sandbox(SandboxConfig {
-            fault_timeout: Duration::from_secs(5),
+            fault_timeout: Duration::from_secs(3600),
             ..SandboxConfig::default()
         })
         .fault("timeout")
         .config("\n[plugins.statuspro.limits]\nhttp_timeout_secs = 0.5\n")
         .start()
         .await;
-    let started = std::time::Instant::now();
-    let issue = statuspro
+    let call = statuspro
         .host
-        .tool_error("get_order", json!({"order_id": seed::FIRST_ORDER_ID}))
-        .await;
+        .tool_error("get_order", json!({"order_id": seed::FIRST_ORDER_ID}));
+    let issue = tokio::time::timeout(Duration::from_secs(300), call)
+        .await
+        .expect("the host gives up on a request that hangs");
     assert_eq!(issue["code"], "TRANSIENT");
     assert!(
         issue["message"].as_str().unwrap().contains("in time"),
         "{issue}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "the host gave up before the sandbox answered"
     );
 }
 

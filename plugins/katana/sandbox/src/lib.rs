@@ -1,7 +1,7 @@
 //! A faithful local stand-in for the Katana manufacturing ERP API.
 //!
 //! The sandbox is a real HTTP server on loopback serving the Katana endpoints
-//! the six Katana tools call (contract section 2, E1–E9, plus suppliers and
+//! the seven Katana tools call (contract section 2, E1–E9, plus suppliers and
 //! locations) under `/v1`, over a deterministic knife workshop ([`seed`]). The
 //! project's tests, its demo and its benchmarks point the Katana tools at it
 //! instead of `https://api.katanamrp.com/v1`.
