@@ -67,6 +67,18 @@ fn changes_in(record: &Value) -> Vec<&Value> {
         .collect()
 }
 
+/// Checks `host`'s trail against `mutations`, the requests other than
+/// GET/HEAD a sandbox logged ([`assert_changes_recorded`]); nothing while
+/// the test is already failing.
+pub fn assert_sandbox_changes_recorded(host: &Host, mutations: Vec<sandbox_kit::LoggedRequest>) {
+    if std::thread::panicking() {
+        return;
+    }
+    let changes: Vec<(String, String)> =
+        mutations.into_iter().map(|r| (r.method, r.path)).collect();
+    assert_changes_recorded(&trail_of(host), &changes);
+}
+
 /// Checks the trail at `path` against `changes`, the (method, path) of
 /// every request other than GET/HEAD an upstream received: each was sent
 /// by a recorded call whose confirmation outcome is `confirmed`, no call

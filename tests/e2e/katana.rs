@@ -151,16 +151,7 @@ impl Setup {
 /// record without a change). Checked as each test's Katana goes away.
 impl Drop for Katana {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            return;
-        }
-        let changes: Vec<(String, String)> = self
-            .sandbox
-            .mutations()
-            .into_iter()
-            .map(|r| (r.method, r.path))
-            .collect();
-        crate::audit::assert_changes_recorded(&self.audit_trail(), &changes);
+        crate::audit::assert_sandbox_changes_recorded(&self.host, self.sandbox.mutations());
     }
 }
 
