@@ -1,8 +1,10 @@
 //! A tool component written in Python (`plugins/examples/python-wordcount`,
 //! built with componentize-py) served by the same host, through the same
 //! WIT contract, as the Rust components: listing, a call, a tool error, the
-//! `log` import, and the host's argument validation.
+//! `log` import, the host's argument validation, and a contract 0.2.0
+//! resource.
 
+use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::json;
 
 use crate::support::{ERAS, Host, HostOptions, components_dir, hints};
@@ -156,4 +158,35 @@ async fn the_host_validates_arguments_before_python_sees_them() {
         1,
         "only the valid call ran Python:\n{stderr}"
     );
+}
+
+#[tokio::test]
+async fn the_python_component_offers_its_guide_as_a_resource() {
+    for era in ERAS {
+        let host = Host::start(HostOptions::new(&[python_component()]).era(era)).await;
+        let resources = host.client.list_all_resources().await.unwrap();
+        assert_eq!(resources.len(), 1, "{era:?}");
+        let guide = &resources[0];
+        assert_eq!(guide.uri, "wordcount://guide");
+        assert_eq!(guide.mime_type.as_deref(), Some("text/markdown"));
+        assert_eq!(guide.title.as_deref(), Some("How word_count counts"));
+
+        let read = host
+            .client
+            .read_resource(ReadResourceRequestParams::new("wordcount://guide"))
+            .await
+            .unwrap();
+        match &read.contents[..] {
+            [
+                ResourceContents::TextResourceContents {
+                    text, mime_type, ..
+                },
+            ] => {
+                assert!(text.starts_with("# word_count"), "{text}");
+                assert_eq!(guide.size, Some(text.len() as u64));
+                assert_eq!(mime_type.as_deref(), Some("text/markdown"));
+            }
+            other => panic!("expected one text, got {other:?}"),
+        }
+    }
 }

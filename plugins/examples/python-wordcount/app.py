@@ -1,10 +1,13 @@
 """A toolhost tool component written in Python: `word_count`.
 
-It implements the WIT world `plugin` (`wit/plugin.wit`) with componentize-py,
-exactly as a Rust component does with toolhost-sdk: the class `Tools`
-below is the exported `tools` interface, and `wit_world.imports.log` is the
-host's `log` import. The bindings (`wit_world`, `componentize_py_types`) are
-generated from `wit/` at build time; see README.md beside this file.
+It implements the WIT world `plugin` of contract 0.2.0 (`wit/0.2/plugin.wit`,
+which reuses 0.1.0's `tools` and imports from `wit/plugin.wit`) with
+componentize-py, exactly as a Rust component does with toolhost-sdk: the
+class `Tools` below is the exported `tools` interface, `Resources` offers
+one resource (a short guide to the tool), `Prompts` and `Completion` offer
+nothing, and `wit_world.imports.log` is the host's `log` import. The
+bindings (`wit_world`, `componentize_py_types`) are generated from `wit/`
+and `wit/0.2/` at build time; see README.md beside this file.
 
 Build: `cargo xtask setup-python && cargo xtask build-plugins` writes
 `target/components/python_wordcount.wasm`.
@@ -15,6 +18,15 @@ import json
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.imports import log
+from wit_world.imports.content import (
+    Body_Text,
+    Completions,
+    PromptDefinition,
+    PromptResult,
+    ResourceContents,
+    ResourceDefinition,
+    ResourceTemplate,
+)
 from wit_world.imports.types import (
     Annotations,
     ErrorCode,
@@ -23,6 +35,20 @@ from wit_world.imports.types import (
 )
 
 NAME = "word_count"
+
+GUIDE_URI = "wordcount://guide"
+
+GUIDE = """# word_count
+
+Counts the words, characters and lines of a text exactly, so a model does
+not have to estimate them.
+
+- words: runs of non-whitespace characters;
+- characters: Unicode code points, whitespace included;
+- lines: separated by a line feed; a final line feed starts no new line.
+
+Pass the text itself: `{"text": "one two three"}`. An empty text is refused.
+"""
 
 INPUT_SCHEMA = {
     "type": "object",
@@ -129,3 +155,61 @@ class Tools(exports.Tools):
             f"{counts['lines']} lines",
         )
         return json.dumps(counts)
+
+
+class Resources(exports.Resources):
+    """The exported `resources` interface: one fixed resource, no templates."""
+
+    def list(self) -> list[ResourceDefinition]:
+        return [
+            ResourceDefinition(
+                uri=GUIDE_URI,
+                name="guide",
+                title="How word_count counts",
+                description="What word_count counts as a word, a character "
+                "and a line, and how to call it.",
+                mime_type="text/markdown",
+                size=len(GUIDE.encode()),
+                annotations=None,
+            )
+        ]
+
+    def templates(self) -> list[ResourceTemplate]:
+        return []
+
+    def read(self, uri: str, variables: list[tuple[str, str]]) -> list[ResourceContents]:
+        if uri != GUIDE_URI:
+            # The host only reads the URIs `list` returned.
+            raise Err(
+                ToolError(
+                    code=ErrorCode.NOT_FOUND,
+                    message=f"this component has no resource {uri!r}",
+                    hint=None,
+                    retry_after_ms=None,
+                )
+            )
+        return [ResourceContents(uri=uri, mime_type="text/markdown", body=Body_Text(GUIDE))]
+
+
+class Prompts(exports.Prompts):
+    """The exported `prompts` interface: this component offers none."""
+
+    def list(self) -> list[PromptDefinition]:
+        return []
+
+    def get(self, name: str, arguments: list[tuple[str, str]]) -> PromptResult:
+        raise Err(
+            ToolError(
+                code=ErrorCode.NOT_FOUND,
+                message=f"this component has no prompt {name!r}",
+                hint=None,
+                retry_after_ms=None,
+            )
+        )
+
+
+class Completion(exports.Completion):
+    """The exported `completion` interface: nothing is marked completable."""
+
+    def complete(self, target, argument: str, value: str, context) -> Completions:
+        return Completions(values=[], total=None, has_more=False)
