@@ -21,6 +21,9 @@ use crate::support::infra::Redis;
 use crate::support::metrics::Scrape;
 use crate::support::{Elicitation, Era, component, http_client, write_then_rename};
 
+/// A connected test client.
+type Client = rmcp::service::RunningService<rmcp::RoleClient, crate::support::TestClient>;
+
 const STATE_KEY: &str = "cluster-test-key-0123456789abcdef0123456789";
 
 /// The sandbox, Redis, three replicas and the load balancer.
@@ -132,6 +135,40 @@ fn totals(calls: &[BTreeMap<String, f64>]) -> Vec<f64> {
     calls.iter().map(|c| c.values().sum()).collect()
 }
 
+/// `get_order` of order `id`.
+fn get_order(id: i64) -> CallToolRequestParams {
+    let Value::Object(args) = json!({"order_id": id}) else {
+        unreachable!()
+    };
+    CallToolRequestParams::new("get_order").with_arguments(args)
+}
+
+/// Reads the first order through `client`, which must succeed.
+async fn read_first_order(client: &Client) {
+    let result = client
+        .call_tool(get_order(seed::FIRST_ORDER_ID))
+        .await
+        .expect("a replica answers");
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "{:?}",
+        result.structured_content
+    );
+}
+
+/// A 2026-07-28 client of the balancer that confirms when asked.
+async fn modern_client(cluster: &Cluster) -> Client {
+    http_client(
+        &cluster.lb.url,
+        Era::Modern,
+        Elicitation::Accept(true),
+        None,
+    )
+    .await
+    .0
+}
+
 fn comment(text: &str) -> CallToolRequestParams {
     let Value::Object(args) = json!({"order_id": seed::FIRST_ORDER_ID, "comment": text, "public": false, "confirm": true})
     else {
@@ -166,7 +203,7 @@ fn refused(answer: Result<CallToolResponse, ServiceError>) -> String {
 /// at least once (bounded); each answer must be a refusal, returned.
 async fn refused_everywhere(
     cluster: &Cluster,
-    client: &rmcp::service::RunningService<rmcp::RoleClient, crate::support::TestClient>,
+    client: &Client,
     text: &str,
     state: &str,
 ) -> Vec<String> {
@@ -187,13 +224,7 @@ async fn a_2026_confirmation_hops_replicas_through_the_balancer_and_applies_once
     let Some(cluster) = cluster(Stickiness::SessionId).await else {
         return;
     };
-    let (client, _) = http_client(
-        &cluster.lb.url,
-        Era::Modern,
-        Elicitation::Accept(true),
-        None,
-    )
-    .await;
+    let client = modern_client(&cluster).await;
 
     // Round-robin moves each request to the next replica, but which one
     // answers is the balancer's business: confirm until the two rounds of
@@ -283,20 +314,7 @@ async fn legacy_sessions_stay_on_their_replica_when_the_balancer_sticks_on_the_s
         .await;
         let before = totals(&cluster.calls("get_order").await);
         for _ in 0..3 {
-            let args = json!({"order_id": seed::FIRST_ORDER_ID})
-                .as_object()
-                .unwrap()
-                .clone();
-            let result = client
-                .call_tool(CallToolRequestParams::new("get_order").with_arguments(args))
-                .await
-                .expect("the session's replica answers");
-            assert_ne!(
-                result.is_error,
-                Some(true),
-                "{:?}",
-                result.structured_content
-            );
+            read_first_order(&client).await;
         }
         let after = totals(&cluster.calls("get_order").await);
         let moved: Vec<f64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
@@ -348,13 +366,7 @@ async fn without_stickiness_a_legacy_session_breaks_on_the_next_replica() {
         "a session spread over three replicas should not work"
     );
 
-    let (modern, _) = http_client(
-        &cluster.lb.url,
-        Era::Modern,
-        Elicitation::Accept(true),
-        None,
-    )
-    .await;
+    let modern = modern_client(&cluster).await;
     for _ in 0..3 {
         assert_eq!(modern.list_all_tools().await.unwrap().len(), 9);
     }
@@ -370,21 +382,13 @@ async fn a_replica_killed_under_load_loses_no_answer_and_applies_nothing_twice()
     };
     let mut clients = Vec::new();
     for _ in 0..CLIENTS {
-        clients.push(
-            http_client(
-                &cluster.lb.url,
-                Era::Modern,
-                Elicitation::Accept(true),
-                None,
-            )
-            .await,
-        );
+        clients.push(modern_client(&cluster).await);
     }
     let total = CLIENTS * CALLS_PER_CLIENT;
     let done = Arc::new(AtomicUsize::new(0));
     let progress = Arc::new(tokio::sync::Notify::new());
     let mut runs = Vec::new();
-    for (c, (client, _)) in clients.into_iter().enumerate() {
+    for (c, client) in clients.into_iter().enumerate() {
         let (done, progress) = (done.clone(), progress.clone());
         runs.push(tokio::spawn(async move {
             // (comment text or None for a read, whether it succeeded, its
@@ -396,11 +400,7 @@ async fn a_replica_killed_under_load_loses_no_answer_and_applies_nothing_twice()
                     (comment(&text), Some(text))
                 } else {
                     let id = seed::FIRST_ORDER_ID + (i % seed::ORDER_COUNT) as i64;
-                    let args = json!({"order_id": id}).as_object().unwrap().clone();
-                    (
-                        CallToolRequestParams::new("get_order").with_arguments(args),
-                        None,
-                    )
+                    (get_order(id), None)
                 };
                 let answer = tokio::time::timeout(TIMEOUT, client.call_tool(params))
                     .await
@@ -465,24 +465,10 @@ async fn a_replica_killed_under_load_loses_no_answer_and_applies_nothing_twice()
     }
 
     // The restarted replica rejoined: round-robin gives it calls again.
-    let (client, _) = http_client(
-        &cluster.lb.url,
-        Era::Modern,
-        Elicitation::Accept(true),
-        None,
-    )
-    .await;
+    let client = modern_client(&cluster).await;
     let mut rejoined = false;
     for _ in 0..30 {
-        let args = json!({"order_id": seed::FIRST_ORDER_ID})
-            .as_object()
-            .unwrap()
-            .clone();
-        let result = client
-            .call_tool(CallToolRequestParams::new("get_order").with_arguments(args))
-            .await
-            .unwrap();
-        assert_ne!(result.is_error, Some(true));
+        read_first_order(&client).await;
         if totals(&cluster.calls("get_order").await)[1] > 0.0 {
             rejoined = true;
             break;
