@@ -30,6 +30,21 @@ pub enum NoElicitationPolicy {
     TrustConfirmFlag,
 }
 
+/// Whether the plugin directory's files that no `[plugins.NAME]` block
+/// matches are served (`host.unmatched_files`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnmatchedFiles {
+    /// Served under [`PluginSettings::unconfigured`]: their own names, no
+    /// network, no values, default limits. A drop-in directory works with
+    /// no configuration at all.
+    #[default]
+    Serve,
+    /// Not loaded: the configuration names every plugin that runs, and
+    /// removing a block stops serving its files.
+    Skip,
+}
+
 /// The whole file, as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -173,6 +188,9 @@ pub struct RawHost {
     /// `confirmation`: the policy for clients without elicitation.
     #[serde(default)]
     pub confirmation: NoElicitationPolicy,
+    /// `unmatched_files`: whether files no plugin block matches are served.
+    #[serde(default)]
+    pub unmatched_files: UnmatchedFiles,
     /// `elicitation_timeout_secs`: how long to wait for a user's answer.
     pub elicitation_timeout_secs: Option<u64>,
     /// `load_wait_secs`: how long `tools/list` and `tools/call` wait for
@@ -607,6 +625,8 @@ pub struct Config {
     pub elicitation_timeout: Duration,
     /// Plugin blocks, in file order of their names.
     pub plugins: Vec<PluginSettings>,
+    /// Whether files no block matches are served ([`Config::serves`]).
+    pub unmatched_files: UnmatchedFiles,
     /// How long `tools/list` and `tools/call` wait for the plugin
     /// directory's initial load before answering with what is loaded.
     pub load_wait: Duration,
@@ -670,6 +690,7 @@ impl Default for Config {
             confirmation: NoElicitationPolicy::Deny,
             elicitation_timeout: Duration::from_secs(300),
             plugins: Vec::new(),
+            unmatched_files: UnmatchedFiles::Serve,
             load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             metrics: None,
@@ -768,6 +789,7 @@ impl Config {
             confirmation: host.confirmation,
             elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
             plugins,
+            unmatched_files: host.unmatched_files,
             load_wait: Duration::from_secs(load_wait_secs),
             max_message_bytes,
             metrics,
@@ -795,6 +817,19 @@ impl Config {
             .find(|p| p.files.iter().any(|g| g.matches(file_name)))
             .cloned()
             .unwrap_or_else(|| PluginSettings::unconfigured(file_name.trim_end_matches(".wasm")))
+    }
+
+    /// Whether the plugin directory's file `file_name` is served: always
+    /// under `unmatched_files = "serve"`; under `"skip"`, only when a
+    /// `[plugins.NAME]` block matches it or an entry of `components` is
+    /// installed as it (naming a component there is asking for it).
+    pub fn serves(&self, file_name: &str) -> bool {
+        self.unmatched_files == UnmatchedFiles::Serve
+            || self
+                .plugins
+                .iter()
+                .any(|p| p.files.iter().any(|g| g.matches(file_name)))
+            || self.components.iter().any(|c| c.file_name() == file_name)
     }
 
     /// The largest memory limit any plugin has; sizes the instance pool.
@@ -1296,6 +1331,26 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unmatched_files_are_served_unless_the_config_says_skip() {
+        let serve = Config::parse("[plugins.hello]\n").unwrap();
+        assert!(serve.serves("hello.wasm") && serve.serves("other.wasm"));
+        assert!(Config::default().serves("other.wasm"));
+
+        let skip = Config::parse(
+            "components = [\"oci://127.0.0.1:5000/tools/wordcount:1.0\"]\n\
+             [host]\nunmatched_files = \"skip\"\n\
+             [plugins.sp]\nfiles = [\"statuspro_*.wasm\"]\n",
+        )
+        .unwrap();
+        assert!(skip.serves("statuspro_list_orders.wasm"));
+        assert!(skip.serves("wordcount.wasm"), "named in `components`");
+        assert!(!skip.serves("other.wasm"));
+
+        let err = Config::parse("[host]\nunmatched_files = \"drop\"\n").unwrap_err();
+        assert!(format!("{err:#}").contains("unknown variant"), "{err:#}");
+    }
 
     #[test]
     fn defaults_apply_when_a_block_is_empty() {

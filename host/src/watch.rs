@@ -27,6 +27,10 @@
 //! - A replacement that fails to load leaves the previous version serving,
 //!   with an error naming the file. (A file caught mid-copy fails the same
 //!   way, and the next event after the copy completes loads it.)
+//! - Under `host.unmatched_files = "skip"`, a file no `[plugins.NAME]`
+//!   block matches is skipped as if absent (reported once): a config
+//!   reload that removes its block drops it, one that adds a block back
+//!   loads it.
 //! - File names that are not UTF-8 are skipped with an error (once): two
 //!   such names could read alike, and tool ownership and the `files`
 //!   patterns of `toolhost.toml` go by name.
@@ -129,6 +133,9 @@ pub struct Reloader {
     seen: HashMap<String, Seen>,
     /// Non-UTF-8 file names already reported.
     bad_names: HashSet<OsString>,
+    /// Files not served because no block matches them (`host.unmatched_files
+    /// = "skip"`), already reported.
+    unmatched: HashSet<String>,
     /// Whether this scan loads every file again, changed or not, for new
     /// settings ([`Reloader::reconfigure`]).
     reload_all: bool,
@@ -174,6 +181,7 @@ impl Reloader {
             loader,
             seen: HashMap::new(),
             bad_names: HashSet::new(),
+            unmatched: HashSet::new(),
             reload_all: false,
         }
     }
@@ -197,6 +205,7 @@ impl Reloader {
             loader,
             seen,
             bad_names: self.bad_names.clone(),
+            unmatched: self.unmatched.clone(),
             reload_all: true,
         };
         let rescan = trial.rescan(current).await?;
@@ -294,7 +303,11 @@ impl Reloader {
             .filter(|f| !present.contains_key(f))
             .collect();
         for file in &gone {
-            tracing::info!(file, "removed");
+            if self.unmatched.contains(file) {
+                tracing::info!(file, "no longer served: no block matches it");
+            } else {
+                tracing::info!(file, "removed");
+            }
         }
 
         // What to load, by content: each distinct digest compiles once.
@@ -400,19 +413,33 @@ impl Reloader {
         })
     }
 
-    /// The `*.wasm` entries directly in the directory, by UTF-8 name.
-    /// Other names are reported once and skipped.
+    /// The `*.wasm` entries directly in the directory that the
+    /// configuration serves ([`Config::serves`](crate::config::Config::serves)),
+    /// by UTF-8 name. Other names, and files no block matches under
+    /// `unmatched_files = "skip"`, are reported once and skipped: a file
+    /// serving now that is skipped is dropped like a deleted one.
     fn wasm_files(&mut self) -> Result<Vec<(String, PathBuf)>> {
         let entries = std::fs::read_dir(&self.dir)
             .with_context(|| format!("cannot read the plugin directory {}", self.dir.display()))?;
         let mut files = Vec::new();
         let mut bad = HashSet::new();
+        let mut unmatched = HashSet::new();
         for entry in entries.filter_map(|e| e.ok()) {
             let path = entry.path();
             if path.extension().is_none_or(|x| x != "wasm") {
                 continue;
             }
             match entry.file_name().into_string() {
+                Ok(name) if !self.loader.config.serves(&name) => {
+                    if !self.unmatched.contains(&name) {
+                        tracing::info!(
+                            file = %name,
+                            "not served: no [plugins] block matches it and host.unmatched_files \
+                             is \"skip\"; add a block whose `files` match it to serve it"
+                        );
+                    }
+                    unmatched.insert(name);
+                }
                 Ok(name) => files.push((name, path)),
                 Err(raw) => {
                     if !self.bad_names.contains(&raw) {
@@ -428,6 +455,7 @@ impl Reloader {
         }
         // Forget names that are gone, so one that comes back is reported.
         self.bad_names = bad;
+        self.unmatched = unmatched;
         files.sort();
         Ok(files)
     }

@@ -271,6 +271,80 @@ async fn removing_a_block_serves_its_files_under_defaults_with_list_changed() {
 }
 
 #[tokio::test]
+async fn under_unmatched_files_skip_removing_a_block_removes_its_tools_with_list_changed() {
+    let recorder = Recorder::start().await;
+    let skip = "[host]\nunmatched_files = \"skip\"\n";
+    let web = format!(
+        "[plugins.web]\nfiles = [\"hello.wasm\"]\nprefix = \"web\"\n{}",
+        recorder.allow_block("web")
+    );
+    let url = json!({ "url": format!("{}/x", recorder.url) });
+    for era in ERAS {
+        let host = Host::start(
+            HostOptions::new(&["hello"])
+                .file("hello2.wasm", component("hello"))
+                .era(era)
+                .config(format!("{skip}{TWO}")),
+        )
+        .await;
+        // At start, the file no block matches is not served.
+        assert_eq!(
+            names(&host.tools().await),
+            ["two.fetch_url", "two.greet"],
+            "{era:?}"
+        );
+        let stderr = host.wait_for_stderr("not served").await;
+        assert!(
+            stderr.contains("hello.wasm") && stderr.contains("add a block"),
+            "{stderr}"
+        );
+        let mut changes = Changes::open(&host, era).await;
+
+        // A block added: its file is served with the block's settings.
+        host.write_config(&format!("{skip}{TWO}{web}"));
+        changes.next(&host).await;
+        assert_eq!(
+            names(&host.tools().await),
+            ["two.fetch_url", "two.greet", "web.fetch_url", "web.greet"]
+        );
+        assert_eq!(host.ok("web.fetch_url", url.clone()).await["status"], 200);
+
+        // The block removed: its tools go, with a list change; the other
+        // block's stay, and nothing of the removed one can be called.
+        host.write_config(&format!("{skip}{TWO}"));
+        changes.next(&host).await;
+        assert_eq!(
+            names(&host.tools().await),
+            ["two.fetch_url", "two.greet"],
+            "{era:?}"
+        );
+        let before = recorder.received().len();
+        for tool in ["web.fetch_url", "fetch_url"] {
+            let err = host.call(tool, url.clone()).await.unwrap_err();
+            assert!(err.to_string().contains("unknown tool"), "{tool}: {err}");
+        }
+        assert_eq!(recorder.received().len(), before, "nothing left the host");
+        host.wait_for_stderr("no longer served").await;
+
+        // A file dropped in without a block is not served either.
+        std::fs::write(host.plugins.join("echo.wasm"), component("echo")).unwrap();
+        let stderr = host.wait_for_stderr("echo.wasm").await;
+        assert!(stderr.contains("not served"), "{stderr}");
+        assert_eq!(names(&host.tools().await), ["two.fetch_url", "two.greet"]);
+
+        // Back to the default: files no block matches serve under their
+        // own names, with no network.
+        host.write_config(TWO);
+        changes.next(&host).await;
+        assert_eq!(
+            names(&host.tools().await),
+            ["echo", "fetch_url", "greet", "two.fetch_url", "two.greet"]
+        );
+        assert_eq!(changes.unread(&host).await, 0);
+    }
+}
+
+#[tokio::test]
 async fn a_rotated_api_key_is_used_by_new_calls_and_never_mid_call() {
     // The upstream accepts both keys while the rotation lasts; its request
     // log records which key each request carried.
