@@ -160,8 +160,7 @@ impl CompileCache {
         hasher.write(env!("CARGO_PKG_VERSION").as_bytes());
         hasher.write(bytes);
         let name = hasher.0.finalize().to_vec();
-        let hex: String = name.iter().map(|b| format!("{b:02x}")).collect();
-        (self.dir.join(format!("{hex}.cwasm")), name)
+        (self.dir.join(format!("{}.cwasm", hex::encode(&name))), name)
     }
 
     /// The tag of `artifact` stored under the entry named `name`.

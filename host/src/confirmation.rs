@@ -314,10 +314,15 @@ impl RequestStates {
             component: call.component.to_string(),
             answered: answered
                 .iter()
-                .map(|a| (hex(&a.question.0), outcome_name(a.outcome).to_string()))
+                .map(|a| {
+                    (
+                        hex::encode(&a.question.0),
+                        outcome_name(a.outcome).to_string(),
+                    )
+                })
                 .collect(),
-            pending: hex(&QuestionHash::of(pending).0),
-            nonce: hex(&nonce),
+            pending: hex::encode(&QuestionHash::of(pending).0),
+            nonce: hex::encode(&nonce),
             expires_at_ms: unix_ms().saturating_add(self.ttl.as_millis() as u64),
         };
         let binding = binding(call.tool, call.arguments);
@@ -377,19 +382,10 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// A fingerprint from its hex form.
 fn question_hash(text: &str) -> Option<QuestionHash> {
-    if text.len() != 64 || !text.is_ascii() {
-        return None;
-    }
     let mut bytes = [0u8; 32];
-    for (i, b) in bytes.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
-    }
+    hex::decode_to_slice(text, &mut bytes).ok()?;
     Some(QuestionHash(bytes))
 }
 

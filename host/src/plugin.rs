@@ -180,7 +180,7 @@ impl Loader {
 
     /// Loads a component from `bytes` (read from `path`).
     pub async fn load_bytes(&self, path: &Path, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
-        let digest = hex(&Sha256::digest(&bytes));
+        let digest = hex::encode(&Sha256::digest(&bytes));
         let component = self.compile(&file_name(path), bytes).await?;
         self.load_compiled(path, digest, component).await
     }
@@ -422,8 +422,4 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -571,7 +571,7 @@ async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, Str
         std::fs::File::open(&path)?
             .take(limit.saturating_add(1))
             .read_to_end(&mut bytes)?;
-        let digest = hex(&Sha256::digest(&bytes));
+        let digest = hex::encode(&Sha256::digest(&bytes));
         Ok((bytes, digest))
     })
     .await
@@ -720,10 +720,6 @@ async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) {
             crate::metrics::reload(crate::metrics::ReloadResult::Failed);
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

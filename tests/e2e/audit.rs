@@ -241,10 +241,7 @@ async fn a_change_a_preview_and_a_read_leave_what_an_operator_needs() {
         );
         let bytes = component("statuspro_update_order_status");
         use sha2::Digest;
-        let digest: String = sha2::Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let digest = hex::encode(sha2::Sha256::digest(&bytes));
         assert_eq!(done["digest"], format!("sha256:{digest}"));
         let canonical = format!(
             r#"{{"comment":"Packed.","confirm":true,"order_id":{id},"status_code":"{code}"}}"#

@@ -7,8 +7,5 @@ pub use toolhost_test_infra::{Redis, ensure_installed};
 /// SHA-256 of `text`, in hex: how a static token is written in `[auth]`.
 pub fn sha256_hex(text: &str) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
 }

@@ -321,11 +321,8 @@ fn parse_digest(hex: &str) -> Result<[u8; 32]> {
         );
     }
     let mut out = [0u8; 32];
-    for (i, pair) in bytes.chunks(2).enumerate() {
-        let text = std::str::from_utf8(pair).unwrap_or("");
-        out[i] = u8::from_str_radix(text, 16)
-            .map_err(|_| anyhow::anyhow!("`sha256` holds a character that is not a hex digit"))?;
-    }
+    hex::decode_to_slice(bytes, &mut out)
+        .map_err(|_| anyhow::anyhow!("`sha256` holds a character that is not a hex digit"))?;
     Ok(out)
 }
 
@@ -441,7 +438,7 @@ mod tests {
         assert!(format!("{e:#}").contains("exactly one of"), "{e:#}");
         let e = auth(&format!("{base}sha256 = \"abcd\"\n")).unwrap_err();
         assert!(format!("{e:#}").contains("64 hex digits"), "{e:#}");
-        let digest = hex(&Sha256::digest(b"a-long-enough-token"));
+        let digest = hex::encode(Sha256::digest(b"a-long-enough-token"));
         let a = auth(&format!("{base}sha256 = \"{digest}\"\n")).unwrap();
         assert_eq!(
             a.tokens[0].sha256,
@@ -492,9 +489,5 @@ mod tests {
         let e = rules("[[access]]\nsubjects = [\"a\"]\nplugins = []\n").unwrap_err();
         assert!(format!("{e:#}").contains("`plugins` is empty"), "{e:#}");
         rules("[[access]]\nscopes = [\"x\"]\nplugins = [\"*\"]\n").unwrap();
-    }
-    /// Lower-case hex of `bytes`.
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
 }

@@ -101,7 +101,7 @@ impl Idp {
     }
 
     fn authenticator(&self, extra: &str) -> Authenticator {
-        let digest = hex(&Sha256::digest(STATIC_TOKEN.as_bytes()));
+        let digest = hex::encode(Sha256::digest(STATIC_TOKEN.as_bytes()));
         let text = format!(
             "resource = \"{RESOURCE}\"\n\
              [oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nscopes = [\"mcp:tools\"]\nleeway_secs = 5\n{extra}\n\
@@ -305,7 +305,7 @@ async fn static_tokens_match_by_digest() {
     );
 
     // Static tokens alone: anything else is an unknown token.
-    let digest = hex(&Sha256::digest(STATIC_TOKEN.as_bytes()));
+    let digest = hex::encode(Sha256::digest(STATIC_TOKEN.as_bytes()));
     let text = format!(
         "resource = \"{RESOURCE}\"\n[[tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{digest}\"\n"
     );
@@ -521,9 +521,4 @@ async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
                 .contains(&json!("mcp:tools"))
         );
     }
-}
-
-/// Lower-case hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

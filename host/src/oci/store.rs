@@ -28,9 +28,7 @@ pub struct ContentStore {
 
 /// `sha256:<hex>` of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
 /// The hex part of a `sha256:<hex>` digest, checked.
