@@ -76,7 +76,10 @@ pub mod progress;
 pub mod schema;
 mod tool;
 
-pub use offer::{Contents, Message, Prompt, Resource, ResourceAnnotations, ResourceTemplate, Role};
+pub use offer::{
+    Contents, Message, MessageContent, Prompt, Resource, ResourceAnnotations, ResourceTemplate,
+    Role,
+};
 pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous};
 
 /// The raw bindings generated from toolhost's WIT package. Tool authors do

@@ -138,7 +138,24 @@ pub struct Message {
     /// Who says it.
     pub role: Role,
     /// What it says.
-    pub text: String,
+    pub content: MessageContent,
+}
+
+/// What one message of a prompt holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageContent {
+    /// Text.
+    Text(String),
+    /// A resource's contents, embedded in the message (the model reads
+    /// them with the prompt, without a `resources/read` of its own).
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its MIME type, e.g. `text/plain`.
+        mime_type: String,
+        /// Its contents.
+        contents: Contents,
+    },
 }
 
 impl Message {
@@ -146,7 +163,7 @@ impl Message {
     pub fn user(text: impl Into<String>) -> Message {
         Message {
             role: Role::User,
-            text: text.into(),
+            content: MessageContent::Text(text.into()),
         }
     }
 
@@ -154,7 +171,24 @@ impl Message {
     pub fn assistant(text: impl Into<String>) -> Message {
         Message {
             role: Role::Assistant,
-            text: text.into(),
+            content: MessageContent::Text(text.into()),
+        }
+    }
+
+    /// A message from the user that embeds the resource at `uri`: its
+    /// `contents`, of type `mime_type`.
+    pub fn user_resource(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        contents: impl Into<Contents>,
+    ) -> Message {
+        Message {
+            role: Role::User,
+            content: MessageContent::Resource {
+                uri: uri.into(),
+                mime_type: mime_type.into(),
+                contents: contents.into(),
+            },
         }
     }
 }
@@ -325,7 +359,16 @@ impl<P: Prompt> ErasedPrompt for P {
                 .into_iter()
                 .map(|m| wit::PromptMessage {
                     role: m.role,
-                    content: wit::MessageContent::Text(m.text),
+                    content: match m.content {
+                        MessageContent::Text(text) => wit::MessageContent::Text(text),
+                        MessageContent::Resource {
+                            uri,
+                            mime_type,
+                            contents,
+                        } => wit::MessageContent::Resource(self::contents(
+                            &uri, &mime_type, contents,
+                        )),
+                    },
                 })
                 .collect(),
         })
