@@ -291,7 +291,7 @@ impl AuditLog {
         let record = AuditRecord {
             time: rfc3339(Utc::now()),
             record: "call".into(),
-            id: hex::encode(&id),
+            id: hex::encode(id),
             caller: context.caller,
             protocol: context.protocol,
             session: context.session,
@@ -450,7 +450,7 @@ impl CallAudit {
 /// that), so the same arguments always hash alike.
 pub fn arguments_sha256(arguments: &Value) -> String {
     let canonical = serde_json::to_vec(arguments).expect("a JSON value serializes");
-    hex::encode(&Sha256::digest(&canonical))
+    hex::encode(Sha256::digest(&canonical))
 }
 
 fn rfc3339(time: DateTime<Utc>) -> String {

@@ -316,13 +316,13 @@ impl RequestStates {
                 .iter()
                 .map(|a| {
                     (
-                        hex::encode(&a.question.0),
+                        hex::encode(a.question.0),
                         outcome_name(a.outcome).to_string(),
                     )
                 })
                 .collect(),
-            pending: hex::encode(&QuestionHash::of(pending).0),
-            nonce: hex::encode(&nonce),
+            pending: hex::encode(QuestionHash::of(pending).0),
+            nonce: hex::encode(nonce),
             expires_at_ms: unix_ms().saturating_add(self.ttl.as_millis() as u64),
         };
         let binding = binding(call.tool, call.arguments);

@@ -180,7 +180,7 @@ impl Loader {
 
     /// Loads a component from `bytes` (read from `path`).
     pub async fn load_bytes(&self, path: &Path, bytes: Vec<u8>) -> Result<Plugin, LoadError> {
-        let digest = hex::encode(&Sha256::digest(&bytes));
+        let digest = hex::encode(Sha256::digest(&bytes));
         let component = self.compile(&file_name(path), bytes).await?;
         self.load_compiled(path, digest, component).await
     }

@@ -571,7 +571,7 @@ async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, Str
         std::fs::File::open(&path)?
             .take(limit.saturating_add(1))
             .read_to_end(&mut bytes)?;
-        let digest = hex::encode(&Sha256::digest(&bytes));
+        let digest = hex::encode(Sha256::digest(&bytes));
         Ok((bytes, digest))
     })
     .await

@@ -3,15 +3,12 @@
 //! keys the test makes, tokens signed here, rmcp's HTTP client.
 
 use std::process::Stdio;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use p256::elliptic_curve::sec1::ToEncodedPoint;
-use p256::pkcs8::EncodePrivateKey;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientJsonRpcMessage,
     ClientRequest, Implementation, JsonRpcRequest, JsonRpcVersion2_0, ProtocolVersion, RequestId,
@@ -23,6 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientServiceExt, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+use toolhost_test_infra::idp::{Idp, SigningKey};
 
 use crate::support::{Era, Recorder, capture_stderr, component, test_cache_home};
 
@@ -30,77 +28,13 @@ const RESOURCE: &str = "https://mcp.example.com/mcp";
 const METADATA_URL: &str = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
 const CI_TOKEN: &str = "ci-bot-static-token-0123456789";
 
-/// An EC P-256 key the test's identity provider signs with.
-struct SigningKey {
-    kid: String,
-    der: Vec<u8>,
-    /// The public point, uncompressed: what a careless verifier would take
-    /// as an HMAC secret.
-    point: Vec<u8>,
-    jwk: Value,
+/// What the tests ask of their identity provider.
+trait IdpExt {
+    fn claims(&self, subject: &str) -> Value;
+    fn auth_config(&self, extra_oauth: &str) -> String;
 }
 
-impl SigningKey {
-    fn new(kid: &str) -> SigningKey {
-        let secret = p256::SecretKey::from_bytes(&rand::random::<[u8; 32]>().into()).unwrap();
-        let point = secret.public_key().to_encoded_point(false);
-        SigningKey {
-            kid: kid.to_string(),
-            der: secret.to_pkcs8_der().unwrap().as_bytes().to_vec(),
-            point: point.as_bytes().to_vec(),
-            jwk: json!({
-                "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-                "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
-                "y": URL_SAFE_NO_PAD.encode(point.y().unwrap()),
-            }),
-        }
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.der)).unwrap()
-    }
-}
-
-/// The identity provider's key endpoint, on loopback.
-struct Idp {
-    issuer: String,
-    jwks_url: String,
-    keys: Arc<Mutex<Vec<Value>>>,
-    fetches: Arc<AtomicUsize>,
-    _server: sandbox_kit::ServerHandle,
-}
-
-impl Idp {
-    async fn start(keys: &[&SigningKey]) -> Idp {
-        let keys = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
-        let fetches = Arc::new(AtomicUsize::new(0));
-        let (k, f) = (keys.clone(), fetches.clone());
-        let router = axum::Router::new().route(
-            "/jwks.json",
-            axum::routing::get(move || {
-                let (k, f) = (k.clone(), f.clone());
-                async move {
-                    f.fetch_add(1, Ordering::SeqCst);
-                    axum::Json(json!({ "keys": *k.lock().unwrap() }))
-                }
-            }),
-        );
-        let server = sandbox_kit::serve(router, 0).await.unwrap();
-        Idp {
-            issuer: server.url(),
-            jwks_url: format!("{}/jwks.json", server.url()),
-            keys,
-            fetches,
-            _server: server,
-        }
-    }
-
-    fn publish(&self, key: &SigningKey) {
-        self.keys.lock().unwrap().push(key.jwk.clone());
-    }
-
+impl IdpExt for Idp {
     /// Claims that pass every check, for `subject`.
     fn claims(&self, subject: &str) -> Value {
         let now = jsonwebtoken::get_current_timestamp();
@@ -428,7 +362,7 @@ async fn a_rotated_key_is_accepted_after_a_refetch() {
         .await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
     client.cancel().await.unwrap();
-    let fetched = idp.fetches.load(Ordering::SeqCst);
+    let fetched = idp.fetches();
 
     let new = SigningKey::new("2026-02");
     idp.publish(&new);
@@ -437,7 +371,7 @@ async fn a_rotated_key_is_accepted_after_a_refetch() {
         .await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
     client.cancel().await.unwrap();
-    assert_eq!(idp.fetches.load(Ordering::SeqCst), fetched + 1);
+    assert_eq!(idp.fetches(), fetched + 1);
 }
 
 /// A caller without a plugin neither lists nor calls its tools (the error

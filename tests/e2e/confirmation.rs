@@ -359,34 +359,39 @@ async fn a_replayed_request_state_is_refused() {
 
 #[tokio::test]
 async fn cancelling_while_a_confirmation_is_pending_ends_the_call_and_sends_nothing() {
-    let server = Recorder::start().await;
-    let host = host(&server, Era::Legacy, Elicitation::Hang, "").await;
-    let Value::Object(args) = post_args(&server) else {
-        unreachable!()
-    };
-    let request = ClientRequest::CallToolRequest(Request::new(
-        CallToolRequestParams::new("confirm_then_post").with_arguments(args),
-    ));
-    let handle = host
-        .client
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .unwrap();
-    host.wait_for_seen(|s| s.elicitations.len() == 1).await;
-    handle
-        .cancel(Some("the user closed the dialog".into()))
-        .await
-        .unwrap();
-    host.wait_for_stderr("call cancelled by the client").await;
-    assert!(server.received().is_empty());
-    // The host keeps serving.
-    let out = host
-        .ok(
-            "confirm_then_post",
-            json!({"url": format!("{}/hook", server.url)}),
-        )
-        .await;
-    assert_eq!(out["detail"], "preview");
+    for http in [false, true] {
+        let server = Recorder::start().await;
+        let options = HostOptions::new(&["misbehaving"])
+            .elicitation(Elicitation::Hang)
+            .config(server.allow_block("misbehaving"));
+        let host = Host::start(if http { options.http() } else { options }).await;
+        let Value::Object(args) = post_args(&server) else {
+            unreachable!()
+        };
+        let request = ClientRequest::CallToolRequest(Request::new(
+            CallToolRequestParams::new("confirm_then_post").with_arguments(args),
+        ));
+        let handle = host
+            .client
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        host.wait_for_seen(|s| s.elicitations.len() == 1).await;
+        handle
+            .cancel(Some("the user closed the dialog".into()))
+            .await
+            .unwrap();
+        host.wait_for_stderr("call cancelled by the client").await;
+        assert!(server.received().is_empty(), "http: {http}");
+        // The host keeps serving.
+        let out = host
+            .ok(
+                "confirm_then_post",
+                json!({"url": format!("{}/hook", server.url)}),
+            )
+            .await;
+        assert_eq!(out["detail"], "preview", "http: {http}");
+    }
 }
 
 /// The 2026-07-28 counterpart of cancelling a pending confirmation: the

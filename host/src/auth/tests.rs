@@ -2,20 +2,19 @@
 //! signed by keys made here, through the real middleware on a real axum
 //! server.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::Extension;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::routing::{get, post};
+use axum::routing::post;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use p256::elliptic_curve::sec1::ToEncodedPoint;
-use p256::pkcs8::EncodePrivateKey;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use toolhost_test_infra::idp::{Idp, SigningKey};
 
 use super::config::resolve_auth;
 use super::http::{METADATA_PATH, metadata_router, require_identity};
@@ -24,82 +23,13 @@ use super::*;
 const RESOURCE: &str = "https://mcp.example.com/mcp";
 const STATIC_TOKEN: &str = "ci-bot-token-0123456789abcdef";
 
-/// An EC P-256 signing key and its public JWK.
-struct SigningKey {
-    kid: String,
-    der: Vec<u8>,
-    /// The public point, uncompressed SEC1: what a careless verifier would
-    /// use as an HMAC secret.
-    point: Vec<u8>,
-    jwk: Value,
+/// The authenticator's view of the test provider.
+trait IdpExt {
+    fn authenticator(&self, extra: &str) -> Authenticator;
+    fn claims(&self) -> Value;
 }
 
-impl SigningKey {
-    fn new(kid: &str) -> SigningKey {
-        let secret = p256::SecretKey::from_bytes(&rand::random::<[u8; 32]>().into()).unwrap();
-        let point = secret.public_key().to_encoded_point(false);
-        let jwk = json!({
-            "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-            "x": URL_SAFE_NO_PAD.encode(point.x().unwrap()),
-            "y": URL_SAFE_NO_PAD.encode(point.y().unwrap()),
-        });
-        SigningKey {
-            kid: kid.to_string(),
-            der: secret.to_pkcs8_der().unwrap().as_bytes().to_vec(),
-            point: point.as_bytes().to_vec(),
-            jwk,
-        }
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.der)).unwrap()
-    }
-}
-
-/// An identity provider's key endpoint on loopback, counting fetches.
-struct Idp {
-    issuer: String,
-    jwks_url: String,
-    keys: Arc<Mutex<Vec<Value>>>,
-    fetches: Arc<AtomicUsize>,
-}
-
-impl Idp {
-    async fn start(keys: &[&SigningKey]) -> Idp {
-        let keys = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
-        let fetches = Arc::new(AtomicUsize::new(0));
-        let (k, f) = (keys.clone(), fetches.clone());
-        let app = Router::new().route(
-            "/jwks.json",
-            get(move || {
-                let (k, f) = (k.clone(), f.clone());
-                async move {
-                    f.fetch_add(1, Ordering::SeqCst);
-                    axum::Json(json!({ "keys": *k.lock().unwrap() }))
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Idp {
-            issuer: format!("http://{addr}"),
-            jwks_url: format!("http://{addr}/jwks.json"),
-            keys,
-            fetches,
-        }
-    }
-
-    fn publish(&self, key: &SigningKey) {
-        self.keys.lock().unwrap().push(key.jwk.clone());
-    }
-
-    fn fetches(&self) -> usize {
-        self.fetches.load(Ordering::SeqCst)
-    }
-
+impl IdpExt for Idp {
     fn authenticator(&self, extra: &str) -> Authenticator {
         let digest = hex::encode(Sha256::digest(STATIC_TOKEN.as_bytes()));
         let text = format!(
@@ -391,16 +321,13 @@ async fn a_flood_of_unknown_key_ids_fetches_the_keys_once_per_interval() {
 #[tokio::test]
 async fn an_unreachable_issuer_is_unavailable_not_unauthorised() {
     let key = SigningKey::new("k1");
-    let idp = Idp::start(&[&key]).await;
+    let mut idp = Idp::start(&[&key]).await;
     // A port nobody listens on: bind one, then drop it.
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap();
-    let idp = Idp {
-        jwks_url: format!("http://{closed}/jwks.json"),
-        ..idp
-    };
+    idp.jwks_url = format!("http://{closed}/jwks.json");
     let auth = idp.authenticator("");
     assert_eq!(
         auth.authenticate(&bearer(&key.sign(&idp.claims()))).await,

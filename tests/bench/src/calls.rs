@@ -84,6 +84,31 @@ pub(crate) async fn checked(session: Session) -> Result<Session> {
     Ok(session)
 }
 
+/// Times `calls` calls on each of `targets` in interleaved blocks of
+/// [`BLOCK`] (the first target's block, the second's, …, then again), so a
+/// drift in the machine's speed touches every target alike. `time(target,
+/// n)` times `n` calls on one target. Returns one [`Samples`] per target.
+pub(crate) async fn interleaved<'a, T, F, Fut>(
+    targets: &'a [T],
+    calls: usize,
+    mut time: F,
+) -> Result<Vec<Samples>>
+where
+    F: FnMut(&'a T, usize) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<Duration>>>,
+{
+    let mut samples = vec![Samples::default(); targets.len()];
+    let mut done = 0;
+    while done < calls {
+        let n = BLOCK.min(calls - done);
+        for (target, samples) in targets.iter().zip(&mut samples) {
+            samples.extend(time(target, n).await?);
+        }
+        done += n;
+    }
+    Ok(samples)
+}
+
 /// Times `n` sequential echo calls.
 pub(crate) async fn sequential(peer: &Peer<RoleClient>, n: usize) -> Result<Vec<Duration>> {
     let arguments = echo_arguments();
@@ -140,7 +165,6 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
         },
         Err(why) => Err(format!("FastMCP not available ({why})")),
     };
-    let mut samples = vec![Samples::default(); servers.len()];
     for server in &servers {
         eprintln!("  warming up {} ({} calls)", server.label, opts.warmup);
         sequential(&server.peer(), opts.warmup).await?;
@@ -149,14 +173,10 @@ pub async fn latency(fx: &Fixture, opts: &Options, peers: &Peers) -> Result<(Vec
         .iter()
         .map(Session::cpu_time)
         .collect::<Result<Vec<_>>>()?;
-    let mut done = 0;
-    while done < opts.calls {
-        let n = BLOCK.min(opts.calls - done);
-        for (server, samples) in servers.iter().zip(&mut samples) {
-            samples.extend(sequential(&server.peer(), n).await?);
-        }
-        done += n;
-    }
+    let samples = interleaved(&servers, opts.calls, |server, n| async move {
+        sequential(&server.peer(), n).await
+    })
+    .await?;
     // CPU per call: what the server spent while the calls ran (it is idle
     // while the others are timed).
     let mut cpu = Vec::new();
@@ -311,15 +331,10 @@ pub async fn http_latency(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
         servers.iter().map(|s| s.cpu_time()).collect()
     };
     let cpu_before = servers_cpu([&toolhost_http, &native_http])?;
-    let mut samples = vec![Samples::default(); sessions.len()];
-    let mut done = 0;
-    while done < opts.calls {
-        let n = BLOCK.min(opts.calls - done);
-        for (session, samples) in sessions.iter().zip(&mut samples) {
-            samples.extend(sequential(&session.peer(), n).await?);
-        }
-        done += n;
-    }
+    let samples = interleaved(&sessions, opts.calls, |session, n| async move {
+        sequential(&session.peer(), n).await
+    })
+    .await?;
     // The stdio server runs while the HTTP servers idle, so their CPU
     // difference is their own calls'.
     let cpu: Vec<Duration> = servers_cpu([&toolhost_http, &native_http])?

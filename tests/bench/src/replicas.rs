@@ -28,10 +28,12 @@ use serde_json::{Value, json};
 use toolhost_test_infra::{Haproxy, Redis, Stickiness};
 
 use crate::Options;
-use crate::calls::{BLOCK, checked, echo_toolhost_http, from_sessions, sequential, throughput_row};
+use crate::calls::{
+    BLOCK, checked, echo_toolhost_http, from_sessions, interleaved, sequential, throughput_row,
+};
 use crate::fixture::{Cache, Fixture};
 use crate::session::{HttpServer, PATIENCE};
-use crate::stats::{self, Samples};
+use crate::stats;
 use crate::table::Row;
 
 /// The port of a server's logged endpoint `http://127.0.0.1:PORT/mcp`.
@@ -71,15 +73,10 @@ pub async fn through_balancer(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> 
     for session in &sessions {
         sequential(&session.peer(), opts.warmup).await?;
     }
-    let mut samples = [Samples::default(), Samples::default()];
-    let mut done = 0;
-    while done < opts.calls {
-        let n = BLOCK.min(opts.calls - done);
-        for (session, samples) in sessions.iter().zip(&mut samples) {
-            samples.extend(sequential(&session.peer(), n).await?);
-        }
-        done += n;
-    }
+    let samples = interleaved(&sessions, opts.calls, |session, n| async move {
+        sequential(&session.peer(), n).await
+    })
+    .await?;
     for session in sessions {
         session.stop().await;
     }
@@ -254,18 +251,18 @@ pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
             n += 1;
         }
     }
-    let mut samples = [Samples::default(), Samples::default()];
-    let mut done = 0;
-    while done < calls {
-        let block = BLOCK.min(calls - done);
-        for (client, samples) in clients.iter().zip(&mut samples) {
-            for _ in 0..block {
-                samples.extend([confirmed_comment(client.peer(), n).await?]);
-                n += 1;
+    let samples = interleaved(&clients, calls, |client, block| {
+        let first = n;
+        n += block;
+        async move {
+            let mut times = Vec::with_capacity(block);
+            for i in first..first + block {
+                times.push(confirmed_comment(client.peer(), i).await?);
             }
+            Ok(times)
         }
-        done += block;
-    }
+    })
+    .await?;
     for client in clients {
         let _ = client.cancel().await;
     }

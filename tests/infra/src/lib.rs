@@ -3,7 +3,10 @@
 //! replay store) and HAProxy (the load balancer in front of replicas, with
 //! the configuration docs/scaling.md gives operators). A missing package is
 //! installed with `apt-get` when running as root; otherwise the caller gets
-//! the reason and skips.
+//! the reason and skips. Also an identity provider's key endpoint
+//! ([`idp`]) for the authentication tests.
+
+pub mod idp;
 
 use std::path::Path;
 use std::process::Stdio;
