@@ -14,16 +14,31 @@
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` |
 //! | `test_reconnection` | `server-sse-polling` |
 //!
-//! Not here, because contract 0.1 cannot express them: image, audio and
-//! embedded-resource content (a tool returns JSON), sampling (no import
-//! asks the client's model), and elicitation forms of the tool's own
-//! (`confirm` asks one fixed yes/no question).
+//! And, through contract 0.2's resources and prompts:
+//!
+//! | resource or prompt | scenario |
+//! |---|---|
+//! | `test://static-text` | `resources-read-text` |
+//! | `test://static-binary` | `resources-read-binary` |
+//! | `test://template/{id}/data` | `resources-templates-read` |
+//! | `test_simple_prompt` | `prompts-get-simple` |
+//! | `test_prompt_with_arguments` | `prompts-get-with-args` |
+//! | `test_prompt_with_embedded_resource` | `prompts-get-embedded-resource` |
+//!
+//! Not here, because the contract cannot express them: image, audio and
+//! embedded-resource content in a tool's result (a tool returns JSON) and
+//! image content in a prompt, sampling (no import asks the client's
+//! model), elicitation forms of the tool's own (`confirm` asks one fixed
+//! yes/no question), and resource subscriptions.
 
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
-use toolhost_sdk::{Annotations, Tool, ToolError, confirm, log, progress};
+use toolhost_sdk::{
+    Annotations, Contents, Message, Prompt, Resource, ResourceTemplate, Tool, ToolError, confirm,
+    log, progress,
+};
 
 /// The arguments of a tool that takes none.
 #[derive(Deserialize, JsonSchema)]
@@ -263,12 +278,157 @@ impl Tool for Reconnection {
     }
 }
 
-toolhost_sdk::export_tools!(
-    SimpleText,
-    ErrorHandling,
-    WithProgress,
-    WithLogging,
-    Elicitation,
-    JsonSchema2020,
-    Reconnection,
-);
+/// `resources-read-text`: `test://static-text`.
+struct StaticText;
+
+impl Resource for StaticText {
+    const URI: &'static str = "test://static-text";
+    const NAME: &'static str = "static-text";
+    const TITLE: &'static str = "Static Text";
+    const DESCRIPTION: &'static str = "A fixed sentence; the conformance suite's \
+        resources-read-text scenario reads it.";
+    const MIME_TYPE: &'static str = "text/plain";
+
+    fn read(&self) -> Result<Contents, ToolError> {
+        Ok("This is the content of the static text resource.".into())
+    }
+}
+
+/// A 1×1 PNG.
+const PIXEL: [u8; 67] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// `resources-read-binary`: `test://static-binary`.
+struct StaticBinary;
+
+impl Resource for StaticBinary {
+    const URI: &'static str = "test://static-binary";
+    const NAME: &'static str = "static-binary";
+    const TITLE: &'static str = "Static Binary";
+    const DESCRIPTION: &'static str = "A 1×1 PNG; the conformance suite's \
+        resources-read-binary scenario reads it.";
+    const MIME_TYPE: &'static str = "image/png";
+
+    fn read(&self) -> Result<Contents, ToolError> {
+        Ok(Contents::Bytes(PIXEL.to_vec()))
+    }
+}
+
+/// The variables of `test://template/{id}/data`.
+#[derive(Deserialize)]
+struct TemplateVariables {
+    id: String,
+}
+
+/// `resources-templates-read`: `test://template/{id}/data`.
+struct TemplateData;
+
+impl ResourceTemplate for TemplateData {
+    type Variables = TemplateVariables;
+    const URI_TEMPLATE: &'static str = "test://template/{id}/data";
+    const NAME: &'static str = "template";
+    const TITLE: &'static str = "Template Data";
+    const DESCRIPTION: &'static str = "A JSON object naming the id in its URI; the \
+        conformance suite's resources-templates-read scenario reads one.";
+    const MIME_TYPE: &'static str = "application/json";
+
+    fn read(&self, _uri: &str, variables: TemplateVariables) -> Result<Contents, ToolError> {
+        let id = variables.id;
+        let data = format!("Data for ID: {id}");
+        Ok(Contents::Text(format!(
+            "{{\"id\":{id:?},\"templateTest\":true,\"data\":{data:?}}}"
+        )))
+    }
+}
+
+/// `prompts-get-simple`: `test_simple_prompt`.
+struct SimplePrompt;
+
+impl Prompt for SimplePrompt {
+    type Arguments = NoArguments;
+    const NAME: &'static str = "test_simple_prompt";
+    const TITLE: &'static str = "Simple Prompt";
+    const DESCRIPTION: &'static str = "A prompt without arguments; the conformance suite's \
+        prompts-get-simple scenario gets it.";
+
+    fn get(&self, _: NoArguments) -> Result<Vec<Message>, ToolError> {
+        Ok(vec![Message::user("This is a simple prompt for testing.")])
+    }
+}
+
+/// Arguments of `test_prompt_with_arguments`.
+#[derive(Deserialize, JsonSchema)]
+struct TwoArguments {
+    /// First test argument, e.g. "hello".
+    arg1: String,
+    /// Second test argument, e.g. "world".
+    arg2: String,
+}
+
+/// `prompts-get-with-args`: `test_prompt_with_arguments`.
+struct PromptWithArguments;
+
+impl Prompt for PromptWithArguments {
+    type Arguments = TwoArguments;
+    const NAME: &'static str = "test_prompt_with_arguments";
+    const TITLE: &'static str = "Prompt With Arguments";
+    const DESCRIPTION: &'static str = "A prompt that puts its two arguments into its \
+        message; the conformance suite's prompts-get-with-args scenario gets it.";
+
+    fn get(&self, a: TwoArguments) -> Result<Vec<Message>, ToolError> {
+        Ok(vec![Message::user(format!(
+            "Prompt with arguments: arg1='{}', arg2='{}'",
+            a.arg1, a.arg2
+        ))])
+    }
+}
+
+/// Arguments of `test_prompt_with_embedded_resource`.
+#[derive(Deserialize, JsonSchema)]
+struct EmbedArguments {
+    /// URI of the resource to embed, e.g. "test://example-resource".
+    #[serde(rename = "resourceUri")]
+    resource_uri: String,
+}
+
+/// `prompts-get-embedded-resource`: `test_prompt_with_embedded_resource`.
+struct PromptWithEmbeddedResource;
+
+impl Prompt for PromptWithEmbeddedResource {
+    type Arguments = EmbedArguments;
+    const NAME: &'static str = "test_prompt_with_embedded_resource";
+    const TITLE: &'static str = "Prompt With an Embedded Resource";
+    const DESCRIPTION: &'static str = "A prompt that embeds a resource at the URI it is \
+        given; the conformance suite's prompts-get-embedded-resource scenario gets it.";
+
+    fn get(&self, a: EmbedArguments) -> Result<Vec<Message>, ToolError> {
+        Ok(vec![
+            Message::user_resource(
+                a.resource_uri,
+                "text/plain",
+                "Embedded resource content for testing.",
+            ),
+            Message::user("Please process the embedded resource above."),
+        ])
+    }
+}
+
+toolhost_sdk::export_component! {
+    tools: [
+        SimpleText,
+        ErrorHandling,
+        WithProgress,
+        WithLogging,
+        Elicitation,
+        JsonSchema2020,
+        Reconnection,
+    ],
+    resources: [StaticText, StaticBinary],
+    templates: [TemplateData],
+    prompts: [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource],
+}
