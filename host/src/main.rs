@@ -453,14 +453,24 @@ async fn check(file: &std::path::Path) -> Result<()> {
     };
     let mut errors = 0;
     let mut warnings = 0;
-    for tool in &plugin.tools {
-        for finding in toolhost::lint::lint(tool) {
-            match finding.severity {
-                toolhost::lint::Severity::Error => errors += 1,
-                toolhost::lint::Severity::Warning => warnings += 1,
-            }
-            println!("{finding}");
+    // Tools, then what a 0.2 component offers beside them.
+    let findings = plugin
+        .tools
+        .iter()
+        .flat_map(|tool| toolhost::lint::lint(tool))
+        .chain(
+            plugin
+                .offers
+                .as_deref()
+                .map(toolhost::lint::lint_offers)
+                .unwrap_or_default(),
+        );
+    for finding in findings {
+        match finding.severity {
+            toolhost::lint::Severity::Error => errors += 1,
+            toolhost::lint::Severity::Warning => warnings += 1,
         }
+        println!("{finding}");
     }
     // Which contract it targets, and what a 0.2 component offers beside
     // tools (ADR 0017).
@@ -578,6 +588,71 @@ fn print_table(registry: &Registry) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    for row in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+    print_offers(registry);
+}
+
+/// The resources, resource templates and prompts served, after the tools
+/// (and a blank line), when there are any: what clients see (a URI, a
+/// template, a prompt's served name), the component's own name, title and
+/// file.
+fn print_offers(registry: &Registry) {
+    let row = |kind: &str, served: &str, own: &str, title: &Option<String>, file: &str| {
+        [
+            served.to_string(),
+            kind.to_string(),
+            own.to_string(),
+            title.clone().unwrap_or_default(),
+            file.to_string(),
+        ]
+    };
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    rows.extend(registry.resources().map(|r| {
+        row(
+            "resource",
+            &r.item.uri,
+            &r.item.name,
+            &r.item.title,
+            &r.plugin.file,
+        )
+    }));
+    rows.extend(registry.templates().map(|t| {
+        let d = &t.item.definition;
+        row(
+            "template",
+            &d.uri_template,
+            &d.name,
+            &d.title,
+            &t.plugin.file,
+        )
+    }));
+    rows.extend(registry.prompts().map(|p| {
+        row(
+            "prompt",
+            &p.key,
+            &p.item.name,
+            &p.item.title,
+            &p.plugin.file,
+        )
+    }));
+    if rows.is_empty() {
+        return;
+    }
+    let header = ["OFFER", "KIND", "OWN NAME", "TITLE", "FILE"].map(String::from);
+    let mut widths = header.clone().map(|h| h.len());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    println!();
     for row in std::iter::once(&header).chain(&rows) {
         let line: Vec<String> = row
             .iter()
