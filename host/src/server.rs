@@ -469,7 +469,10 @@ impl Gateway {
         let result = tokio::select! {
             result = run(audit.clone()) => result,
             _ = context.ct.cancelled() => {
+                // Dropped unfinished: counted as cancelled, before the log line.
+                drop(counted);
                 audit_finish(&audit, Ending::Cancelled).await;
+                tracing::info!(plugin = %plugin.file, "{} cancelled by the client", kind.label());
                 return None;
             }
         };

@@ -883,3 +883,47 @@ async fn reads_gets_and_completions_leave_a_record_with_their_requests_and_no_ch
         assert_eq!(by_target.lines().count(), 2, "{by_target}");
     }
 }
+
+#[tokio::test]
+async fn a_read_the_client_cancels_is_recorded_as_cancelled() {
+    use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
+    let server = crate::support::Recorder::start().await;
+    let config = with_trail(&format!(
+        "{}[plugins.offers.config]\nfetch_url = \"{}/hold\"\n",
+        server.allow_block("offers"),
+        server.url
+    ));
+    let host = Host::start(HostOptions::new(&["offers"]).config(config)).await;
+    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(
+        "test://fetched",
+    )));
+    let handle = host
+        .client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // The read waits in its GET; the client gives up.
+    server.wait_for_requests(1).await;
+    handle.cancel(Some("closed".into())).await.unwrap();
+    // The record is written before this line is logged.
+    host.wait_for_stderr("resource_read cancelled by the client")
+        .await;
+    server.release();
+    let records = records(&trail_of(&host));
+    let offers = offers_in(&records);
+    assert_eq!(offers.len(), 1, "{records:#?}");
+    assert_eq!(
+        (
+            &offers[0]["kind"],
+            &offers[0]["target"],
+            &offers[0]["result"]
+        ),
+        (
+            &json!("resource_read"),
+            &json!("test://fetched"),
+            &json!("cancelled")
+        ),
+        "{}",
+        offers[0]
+    );
+}
