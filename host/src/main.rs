@@ -43,10 +43,12 @@ enum Command {
     },
     /// Print the tools a plugin directory provides, as a table: the name
     /// each is served under (with its block's `prefix`) and the
-    /// component's own name.
+    /// component's own name; then the resources, resource templates and
+    /// prompts its 0.2 components offer, if any.
     List(PluginArgs),
-    /// Load a component and lint its tools against the tool design
-    /// guidelines; exits non-zero on errors.
+    /// Load a component and lint its tools (and its resources, templates
+    /// and prompts) against the design guidelines; exits non-zero on
+    /// errors.
     Check {
         /// The component file.
         file: PathBuf,
@@ -115,9 +117,10 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
-    /// Print the audit trail (`host.audit`) as a table: time, caller, tool,
-    /// confirmation, upstream requests, result, duration. Rotated files
-    /// are read too, oldest first.
+    /// Print the audit trail (`host.audit`) as a table: time, caller, tool
+    /// (or a resource read's, prompt get's or completion's kind and
+    /// target), confirmation, upstream requests, result, duration. Rotated
+    /// files are read too, oldest first.
     Audit {
         /// The audit file.
         #[arg(
@@ -134,7 +137,9 @@ enum Command {
         /// from now (`90s`, `15m`, `1h`, `2days`).
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
-        /// Only calls of this tool (its served name).
+        /// Only calls of this tool (its served name), or reads, gets and
+        /// completions of this target (a resource URI, a URI template, a
+        /// prompt's served name).
         #[arg(long, value_name = "NAME")]
         tool: Option<String>,
     },
