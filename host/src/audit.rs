@@ -15,7 +15,7 @@
 //! | `id` | the call's random id: an `intent` and its `call` record share it |
 //! | `caller` | `stdio`, the HTTP caller's identity subject (`[auth]`), `http` (HTTP without `[auth]`), or `cli` (`toolhost call`) |
 //! | `protocol`, `session` | the client's protocol version and its `Mcp-Session-Id`, when there is one |
-//! | `tool` | the tool's served name |
+//! | `tool` | the tool's served name (left out of a read's, get's or completion's record) |
 //! | `plugin`, `file`, `digest` | the operator's plugin block, the component file, and `sha256:` of the file's bytes |
 //! | `read_only` | the tool's `readOnlyHint` |
 //! | `arguments_sha256` | SHA-256 of the arguments in canonical JSON (compact, object keys sorted at every level) |
@@ -411,7 +411,8 @@ pub struct CallContext {
     /// The HTTP session id.
     pub session: Option<String>,
     /// How confirmations are asked: `elicitation`, `input_required`,
-    /// `policy`, `terminal`.
+    /// `policy`, `terminal`; `none` for a read, get or completion (no user
+    /// is asked).
     pub via: &'static str,
 }
 
