@@ -1,6 +1,7 @@
 //! The audit trail (`[host] audit = "PATH"`): one JSON line per tool call,
-//! appended before the call's result goes back to the client, so nothing
-//! that changed the world goes unrecorded (ADR 0019).
+//! and per resource read, prompt get and completion that runs a
+//! component's code, appended before the result goes back to the client,
+//! so nothing that changed the world goes unrecorded (ADR 0019).
 //!
 //! # The record
 //!
@@ -14,7 +15,7 @@
 //! | `id` | the call's random id: an `intent` and its `call` record share it |
 //! | `caller` | `stdio`, the HTTP caller's identity subject (`[auth]`), `http` (HTTP without `[auth]`), or `cli` (`toolhost call`) |
 //! | `protocol`, `session` | the client's protocol version and its `Mcp-Session-Id`, when there is one |
-//! | `tool` | the tool's served name |
+//! | `tool` | the tool's served name (left out of a read's, get's or completion's record) |
 //! | `plugin`, `file`, `digest` | the operator's plugin block, the component file, and `sha256:` of the file's bytes |
 //! | `read_only` | the tool's `readOnlyHint` |
 //! | `arguments_sha256` | SHA-256 of the arguments in canonical JSON (compact, object keys sorted at every level) |
@@ -24,6 +25,32 @@
 //! | `result` | `ok`, `error` (then `issues` holds the codes), `input_required`, `cancelled` (by the client), `refused` (the tool did not run: a `requestState` that is not accepted, `INVALID_REQUEST_STATE`, or a replay store that did not answer, `TRANSIENT`), or `pending` in an `intent` |
 //! | `issues` | the error codes, e.g. `["NOT_FOUND"]` |
 //! | `duration_ms` | from finding the tool to the answer |
+//! | `kind` | absent for a tool call; `resource_read`, `prompt_get` or `completion` for the operations below |
+//! | `target` | only with `kind`: what was read, got or completed (below) |
+//!
+//! # Reads, gets and completions
+//!
+//! A `resources/read`, `prompts/get` or `completion/complete` that runs a
+//! 0.2 component's code (ADR 0017) runs it under the plugin's network
+//! policy, so it leaves a `call` record too, with `kind` set and no `tool`:
+//! the same `caller`, `protocol`, `session`, `plugin`, `file`, `digest`,
+//! `upstream`, `duration_ms`; `read_only` is `true` (they may only `GET`
+//! and `HEAD`) and `confirmation` `null` (no user is asked: a component
+//! that asks anyway is answered `unsupported`, recorded with `via`
+//! `none`). `result` is `ok`, `error` (with
+//! the code: `NOT_FOUND` when the guest says so) or `cancelled`. A request
+//! refused before guest code runs (an unknown URI or prompt, bad
+//! arguments) leaves none, as an unknown tool leaves none.
+//!
+//! `target` is what the component offers, never what the client chose: a
+//! listed resource's URI, the URI template a read matched
+//! (`katana://items/{sku}`), the served prompt name, or for a completion
+//! the prompt's name or the template. What the client chose is the
+//! operation's arguments and is treated like a tool's (a URI may hold a
+//! customer's name or e-mail address): `arguments_sha256` hashes it, and
+//! only `host.audit_arguments = true` records it: `{"uri": …}` for a read,
+//! the prompt's arguments for a get, and `{"argument": …, "value": …,
+//! "context": {…}}` for a completion.
 //!
 //! The record holds nothing else: no header the guest or the host set
 //! (credentials are injected per request and never reach it), no query
@@ -68,6 +95,7 @@ use sha2::{Digest, Sha256};
 use crate::bindings::confirm::Outcome;
 use crate::call::CallOutcome;
 use crate::confirmation::outcome_name;
+use crate::offers::OfferKind;
 use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
 
@@ -173,7 +201,8 @@ pub struct AuditRecord {
     /// The HTTP session, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// The tool's served name.
+    /// The tool's served name (absent in a record with a `kind`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool: String,
     /// The plugin block.
     pub plugin: String,
@@ -199,6 +228,14 @@ pub struct AuditRecord {
     pub issues: Vec<String>,
     /// Milliseconds from start to answer (so far, in an `intent`).
     pub duration_ms: u64,
+    /// `None` for a tool call; `resource_read`, `prompt_get` or
+    /// `completion` ([`OfferKind`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// With `kind`: the resource's URI, the matched URI template, or the
+    /// prompt's served name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// The trail's file, shared by every call of the process.
@@ -307,6 +344,52 @@ impl AuditLog {
             result: "pending".into(),
             issues: Vec::new(),
             duration_ms: 0,
+            kind: None,
+            target: None,
+        };
+        Arc::new(CallAudit {
+            log: self.clone(),
+            started: Instant::now(),
+            via: context.via,
+            record: Mutex::new(record),
+            intent_written: AtomicBool::new(false),
+        })
+    }
+
+    /// Starts the record of one `kind` of `plugin` at `target` (see the
+    /// module doc): `arguments` is what the client chose, hashed, and
+    /// recorded only with `host.audit_arguments`.
+    pub fn start_offer(
+        &self,
+        context: CallContext,
+        plugin: &Plugin,
+        kind: OfferKind,
+        target: &str,
+        arguments: &Value,
+    ) -> Arc<CallAudit> {
+        let mut id = [0u8; 8];
+        rand::rng().fill_bytes(&mut id);
+        let record = AuditRecord {
+            time: rfc3339(Utc::now()),
+            record: "call".into(),
+            id: hex(&id),
+            caller: context.caller,
+            protocol: context.protocol,
+            session: context.session,
+            tool: String::new(),
+            plugin: plugin.settings.name.clone(),
+            file: plugin.file.clone(),
+            digest: format!("sha256:{}", plugin.digest),
+            read_only: true,
+            arguments_sha256: arguments_sha256(arguments),
+            arguments: self.inner.settings.arguments.then(|| arguments.clone()),
+            confirmation: None,
+            upstream: Vec::new(),
+            result: "pending".into(),
+            issues: Vec::new(),
+            duration_ms: 0,
+            kind: Some(kind.label().to_string()),
+            target: Some(target.to_string()),
         };
         Arc::new(CallAudit {
             log: self.clone(),
@@ -328,7 +411,8 @@ pub struct CallContext {
     /// The HTTP session id.
     pub session: Option<String>,
     /// How confirmations are asked: `elicitation`, `input_required`,
-    /// `policy`, `terminal`.
+    /// `policy`, `terminal`; `none` for a read, get or completion (no user
+    /// is asked).
     pub via: &'static str,
 }
 
@@ -341,6 +425,8 @@ pub enum Ending<'a> {
     Cancelled,
     /// The request was refused before the tool ran, with this code.
     Refused(&'static str),
+    /// A read, get or completion ended: `Ok`, or with this error code.
+    Offer(Result<(), &'a str>),
 }
 
 /// The record of one call in progress: imports add to it, the server
@@ -430,6 +516,8 @@ impl CallAudit {
             }
             Ending::Cancelled => ("cancelled", Vec::new()),
             Ending::Refused(code) => ("refused", vec![code.to_string()]),
+            Ending::Offer(Ok(())) => ("ok", Vec::new()),
+            Ending::Offer(Err(code)) => ("error", vec![code.to_string()]),
         };
         let mut record = self.snapshot();
         record.result = result.into();
@@ -511,7 +599,8 @@ fn rotate(path: &Path, keep: u32) -> std::io::Result<()> {
 pub struct Filter {
     /// Only calls that began at or after this time.
     pub since: Option<DateTime<Utc>>,
-    /// Only calls of this tool.
+    /// Only calls of this tool (or reads, gets and completions of this
+    /// target).
     pub tool: Option<String>,
 }
 
@@ -605,8 +694,9 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     Ok(out)
 }
 
-/// Writes the records `filter` selects as a table: time, caller, tool,
-/// confirmation, upstream requests, result, duration.
+/// Writes the records `filter` selects as a table: time, caller, tool (or
+/// a read's, get's or completion's kind and target), confirmation,
+/// upstream requests, result, duration.
 pub fn print_table(
     records: &[AuditRecord],
     filter: &Filter,
@@ -624,7 +714,12 @@ pub fn print_table(
     .map(String::from);
     let rows: Vec<[String; 7]> = records
         .iter()
-        .filter(|r| filter.tool.as_ref().is_none_or(|t| &r.tool == t))
+        .filter(|r| {
+            filter
+                .tool
+                .as_ref()
+                .is_none_or(|t| &r.tool == t || r.target.as_ref() == Some(t))
+        })
         .filter(|r| {
             filter
                 .since
@@ -656,10 +751,16 @@ pub fn print_table(
             } else {
                 format!("{} {}", r.result, r.issues.join(","))
             };
+            // A read, get or completion shows its kind and target.
+            let tool = match (&r.kind, &r.target) {
+                (Some(kind), Some(target)) => format!("{kind} {target}"),
+                (Some(kind), None) => kind.clone(),
+                _ => r.tool.clone(),
+            };
             [
                 r.time.clone(),
                 r.caller.clone(),
-                r.tool.clone(),
+                tool,
                 confirmation,
                 upstream,
                 result,
@@ -756,6 +857,8 @@ mod tests {
             result: "ok".into(),
             issues: Vec::new(),
             duration_ms: 1,
+            kind: None,
+            target: None,
         };
         let error = runtime
             .block_on(log.append(&record, false))

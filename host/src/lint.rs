@@ -4,11 +4,22 @@
 //! sets, annotations that match behaviour, an output schema, only formats
 //! JSON Schema 2020-12 defines).
 //!
-//! Each [`Finding`] names the tool, what is wrong and how to fix it.
-//! Errors fail the check; warnings are advice.
+//! What a 0.2 component offers beside tools ([`lint_offers`]) is held to
+//! the rules that carry over: a model picks resources, templates and
+//! prompts by their descriptions as it picks tools, so each needs a
+//! description whose first sentence says what it holds (an error if not),
+//! a title for people and, for contents, a MIME type (warnings); a
+//! template's description says what each variable is (a warning), and
+//! every prompt argument is described (an error), as every input field is.
+//!
+//! Each [`Finding`] names the tool (or the resource's URI, the template,
+//! the prompt), what is wrong and how to fix it. Errors fail the check;
+//! warnings are advice.
 
 use serde_json::{Map, Value};
 
+use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
+use crate::offers::{Offers, TemplateSpec};
 use crate::spec::ToolSpec;
 
 /// How serious a finding is.
@@ -196,6 +207,140 @@ pub fn lint(spec: &ToolSpec) -> Vec<Finding> {
     findings
 }
 
+/// Lints what a 0.2 component offers beside tools: each resource,
+/// resource template and prompt (see the module doc for the rules).
+pub fn lint_offers(offers: &Offers) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for r in &offers.resources {
+        findings.extend(lint_resource(r));
+    }
+    for t in &offers.templates {
+        findings.extend(lint_template(t));
+    }
+    for p in &offers.prompts {
+        findings.extend(lint_prompt(p));
+    }
+    findings
+}
+
+/// Lints one resource at a fixed URI.
+pub fn lint_resource(r: &ResourceDefinition) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut offer = Offer::new("resource", &r.uri, &mut findings);
+    offer.described(r.title.as_deref(), r.description.as_deref());
+    offer.typed(r.mime_type.as_deref());
+    findings
+}
+
+/// Lints one resource template.
+pub fn lint_template(t: &TemplateSpec) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let d = &t.definition;
+    let mut offer = Offer::new("resource template", &d.uri_template, &mut findings);
+    offer.described(d.title.as_deref(), d.description.as_deref());
+    offer.typed(d.mime_type.as_deref());
+    let description = d.description.as_deref().unwrap_or("").to_lowercase();
+    for variable in &t.variables {
+        let spoken = variable.to_lowercase().replace('_', " ");
+        if !description.contains(&variable.to_lowercase()) && !description.contains(&spoken) {
+            offer.push(
+                Severity::Warning,
+                format!("the description does not say what {{{variable}}} is"),
+                "say what the variable holds and where a value comes from, e.g. \"One item by SKU (search_items finds SKUs).\"",
+            );
+        }
+    }
+    findings
+}
+
+/// Lints one prompt.
+pub fn lint_prompt(p: &PromptDefinition) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut offer = Offer::new("prompt", &p.name, &mut findings);
+    offer.described(p.title.as_deref(), p.description.as_deref());
+    for a in &p.arguments {
+        if a.description.as_deref().is_none_or(|d| d.trim().is_empty()) {
+            offer.push(
+                Severity::Error,
+                format!("argument `{}` has no description", a.name),
+                "say what to give, with an example (a doc comment on the arguments struct's field)",
+            );
+        }
+    }
+    findings
+}
+
+/// Findings about one resource, template or prompt.
+struct Offer<'a> {
+    /// `resource`, `resource template`, `prompt`.
+    what: &'static str,
+    /// Its URI, URI template or name.
+    name: &'a str,
+    findings: &'a mut Vec<Finding>,
+}
+
+impl<'a> Offer<'a> {
+    fn new(what: &'static str, name: &'a str, findings: &'a mut Vec<Finding>) -> Offer<'a> {
+        Offer {
+            what,
+            name,
+            findings,
+        }
+    }
+
+    fn push(&mut self, severity: Severity, problem: String, fix: &str) {
+        self.findings.push(Finding {
+            severity,
+            tool: self.name.to_string(),
+            problem,
+            fix: fix.to_string(),
+        });
+    }
+
+    /// A description whose first sentence says what it is, and a title.
+    fn described(&mut self, title: Option<&str>, description: Option<&str>) {
+        let what = self.what;
+        match description.map(str::trim).filter(|d| !d.is_empty()) {
+            None => self.push(
+                Severity::Error,
+                format!("the {what} has no description"),
+                "describe what it holds and when to use it: a model picks by the description",
+            ),
+            Some(description) => {
+                let first = first_sentence(description);
+                if first.chars().count() < 20 {
+                    self.push(
+                        Severity::Error,
+                        format!(
+                            "the description's first sentence is too short to say what the {what} holds: {first:?}"
+                        ),
+                        "start the description with one sentence saying what it holds, then when to use it",
+                    );
+                }
+            }
+        }
+        if title.is_none_or(|t| t.trim().is_empty()) {
+            self.push(
+                Severity::Warning,
+                format!("the {what} has no title; clients show its name instead"),
+                "give it a short title for people, e.g. \"Status Catalog\" (TITLE in toolhost-sdk)",
+            );
+        }
+    }
+
+    /// A MIME type for its contents.
+    fn typed(&mut self, mime_type: Option<&str>) {
+        if mime_type.is_none_or(|m| m.trim().is_empty()) {
+            let what = self.what;
+            self.push(
+                Severity::Warning,
+                format!("the {what} declares no MIME type, so clients cannot tell how to show it"),
+                "declare one, e.g. text/markdown or application/json (MIME_TYPE in toolhost-sdk)",
+            );
+        }
+    }
+}
+
 /// The words of a tool's name that may be its verb, lower-cased: the
 /// first word (`list` in `list_orders`) and, for an `object.operation`
 /// name, the operation's first word (`list` in `order.list`, `get` in
@@ -377,6 +522,103 @@ mod tests {
                 .contains("input /properties/page: uint32"),
             "{}",
             findings[0].problem
+        );
+    }
+
+    #[test]
+    fn resources_templates_and_prompts_are_held_to_the_rules_that_carry_over() {
+        use crate::bindings::v0_2::content::{PromptArgument, ResourceTemplate};
+        let resource = |title: Option<&str>, description: Option<&str>, mime: Option<&str>| {
+            ResourceDefinition {
+                uri: "shop://catalog".into(),
+                name: "catalog".into(),
+                title: title.map(String::from),
+                description: description.map(String::from),
+                mime_type: mime.map(String::from),
+                size: None,
+                annotations: None,
+            }
+        };
+        let good = "Every product of the shop, with its price. Read it before quoting a price.";
+        assert_eq!(
+            lint_resource(&resource(
+                Some("Catalog"),
+                Some(good),
+                Some("application/json")
+            )),
+            vec![]
+        );
+        let problems = |findings: Vec<Finding>| -> Vec<(Severity, String)> {
+            findings
+                .into_iter()
+                .map(|f| (f.severity, f.problem))
+                .collect()
+        };
+        let sloppy = problems(lint_resource(&resource(None, None, None)));
+        assert_eq!(
+            sloppy,
+            [
+                (Severity::Error, "the resource has no description".into()),
+                (
+                    Severity::Warning,
+                    "the resource has no title; clients show its name instead".into()
+                ),
+                (
+                    Severity::Warning,
+                    "the resource declares no MIME type, so clients cannot tell how to show it"
+                        .into()
+                ),
+            ]
+        );
+        let short = lint_resource(&resource(Some("C"), Some("Products."), Some("text/plain")));
+        assert_eq!(short.len(), 1, "{short:?}");
+        assert_eq!(short[0].tool, "shop://catalog");
+        assert!(
+            short[0].problem.contains("too short"),
+            "{}",
+            short[0].problem
+        );
+
+        let template = |description: &str| TemplateSpec {
+            definition: ResourceTemplate {
+                uri_template: "shop://orders/{order_id}".into(),
+                name: "order".into(),
+                title: Some("Order".into()),
+                description: Some(description.into()),
+                mime_type: Some("application/json".into()),
+                annotations: None,
+                completable: Vec::new(),
+            },
+            variables: vec!["order_id".into()],
+        };
+        assert_eq!(
+            lint_template(&template("One order of the shop by its order ID, as JSON.")),
+            vec![]
+        );
+        let unexplained = lint_template(&template("One order of the shop, as JSON."));
+        assert_eq!(unexplained.len(), 1, "{unexplained:?}");
+        assert_eq!(unexplained[0].severity, Severity::Warning);
+        assert!(unexplained[0].problem.contains("{order_id}"));
+
+        let argument = |name: &str, description: Option<&str>| PromptArgument {
+            name: name.into(),
+            title: None,
+            description: description.map(String::from),
+            required: true,
+            completable: false,
+        };
+        let prompt = PromptDefinition {
+            name: "review_order".into(),
+            title: Some("Review an Order".into()),
+            description: Some("Review one order for problems before it ships.".into()),
+            arguments: vec![
+                argument("order", Some("The order number, e.g. \"1042\".")),
+                argument("tone", None),
+            ],
+        };
+        assert_eq!(
+            problems(lint_prompt(&prompt)),
+            [(Severity::Error, "argument `tone` has no description".into())]
         );
     }
 

@@ -43,10 +43,12 @@ enum Command {
     },
     /// Print the tools a plugin directory provides, as a table: the name
     /// each is served under (with its block's `prefix`) and the
-    /// component's own name.
+    /// component's own name; then the resources, resource templates and
+    /// prompts its 0.2 components offer, if any.
     List(PluginArgs),
-    /// Load a component and lint its tools against the tool design
-    /// guidelines; exits non-zero on errors.
+    /// Load a component and lint its tools (and its resources, templates
+    /// and prompts) against the design guidelines; exits non-zero on
+    /// errors.
     Check {
         /// The component file.
         file: PathBuf,
@@ -115,9 +117,10 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
-    /// Print the audit trail (`host.audit`) as a table: time, caller, tool,
-    /// confirmation, upstream requests, result, duration. Rotated files
-    /// are read too, oldest first.
+    /// Print the audit trail (`host.audit`) as a table: time, caller, tool
+    /// (or a resource read's, prompt get's or completion's kind and
+    /// target), confirmation, upstream requests, result, duration. Rotated
+    /// files are read too, oldest first.
     Audit {
         /// The audit file.
         #[arg(
@@ -134,7 +137,9 @@ enum Command {
         /// from now (`90s`, `15m`, `1h`, `2days`).
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
-        /// Only calls of this tool (its served name).
+        /// Only calls of this tool (its served name), or reads, gets and
+        /// completions of this target (a resource URI, a URI template, a
+        /// prompt's served name).
         #[arg(long, value_name = "NAME")]
         tool: Option<String>,
     },
@@ -453,14 +458,24 @@ async fn check(file: &std::path::Path) -> Result<()> {
     };
     let mut errors = 0;
     let mut warnings = 0;
-    for tool in &plugin.tools {
-        for finding in toolhost::lint::lint(tool) {
-            match finding.severity {
-                toolhost::lint::Severity::Error => errors += 1,
-                toolhost::lint::Severity::Warning => warnings += 1,
-            }
-            println!("{finding}");
+    // Tools, then what a 0.2 component offers beside them.
+    let findings = plugin
+        .tools
+        .iter()
+        .flat_map(|tool| toolhost::lint::lint(tool))
+        .chain(
+            plugin
+                .offers
+                .as_deref()
+                .map(toolhost::lint::lint_offers)
+                .unwrap_or_default(),
+        );
+    for finding in findings {
+        match finding.severity {
+            toolhost::lint::Severity::Error => errors += 1,
+            toolhost::lint::Severity::Warning => warnings += 1,
         }
+        println!("{finding}");
     }
     // Which contract it targets, and what a 0.2 component offers beside
     // tools (ADR 0017).
@@ -578,6 +593,71 @@ fn print_table(registry: &Registry) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    for row in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+    print_offers(registry);
+}
+
+/// The resources, resource templates and prompts served, after the tools
+/// (and a blank line), when there are any: what clients see (a URI, a
+/// template, a prompt's served name), the component's own name, title and
+/// file.
+fn print_offers(registry: &Registry) {
+    let row = |kind: &str, served: &str, own: &str, title: &Option<String>, file: &str| {
+        [
+            served.to_string(),
+            kind.to_string(),
+            own.to_string(),
+            title.clone().unwrap_or_default(),
+            file.to_string(),
+        ]
+    };
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    rows.extend(registry.resources().map(|r| {
+        row(
+            "resource",
+            &r.item.uri,
+            &r.item.name,
+            &r.item.title,
+            &r.plugin.file,
+        )
+    }));
+    rows.extend(registry.templates().map(|t| {
+        let d = &t.item.definition;
+        row(
+            "template",
+            &d.uri_template,
+            &d.name,
+            &d.title,
+            &t.plugin.file,
+        )
+    }));
+    rows.extend(registry.prompts().map(|p| {
+        row(
+            "prompt",
+            &p.key,
+            &p.item.name,
+            &p.item.title,
+            &p.plugin.file,
+        )
+    }));
+    if rows.is_empty() {
+        return;
+    }
+    let header = ["OFFER", "KIND", "OWN NAME", "TITLE", "FILE"].map(String::from);
+    let mut widths = header.clone().map(|h| h.len());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    println!();
     for row in std::iter::once(&header).chain(&rows) {
         let line: Vec<String> = row
             .iter()

@@ -28,6 +28,9 @@
 //! | `toolhost_http_streams_open` | gauge | none | open SSE streams of the HTTP transport ([`HTTP_STREAMS_OPEN`]) |
 //! | `toolhost_auth_failures_total` | counter | `reason` | HTTP requests refused for their credentials ([`AUTH_FAILURES`]; the auth code names its reasons) |
 //! | `toolhost_audit_write_failures_total` | counter | none | records the audit trail (`host.audit`) could not write ([`crate::audit`]); while writes fail, mutating calls are refused |
+//! | `toolhost_offer_calls_total` | counter | `plugin`, `kind`, `outcome` | reads, gets and completions that ran a 0.2 component's code ([`OfferCount`]), by the plugin block, the [`OfferKind`] (`resource_read`, `prompt_get`, `completion`) and how they ended: `ok`, `not_found` (the guest said so), `error` (anything else: the guest's error, a trap, a limit, a policy refusal), `cancelled` (by the client). Requests refused before guest code runs (an unknown URI or prompt, bad arguments, an argument not completable) are not counted |
+//! | `toolhost_offer_call_duration_seconds` | histogram | `plugin`, `kind` | wall-clock time of each of those, from its start to the answer: waiting for a turn, the guest and its HTTP requests included; the buckets of `toolhost_call_duration_seconds` |
+//! | `toolhost_offers_loaded` | gauge | `kind` | what components offer beside tools, serving now: `resource`, `template`, `prompt` |
 //!
 //! # Label values are bounded
 //!
@@ -53,6 +56,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use crate::bindings::confirm::Outcome;
 use crate::call::CallOutcome;
 use crate::config::PluginSettings;
+use crate::offers::OfferKind;
 use crate::policy::DenialReason;
 use crate::registry::Registry;
 
@@ -87,6 +91,12 @@ pub const HTTP_STREAMS_OPEN: &str = "toolhost_http_streams_open";
 pub const AUTH_FAILURES: &str = "toolhost_auth_failures_total";
 /// `toolhost_audit_write_failures_total`.
 pub const AUDIT_WRITE_FAILURES: &str = "toolhost_audit_write_failures_total";
+/// `toolhost_offer_calls_total{plugin, kind, outcome}`.
+pub const OFFER_CALLS: &str = "toolhost_offer_calls_total";
+/// `toolhost_offer_call_duration_seconds{plugin, kind}`.
+pub const OFFER_CALL_DURATION: &str = "toolhost_offer_call_duration_seconds";
+/// `toolhost_offers_loaded{kind}`.
+pub const OFFERS_LOADED: &str = "toolhost_offers_loaded";
 
 /// Upper bounds of the call latency histogram's buckets, in seconds: 1 ms
 /// to 60 s, roughly 1-2.5-5 per decade.
@@ -125,6 +135,12 @@ pub fn install() -> PrometheusHandle {
         .get_or_init(|| {
             let builder = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Full(CALL_DURATION.into()), &CALL_DURATION_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(OFFER_CALL_DURATION.into()),
+                        &CALL_DURATION_BUCKETS,
+                    )
+                })
                 .expect("the bucket list is not empty");
             let handle = match builder.install_recorder() {
                 Ok(handle) => handle,
@@ -203,6 +219,19 @@ fn describe() {
     describe_counter!(
         AUDIT_WRITE_FAILURES,
         "audit trail records that could not be written"
+    );
+    describe_counter!(
+        OFFER_CALLS,
+        "resource reads, prompt gets and completions that ran component code, by outcome"
+    );
+    describe_histogram!(
+        OFFER_CALL_DURATION,
+        Unit::Seconds,
+        "wall-clock time of a resource read, prompt get or completion"
+    );
+    describe_gauge!(
+        OFFERS_LOADED,
+        "resources, resource templates and prompts serving now"
     );
 }
 
@@ -465,7 +494,69 @@ pub fn loaded(registry: &Registry, failed: usize) {
     if enabled() {
         ::metrics::gauge!(COMPONENTS_LOADED).set(registry.plugins().count() as f64);
         ::metrics::gauge!(TOOLS_LOADED).set(registry.tools().count() as f64);
+        for (kind, count) in [
+            ("resource", registry.resources().count()),
+            ("template", registry.templates().count()),
+            ("prompt", registry.prompts().count()),
+        ] {
+            ::metrics::gauge!(OFFERS_LOADED, "kind" => kind).set(count as f64);
+        }
         ::metrics::counter!(COMPONENT_LOAD_FAILURES).increment(failed as u64);
+    }
+}
+
+/// Counts one read, get or completion that runs a component's code: made
+/// just before it runs, told how it ended; dropped unfinished, it was
+/// `cancelled` (the client cancelled it, or the transport dropped the
+/// request).
+pub struct OfferCount {
+    /// The plugin block, while there is something to record.
+    plugin: Option<String>,
+    kind: OfferKind,
+    started: Instant,
+}
+
+impl OfferCount {
+    /// Starts counting a `kind` of `plugin` (its block name).
+    pub fn start(plugin: &str, kind: OfferKind) -> OfferCount {
+        OfferCount {
+            plugin: enabled().then(|| plugin.to_string()),
+            kind,
+            started: Instant::now(),
+        }
+    }
+
+    /// It ended: `Ok`, or the error's code (`NOT_FOUND` is `not_found`,
+    /// anything else `error`).
+    pub fn finish(&mut self, result: Result<(), &str>) {
+        let outcome = match result {
+            Ok(()) => "ok",
+            Err("NOT_FOUND") => "not_found",
+            Err(_) => "error",
+        };
+        self.record(outcome);
+    }
+
+    fn record(&mut self, outcome: &'static str) {
+        if let Some(plugin) = self.plugin.take() {
+            let plugin = PLUGINS.get(&plugin);
+            let kind = self.kind.label();
+            ::metrics::counter!(
+                OFFER_CALLS,
+                "plugin" => plugin.clone(),
+                "kind" => kind,
+                "outcome" => outcome
+            )
+            .increment(1);
+            ::metrics::histogram!(OFFER_CALL_DURATION, "plugin" => plugin, "kind" => kind)
+                .record(self.started.elapsed().as_secs_f64());
+        }
+    }
+}
+
+impl Drop for OfferCount {
+    fn drop(&mut self) {
+        self.record("cancelled");
     }
 }
 

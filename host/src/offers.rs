@@ -17,7 +17,14 @@
 //! read-only stand-in tool, so the `http` import lets it send `GET` and
 //! `HEAD` only. Nothing survives it. A guest's `not-found` error becomes
 //! [`OfferError::NotFound`]; every other failure (a tool error, a trap, a
-//! limit) becomes [`OfferError::Failed`], naming the cause.
+//! limit) becomes [`OfferError::Failed`], naming the cause and an error
+//! code for the metrics and the audit trail.
+//!
+//! **Template variables** are percent-decoded before they reach the guest
+//! ([`decode_variables`]): RFC 6570 level 1 expands a `{var}` value
+//! percent-encoded, so `katana://items/A%2FB-1` holds the SKU `A/B-1`. A
+//! value that is not UTF-8 once decoded is refused before any guest code
+//! runs.
 
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
@@ -27,6 +34,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
+use crate::audit::CallAudit;
 use crate::bindings::confirm::Outcome;
 use crate::bindings::types::{Annotations, ErrorCode, ToolDefinition, ToolError};
 use crate::bindings::v0_2::content::{
@@ -416,8 +424,83 @@ pub enum OfferError {
     #[error("{0}")]
     NotFound(String),
     /// Anything else: the guest's error, a trap, a limit, a policy refusal.
-    #[error("{0}")]
-    Failed(String),
+    #[error("{message}")]
+    Failed {
+        /// The error code, as a tool's issue would carry it
+        /// (`PERMISSION_DENIED`, `TRANSIENT`, `INTERNAL`, or the guest's).
+        code: &'static str,
+        /// What happened, naming the limit or rule.
+        message: String,
+    },
+}
+
+impl OfferError {
+    /// The error code: `NOT_FOUND`, or the failure's.
+    pub fn code(&self) -> &'static str {
+        match self {
+            OfferError::NotFound(_) => "NOT_FOUND",
+            OfferError::Failed { code, .. } => code,
+        }
+    }
+
+    fn internal(message: String) -> OfferError {
+        OfferError::Failed {
+            code: "INTERNAL",
+            message,
+        }
+    }
+}
+
+/// Which of the operations beside tools ran: the `kind` label of the offer
+/// metrics and the `kind` of an audit record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OfferKind {
+    /// `resources/read`.
+    ResourceRead,
+    /// `prompts/get`.
+    PromptGet,
+    /// `completion/complete`.
+    Completion,
+}
+
+impl OfferKind {
+    /// `resource_read`, `prompt_get` or `completion`.
+    pub fn label(self) -> &'static str {
+        match self {
+            OfferKind::ResourceRead => "resource_read",
+            OfferKind::PromptGet => "prompt_get",
+            OfferKind::Completion => "completion",
+        }
+    }
+}
+
+/// A template variable whose value is not UTF-8 once percent-decoded.
+#[derive(Debug, Error)]
+#[error(
+    "the value {value:?} of the URI template variable {{{name}}} is not UTF-8 once percent-decoded; percent-encode the UTF-8 bytes of the value (RFC 3986)"
+)]
+pub struct UndecodableVariable {
+    /// The variable's name.
+    pub name: String,
+    /// Its value as it appears in the URI.
+    pub value: String,
+}
+
+/// The values of a template's variables as the guest receives them:
+/// percent-decoded (RFC 6570 level 1 percent-encodes each value it
+/// expands), so `A%2FB-1` becomes `A/B-1`.
+pub fn decode_variables(
+    variables: Vec<(String, String)>,
+) -> Result<Vec<(String, String)>, UndecodableVariable> {
+    variables
+        .into_iter()
+        .map(
+            |(name, value)| match percent_encoding::percent_decode_str(&value).decode_utf8() {
+                Ok(decoded) => Ok((name, decoded.into_owned())),
+                Err(_) => Err(UndecodableVariable { name, value }),
+            },
+        )
+        .collect()
 }
 
 /// The read-only stand-in tools reads, gets and completions run as.
@@ -455,7 +538,12 @@ struct Running {
 
 impl Running {
     /// Waits for a turn and a slot, and builds the store.
-    async fn start(env: &CallEnv, plugin: &Plugin, as_tool: &Arc<ToolSpec>) -> Running {
+    async fn start(
+        env: &CallEnv,
+        plugin: &Plugin,
+        as_tool: &Arc<ToolSpec>,
+        audit: Option<Arc<CallAudit>>,
+    ) -> Running {
         let turn = Turn::take(&plugin.concurrency).await;
         let slot = env
             .runtime
@@ -475,6 +563,7 @@ impl Running {
         state.file = plugin.file.clone();
         state.turn = Some(turn);
         state.waits = env.runtime.waiting.clone();
+        state.audit = audit;
         Running {
             store: new_store(&env.runtime, state),
             _slot: slot,
@@ -491,25 +580,35 @@ impl Running {
     ) -> Result<T, OfferError> {
         let state = self.store.data_mut();
         if let Some(violation) = state.violation.take() {
-            return Err(OfferError::Failed(format!(
-                "{what} was refused: {violation} ({what}s are read-only calls)"
-            )));
+            return Err(OfferError::Failed {
+                code: "PERMISSION_DENIED",
+                message: format!("{what} was refused: {violation} ({what}s are read-only calls)"),
+            });
         }
         let stopped = state.stop.take();
         let limits = &state.settings.limits;
         match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) if e.code == ErrorCode::NotFound => Err(OfferError::NotFound(e.message)),
-            Ok(Err(e)) => Err(OfferError::Failed(format!(
-                "{what} failed ({}): {}{}",
-                code_name(e.code),
-                e.message,
-                e.hint.map(|h| format!(" ({h})")).unwrap_or_default()
-            ))),
+            Ok(Err(e)) => Err(OfferError::Failed {
+                code: code_name(e.code),
+                message: format!(
+                    "{what} failed ({}): {}{}",
+                    code_name(e.code),
+                    e.message,
+                    e.hint.map(|h| format!(" ({h})")).unwrap_or_default()
+                ),
+            }),
             Err(trap) => {
+                let mut code = "INTERNAL";
                 let why = match stopped {
-                    Some(Stop::Limit(why) | Stop::Busy(why) | Stop::Unaudited(why)) => why,
+                    Some(Stop::Limit(why)) => why,
+                    Some(Stop::Busy(why) | Stop::Unaudited(why)) => {
+                        code = "TRANSIENT";
+                        why
+                    }
                     Some(Stop::NeedsInput(_)) => {
+                        code = "PERMISSION_DENIED";
                         "it asked for a confirmation, which only tools may".into()
                     }
                     None if state.limiter_hit() => format!(
@@ -519,7 +618,10 @@ impl Running {
                     None => format!("the component crashed: {}", trap_summary(&trap)),
                 };
                 tracing::warn!(plugin = %plugin.file, "{what}: {why}");
-                Err(OfferError::Failed(format!("{what} failed: {why}")))
+                Err(OfferError::Failed {
+                    code,
+                    message: format!("{what} failed: {why}"),
+                })
             }
         }
     }
@@ -528,7 +630,7 @@ impl Running {
 /// The bytes of `contents`, checked against `limits.output_bytes`.
 fn within_output_limit(bytes: usize, limits: &Limits, what: &str) -> Result<(), OfferError> {
     if bytes as u64 > limits.output_bytes {
-        return Err(OfferError::Failed(format!(
+        return Err(OfferError::internal(format!(
             "{what} returned {bytes} bytes, more than limits.output_bytes ({}) allows",
             limits.output_bytes
         )));
@@ -537,22 +639,23 @@ fn within_output_limit(bytes: usize, limits: &Limits, what: &str) -> Result<(), 
 }
 
 fn offers_of(plugin: &Plugin) -> Result<&Offers, OfferError> {
-    plugin
-        .offers
-        .as_deref()
-        .ok_or_else(|| OfferError::Failed(format!("{} targets toolhost:plugin@0.1.0", plugin.file)))
+    plugin.offers.as_deref().ok_or_else(|| {
+        OfferError::internal(format!("{} targets toolhost:plugin@0.1.0", plugin.file))
+    })
 }
 
-/// Reads `uri` from `plugin`; `variables` are the template's values when
-/// `uri` matched one of its templates.
+/// Reads `uri` from `plugin`; `variables` are the template's values
+/// ([`decode_variables`]) when `uri` matched one of its templates. With
+/// `audit`, the upstream requests are recorded in it.
 pub async fn read_resource(
     env: &CallEnv,
     plugin: &Arc<Plugin>,
     uri: &str,
     variables: &[(String, String)],
+    audit: Option<Arc<CallAudit>>,
 ) -> Result<Vec<ResourceContents>, OfferError> {
     let offers = offers_of(plugin)?;
-    let mut run = Running::start(env, plugin, &READ).await;
+    let mut run = Running::start(env, plugin, &READ, audit).await;
     let result = async {
         let instance = plugin
             .pre
@@ -578,15 +681,17 @@ pub async fn read_resource(
     Ok(contents)
 }
 
-/// Builds the prompt `name` of `plugin` from `arguments`.
+/// Builds the prompt `name` of `plugin` from `arguments`. With `audit`,
+/// the upstream requests are recorded in it.
 pub async fn get_prompt(
     env: &CallEnv,
     plugin: &Arc<Plugin>,
     name: &str,
     arguments: &[(String, String)],
+    audit: Option<Arc<CallAudit>>,
 ) -> Result<PromptResult, OfferError> {
     let offers = offers_of(plugin)?;
-    let mut run = Running::start(env, plugin, &GET).await;
+    let mut run = Running::start(env, plugin, &GET, audit).await;
     let result = async {
         let instance = plugin
             .pre
@@ -613,7 +718,8 @@ pub async fn get_prompt(
     Ok(prompt)
 }
 
-/// Asks `plugin` for values of `argument` of `target` that complete `value`.
+/// Asks `plugin` for values of `argument` of `target` that complete
+/// `value`. With `audit`, the upstream requests are recorded in it.
 pub async fn complete(
     env: &CallEnv,
     plugin: &Arc<Plugin>,
@@ -621,9 +727,10 @@ pub async fn complete(
     argument: &str,
     value: &str,
     context: &[(String, String)],
+    audit: Option<Arc<CallAudit>>,
 ) -> Result<Completions, OfferError> {
     let offers = offers_of(plugin)?;
-    let mut run = Running::start(env, plugin, &COMPLETE).await;
+    let mut run = Running::start(env, plugin, &COMPLETE, audit).await;
     let result = async {
         let instance = plugin
             .pre
@@ -668,5 +775,14 @@ mod tests {
         assert!(match_template(t, "katana://items/").is_none());
         assert!(match_template(t, "katana://items/a/b").is_none());
         assert!(match_template(t, "katana://orders/a").is_none());
+    }
+
+    #[test]
+    fn variables_are_percent_decoded_and_must_be_utf8() {
+        let decoded = decode_variables(vec![("sku".into(), "A%2FB-1%20%C3%A9".into())]).unwrap();
+        assert_eq!(decoded, [("sku".to_string(), "A/B-1 é".to_string())]);
+        let error = decode_variables(vec![("sku".into(), "%FF".into())]).unwrap_err();
+        assert_eq!(error.name, "sku");
+        assert!(error.to_string().contains("{sku}"), "{error}");
     }
 }

@@ -28,7 +28,12 @@
 //!   plugin's limits and policy. An unknown URI is MCP's resource-not-found
 //!   error (`-32002`; rmcp sends 2026-07-28 clients `-32602`, as that
 //!   revision asks); a guest's failure is an internal error naming the
-//!   cause. The `resources`, `prompts` and `completions` capabilities are
+//!   cause. A template's variables reach the guest percent-decoded; one
+//!   that is not UTF-8 decoded is invalid params. Each read, get and
+//!   completion that runs guest code is counted in the metrics
+//!   (`toolhost_offer_calls_total`) and, with `host.audit`, leaves one
+//!   audit record (`kind` and `target`, [`crate::audit`]), written before
+//!   the answer. The `resources`, `prompts` and `completions` capabilities are
 //!   advertised when a served component offers them, and always while the
 //!   initial load runs or hot reload follows the directory (a component
 //!   that offers them may appear, and capabilities are fixed for a
@@ -79,8 +84,8 @@ use crate::confirmation::{
     without_elicitation,
 };
 use crate::metrics;
-use crate::offers::OfferError;
-use crate::plugin::Loader;
+use crate::offers::{OfferError, OfferKind};
+use crate::plugin::{Loader, Plugin};
 use crate::registry::Registry;
 
 /// The key of the confirmation in `inputRequests` / `inputResponses`.
@@ -424,7 +429,57 @@ impl ProgressSink for PeerProgress {
 fn offer_error(error: OfferError, not_found: impl FnOnce(String) -> ErrorData) -> ErrorData {
     match error {
         OfferError::NotFound(message) => not_found(message),
-        OfferError::Failed(message) => ErrorData::internal_error(message, None),
+        OfferError::Failed { message, .. } => ErrorData::internal_error(message, None),
+    }
+}
+
+/// The answer to a read, get or completion the client cancelled.
+fn cancelled() -> ErrorData {
+    ErrorData::invalid_request("the request was cancelled", None)
+}
+
+impl Gateway {
+    /// Runs one read, get or completion of `plugin`'s code (`run`, given
+    /// the audit record to add upstream requests to): counted in the
+    /// metrics and, with `host.audit`, recorded as `kind` of `target` with
+    /// the client's `arguments` (see [`crate::audit`]) before the answer.
+    /// `None` when the client cancelled it.
+    async fn run_offer<T, F>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        identity: Option<&Identity>,
+        plugin: &Arc<Plugin>,
+        (kind, target): (OfferKind, &str),
+        arguments: Value,
+        run: impl FnOnce(Option<Arc<CallAudit>>) -> F,
+    ) -> Option<Result<T, OfferError>>
+    where
+        F: std::future::Future<Output = Result<T, OfferError>>,
+    {
+        let mut counted = metrics::OfferCount::start(&plugin.settings.name, kind);
+        let audit = self.inner.audit.as_ref().map(|log| {
+            log.start_offer(
+                audit_context(context, identity, "none"),
+                plugin,
+                kind,
+                target,
+                &arguments,
+            )
+        });
+        let result = tokio::select! {
+            result = run(audit.clone()) => result,
+            _ = context.ct.cancelled() => {
+                // Dropped unfinished: counted as cancelled, before the log line.
+                drop(counted);
+                audit_finish(&audit, Ending::Cancelled).await;
+                tracing::info!(plugin = %plugin.file, "{} cancelled by the client", kind.label());
+                return None;
+            }
+        };
+        let ending = result.as_ref().map(|_| ()).map_err(OfferError::code);
+        counted.finish(ending);
+        audit_finish(&audit, Ending::Offer(ending)).await;
+        Some(result)
     }
 }
 
@@ -713,27 +768,38 @@ impl ServerHandler for Gateway {
         let identity = caller(&context);
         let uri = request.uri;
         let found = match registry.resource(&uri) {
-            Some(r) => Some((r.plugin.clone(), Vec::new())),
-            None => registry
-                .template_for(&uri)
-                .map(|(t, variables)| (t.plugin.clone(), variables)),
+            Some(r) => Some((r.plugin.clone(), Vec::new(), r.item.uri.clone())),
+            None => registry.template_for(&uri).map(|(t, variables)| {
+                (
+                    t.plugin.clone(),
+                    variables,
+                    t.item.definition.uri_template.clone(),
+                )
+            }),
         };
         let not_found = |message: String| ErrorData::resource_not_found(message, None);
-        let Some((plugin, variables)) =
-            found.filter(|(p, _)| self.allows(identity.as_ref(), &p.settings.name))
+        let Some((plugin, variables, target)) =
+            found.filter(|(p, _, _)| self.allows(identity.as_ref(), &p.settings.name))
         else {
             return Err(not_found(format!(
                 "no resource at {uri:?}; call resources/list and resources/templates/list to see what is served"
             )));
         };
-        let read = crate::offers::read_resource(&self.inner.env, &plugin, &uri, &variables);
-        let contents = tokio::select! {
-            contents = read => contents,
-            _ = context.ct.cancelled() => {
-                return Err(ErrorData::invalid_request("the request was cancelled", None));
-            }
-        }
-        .map_err(|e| offer_error(e, |m| not_found(format!("no resource at {uri:?}: {m}"))))?;
+        let variables = crate::offers::decode_variables(variables)
+            .map_err(|e| ErrorData::invalid_params(format!("{uri:?}: {e}"), None))?;
+        let env = &self.inner.env;
+        let contents = self
+            .run_offer(
+                &context,
+                identity.as_ref(),
+                &plugin,
+                (OfferKind::ResourceRead, &target),
+                json!({ "uri": uri }),
+                |audit| crate::offers::read_resource(env, &plugin, &uri, &variables, audit),
+            )
+            .await
+            .ok_or_else(cancelled)?
+            .map_err(|e| offer_error(e, |m| not_found(format!("no resource at {uri:?}: {m}"))))?;
         Ok(ReadResourceResult::new(contents.into_iter().map(mcp_contents).collect()).into())
     }
 
@@ -800,19 +866,33 @@ impl ServerHandler for Gateway {
                 None,
             ));
         }
-        let get = crate::offers::get_prompt(
-            &self.inner.env,
-            &prompt.plugin,
-            &prompt.item.name,
-            &arguments,
+        let env = &self.inner.env;
+        let recorded = Value::Object(
+            arguments
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect(),
         );
-        let result = tokio::select! {
-            result = get => result,
-            _ = context.ct.cancelled() => {
-                return Err(ErrorData::invalid_request("the request was cancelled", None));
-            }
-        }
-        .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
+        let result = self
+            .run_offer(
+                &context,
+                identity.as_ref(),
+                &prompt.plugin,
+                (OfferKind::PromptGet, &prompt.key),
+                recorded,
+                |audit| {
+                    crate::offers::get_prompt(
+                        env,
+                        &prompt.plugin,
+                        &prompt.item.name,
+                        &arguments,
+                        audit,
+                    )
+                },
+            )
+            .await
+            .ok_or_else(cancelled)?
+            .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
         let mut answer = GetPromptResult::new(
             result
                 .messages
@@ -841,7 +921,7 @@ impl ServerHandler for Gateway {
         let registry = self.registry();
         let identity = caller(&context);
         let argument = request.argument.name;
-        let (plugin, target, completable) = match &request.r#ref {
+        let (plugin, target, completable, served) = match &request.r#ref {
             Reference::Prompt(p) => {
                 let prompt = registry
                     .prompt(&p.name)
@@ -864,6 +944,7 @@ impl ServerHandler for Gateway {
                     prompt.plugin.clone(),
                     CompletionTarget::Prompt(prompt.item.name.clone()),
                     declared.completable,
+                    prompt.key.clone(),
                 )
             }
             Reference::Resource(r) => {
@@ -891,6 +972,7 @@ impl ServerHandler for Gateway {
                         template.item.definition.uri_template.clone(),
                     ),
                     template.item.definition.completable.contains(&argument),
+                    template.item.definition.uri_template.clone(),
                 )
             }
             _ => {
@@ -908,21 +990,38 @@ impl ServerHandler for Gateway {
             .and_then(|c| c.arguments)
             .map(|a| a.into_iter().collect())
             .unwrap_or_default();
-        let complete = crate::offers::complete(
-            &self.inner.env,
-            &plugin,
-            &target,
-            &argument,
-            &request.argument.value,
-            &context_arguments,
-        );
-        let completions = tokio::select! {
-            completions = complete => completions,
-            _ = context.ct.cancelled() => {
-                return Err(ErrorData::invalid_request("the request was cancelled", None));
-            }
-        }
-        .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
+        let env = &self.inner.env;
+        let value = request.argument.value;
+        let recorded = json!({
+            "argument": argument,
+            "value": value,
+            "context": context_arguments
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect::<serde_json::Map<String, Value>>(),
+        });
+        let completions = self
+            .run_offer(
+                &context,
+                identity.as_ref(),
+                &plugin,
+                (OfferKind::Completion, &served),
+                recorded,
+                |audit| {
+                    crate::offers::complete(
+                        env,
+                        &plugin,
+                        &target,
+                        &argument,
+                        &value,
+                        &context_arguments,
+                        audit,
+                    )
+                },
+            )
+            .await
+            .ok_or_else(cancelled)?
+            .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
         let mut values = completions.values;
         let more = values.len() > CompletionInfo::MAX_VALUES;
         values.truncate(CompletionInfo::MAX_VALUES);

@@ -704,3 +704,223 @@ async fn a_call_the_client_cancels_is_recorded_with_its_pending_question() {
     assert!(changes_in(cancelled[0]).is_empty());
     assert!(server.received().is_empty());
 }
+
+/// The records of reads, gets and completions (those with a `kind`).
+fn offers_in(records: &[Value]) -> Vec<&Value> {
+    records.iter().filter(|r| r.get("kind").is_some()).collect()
+}
+
+#[tokio::test]
+async fn reads_gets_and_completions_leave_a_record_with_their_requests_and_no_chosen_text() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    let server = crate::support::Recorder::start().await;
+    // The legacy era with the default (hashes only), the 2026-07-28 era
+    // with the operator's opt-in.
+    for era in ERAS {
+        let opt_in = era == Era::Modern;
+        let mut config = with_trail(&format!(
+            "{}[plugins.offers.config]\nfetch_url = \"{}/catalog\"\n",
+            server.allow_block("offers"),
+            server.url
+        ));
+        if opt_in {
+            config = with_host_setting(&config, "audit_arguments", "audit_arguments = true");
+        }
+        let host = Host::start(HostOptions::new(&["offers"]).era(era).config(config)).await;
+        let read = |uri: &str| {
+            host.client
+                .read_resource(ReadResourceRequestParams::new(uri.to_string()))
+        };
+        read("test://fetched").await.unwrap();
+        read("test://colors/gr%65y").await.unwrap();
+        assert!(read("test://colors/purple").await.is_err());
+        assert!(read("test://post").await.is_err());
+        // Refused before guest code runs: no record, as for an unknown tool.
+        assert!(read("test://nothing-here").await.is_err());
+        assert!(read("test://colors/%FF").await.is_err());
+        let arguments = json!({"color": "gold", "tone": "hushed"});
+        host.client
+            .get_prompt(
+                GetPromptRequestParams::new("describe_color")
+                    .with_arguments(arguments.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        host.client
+            .complete_resource_argument("test://colors/{name}", "name", "gre", None)
+            .await
+            .unwrap();
+
+        let path = trail_of(&host);
+        let records = records(&path);
+        let offers = offers_in(&records);
+        let kinds: Vec<(&str, &str, &str)> = offers
+            .iter()
+            .map(|r| {
+                (
+                    r["kind"].as_str().unwrap(),
+                    r["target"].as_str().unwrap(),
+                    r["result"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("resource_read", "test://fetched", "ok"),
+                ("resource_read", "test://colors/{name}", "ok"),
+                ("resource_read", "test://colors/{name}", "error"),
+                ("resource_read", "test://post", "error"),
+                ("prompt_get", "describe_color", "ok"),
+                ("completion", "test://colors/{name}", "ok"),
+            ],
+            "{era:?}: {records:#?}"
+        );
+        assert_eq!(records.len(), offers.len(), "nothing else was recorded");
+
+        let fetched = offers[0];
+        assert_eq!(
+            (
+                &fetched["record"],
+                &fetched["caller"],
+                &fetched["plugin"],
+                &fetched["file"],
+                &fetched["read_only"],
+                &fetched["confirmation"],
+            ),
+            (
+                &json!("call"),
+                &json!("stdio"),
+                &json!("offers"),
+                &json!("offers.wasm"),
+                &json!(true),
+                &Value::Null,
+            ),
+            "{fetched}"
+        );
+        assert!(fetched.get("tool").is_none(), "{fetched}");
+        use sha2::Digest;
+        let digest: String = sha2::Sha256::digest(component("offers"))
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(fetched["digest"], format!("sha256:{digest}"));
+        assert!(fetched["duration_ms"].is_u64());
+        let upstream = fetched["upstream"].as_array().unwrap();
+        assert_eq!(upstream.len(), 1, "{fetched}");
+        assert_eq!(
+            (
+                &upstream[0]["method"],
+                &upstream[0]["host"],
+                &upstream[0]["path"],
+                &upstream[0]["status"]
+            ),
+            (
+                &json!("GET"),
+                &json!("127.0.0.1"),
+                &json!("/catalog"),
+                &json!(200)
+            ),
+        );
+        assert_eq!(
+            fetched["arguments_sha256"],
+            sha256_hex(r#"{"uri":"test://fetched"}"#)
+        );
+
+        // What the client chose is hashed; the text only with the opt-in.
+        let grey = offers[1];
+        assert_eq!(
+            grey["arguments_sha256"],
+            sha256_hex(r#"{"uri":"test://colors/gr%65y"}"#)
+        );
+        assert_eq!(offers[2]["issues"], json!(["NOT_FOUND"]));
+        assert_eq!(offers[3]["issues"], json!(["PERMISSION_DENIED"]));
+        assert!(
+            changes_in(offers[3]).is_empty(),
+            "the gate stopped a read's POST before it left: {}",
+            offers[3]
+        );
+        assert!(
+            !server.received().iter().any(|r| r.method == "POST"),
+            "no POST reached the server"
+        );
+        assert_eq!(
+            offers[4]["arguments_sha256"],
+            sha256_hex(r#"{"color":"gold","tone":"hushed"}"#)
+        );
+        assert_eq!(
+            offers[5]["arguments_sha256"],
+            sha256_hex(r#"{"argument":"name","context":{},"value":"gre"}"#)
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        for chosen in ["gr%65y", "hushed", "\"gre\""] {
+            assert_eq!(text.contains(chosen), opt_in, "{era:?} {chosen}: {text}");
+        }
+        if opt_in {
+            assert_eq!(grey["arguments"], json!({"uri": "test://colors/gr%65y"}));
+            assert_eq!(offers[4]["arguments"], arguments);
+        } else {
+            assert!(grey.get("arguments").is_none(), "{grey}");
+        }
+
+        // `toolhost audit` shows each with its kind and target.
+        let table = audit_command(&["--file", path.to_str().unwrap()]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 7, "{table}");
+        assert!(
+            lines[1].contains("resource_read test://fetched")
+                && lines[1].contains("GET 127.0.0.1/catalog 200")
+                && lines[1].contains(" ok "),
+            "{table}"
+        );
+        assert!(lines[3].contains("error NOT_FOUND"), "{table}");
+        assert!(lines[5].contains("prompt_get describe_color"), "{table}");
+        let by_target =
+            audit_command(&["--file", path.to_str().unwrap(), "--tool", "describe_color"]);
+        assert_eq!(by_target.lines().count(), 2, "{by_target}");
+    }
+}
+
+#[tokio::test]
+async fn a_read_the_client_cancels_is_recorded_as_cancelled() {
+    use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
+    let server = crate::support::Recorder::start().await;
+    let config = with_trail(&format!(
+        "{}[plugins.offers.config]\nfetch_url = \"{}/hold\"\n",
+        server.allow_block("offers"),
+        server.url
+    ));
+    let host = Host::start(HostOptions::new(&["offers"]).config(config)).await;
+    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(
+        "test://fetched",
+    )));
+    let handle = host
+        .client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // The read waits in its GET; the client gives up.
+    server.wait_for_requests(1).await;
+    handle.cancel(Some("closed".into())).await.unwrap();
+    // The record is written before this line is logged.
+    host.wait_for_stderr("resource_read cancelled by the client")
+        .await;
+    server.release();
+    let records = records(&trail_of(&host));
+    let offers = offers_in(&records);
+    assert_eq!(offers.len(), 1, "{records:#?}");
+    assert_eq!(
+        (
+            &offers[0]["kind"],
+            &offers[0]["target"],
+            &offers[0]["result"]
+        ),
+        (
+            &json!("resource_read"),
+            &json!("test://fetched"),
+            &json!("cancelled")
+        ),
+        "{}",
+        offers[0]
+    );
+}

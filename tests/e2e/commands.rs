@@ -190,3 +190,202 @@ fn new_scaffolds_a_component_that_builds_and_passes_check() {
     assert!(!again.status.success());
     assert!(text(&again.stderr).contains("already exists"));
 }
+
+#[test]
+fn list_prints_resources_templates_and_prompts_after_the_tools() {
+    let dir = plugin_dir(&["offers", "hello"]);
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[plugins.colors]\nfiles = [\"offers.wasm\"]\nprefix = \"colors\"\n",
+    )
+    .unwrap();
+    let out = toolhost(&[
+        "list",
+        "--plugins",
+        dir.path().to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let (tools, offers) = table
+        .split_once("\n\n")
+        .unwrap_or_else(|| panic!("a blank line between tools and offers:\n{table}"));
+    assert!(tools.starts_with("TOOL"), "{table}");
+    assert!(tools.contains("colors.color_count"), "{table}");
+    let lines: Vec<Vec<&str>> = offers
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["OFFER", "KIND", "OWN NAME", "TITLE", "FILE"],
+        "{table}"
+    );
+    let row = |served: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .find(|l| l[0] == served)
+            .unwrap_or_else(|| panic!("no row for {served}:\n{table}"))
+            .clone()
+    };
+    assert_eq!(
+        row("test://readme"),
+        [
+            "test://readme",
+            "resource",
+            "readme",
+            "Read Me",
+            "offers.wasm"
+        ]
+    );
+    assert_eq!(
+        row("test://colors/{name}"),
+        [
+            "test://colors/{name}",
+            "template",
+            "color",
+            "Colour",
+            "offers.wasm"
+        ]
+    );
+    // A prompt is served under its block's prefix, like a tool.
+    assert_eq!(
+        row("colors.describe_color"),
+        [
+            "colors.describe_color",
+            "prompt",
+            "describe_color",
+            "Describe a Colour",
+            "offers.wasm"
+        ]
+    );
+    assert_eq!(lines.len(), 1 + 5 + 1 + 1, "{table}");
+
+    // Tools alone: no second table.
+    let dir = plugin_dir(&["hello"]);
+    let out = toolhost(&["list", "--plugins", dir.path().to_str().unwrap()]);
+    assert!(
+        !text(&out.stdout).contains("OFFER"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn check_lints_resources_templates_and_prompts_too() {
+    // A scaffolded component with offers written carelessly: a resource
+    // with a terse description, no title and no MIME type; a template that
+    // never says what its variable is; a prompt with an undescribed
+    // argument.
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolhost(&[
+        "new",
+        "sloppy-offers",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let crate_dir = dir.path().join("sloppy-offers");
+    let lib = crate_dir.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap().replace(
+        "toolhost_sdk::export_tools!(Greeting);",
+        r#"
+/// Notes.
+struct Notes;
+
+impl toolhost_sdk::Resource for Notes {
+    const URI: &'static str = "notes://all";
+    const NAME: &'static str = "notes";
+    const TITLE: &'static str = "";
+    const DESCRIPTION: &'static str = "Notes.";
+    const MIME_TYPE: &'static str = "";
+
+    fn read(&self) -> Result<toolhost_sdk::Contents, ToolError> {
+        Ok("none".into())
+    }
+}
+
+/// The variables of `notes://by-id/{note_id}`.
+#[derive(Deserialize)]
+struct NoteVariables {
+    note_id: String,
+}
+
+/// One note.
+struct Note;
+
+impl toolhost_sdk::ResourceTemplate for Note {
+    type Variables = NoteVariables;
+    const URI_TEMPLATE: &'static str = "notes://by-id/{note_id}";
+    const NAME: &'static str = "note";
+    const TITLE: &'static str = "Note";
+    const DESCRIPTION: &'static str = "One note of the notebook, as plain text.";
+    const MIME_TYPE: &'static str = "text/plain";
+
+    fn read(&self, _uri: &str, v: NoteVariables) -> Result<toolhost_sdk::Contents, ToolError> {
+        Ok(toolhost_sdk::Contents::Text(v.note_id))
+    }
+}
+
+/// Arguments of `summarize`.
+#[derive(Deserialize, JsonSchema)]
+struct SummarizeArguments {
+    topic: String,
+}
+
+/// A prompt.
+struct Summarize;
+
+impl toolhost_sdk::Prompt for Summarize {
+    type Arguments = SummarizeArguments;
+    const NAME: &'static str = "summarize";
+    const TITLE: &'static str = "Summarize Notes";
+    const DESCRIPTION: &'static str = "Ask the model to summarize the notes on one topic.";
+
+    fn get(&self, a: SummarizeArguments) -> Result<Vec<toolhost_sdk::Message>, ToolError> {
+        Ok(vec![toolhost_sdk::Message::user(a.topic)])
+    }
+}
+
+toolhost_sdk::export_component! {
+    tools: [Greeting],
+    resources: [Notes],
+    templates: [Note],
+    prompts: [Summarize],
+}
+"#,
+    );
+    std::fs::write(&lib, source).unwrap();
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/scaffold");
+    let build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&crate_dir)
+        .args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", text(&build.stderr));
+    let wasm = target.join("wasm32-wasip2/release/sloppy_offers.wasm");
+    let out = toolhost(&["check", wasm.to_str().unwrap()]);
+    let report = text(&out.stdout);
+    assert!(!out.status.success(), "{report}");
+    for expected in [
+        "error[notes://all]: the description's first sentence is too short",
+        "warning[notes://all]: the resource has no title",
+        "warning[notes://all]: the resource declares no MIME type",
+        "warning[notes://by-id/{note_id}]: the description does not say what {note_id} is",
+        "error[summarize]: argument `topic` has no description",
+        "1 tools, 2 errors, 3 warnings",
+    ] {
+        assert!(
+            report.contains(expected),
+            "{expected:?} missing in:\n{report}"
+        );
+    }
+}

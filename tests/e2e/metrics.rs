@@ -306,3 +306,126 @@ fn every_metric_is_in_the_module_doc_and_docs_metrics_md() {
         assert!(doc.contains(&row), "docs/metrics.md lacks {name}");
     }
 }
+
+#[tokio::test]
+async fn reads_gets_and_completions_are_counted_by_plugin_kind_and_outcome() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    for era in ERAS {
+        let host = Host::start(HostOptions::new(&["offers"]).era(era).config(format!(
+            "[plugins.colors]\nfiles = [\"offers.wasm\"]\n{METRICS_ON}"
+        )))
+        .await;
+        let url = metrics_url(&host).await;
+        let read = |uri: &str| {
+            host.client
+                .read_resource(ReadResourceRequestParams::new(uri.to_string()))
+        };
+        // Three reads that run the guest: ok, not found (the guest says
+        // so), an error (a trap); two requests refused before it runs.
+        assert!(read("test://colors/red").await.is_ok());
+        assert!(read("test://colors/purple").await.is_err());
+        assert!(read("test://crash").await.is_err());
+        assert!(read("test://nothing-here").await.is_err());
+        assert!(read("test://colors/%FF").await.is_err());
+        let arguments = json!({"color": "gold"});
+        host.client
+            .get_prompt(
+                GetPromptRequestParams::new("describe_color")
+                    .with_arguments(arguments.as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        host.client
+            .complete_prompt_argument("describe_color", "color", "g", None)
+            .await
+            .unwrap();
+        // Not completable: answered without running the guest.
+        host.client
+            .complete_prompt_argument("describe_color", "tone", "p", None)
+            .await
+            .unwrap();
+
+        let m = Scrape::of(&url).await;
+        let offers = "toolhost_offer_calls_total";
+        let reads = [("plugin", "colors"), ("kind", "resource_read")];
+        for (outcome, count) in [("ok", 1.0), ("not_found", 1.0), ("error", 1.0)] {
+            m.expect(offers, &[reads[0], reads[1], ("outcome", outcome)], count);
+        }
+        assert_eq!(m.sum(offers, &reads), 3.0, "{era:?}:\n{}", m.text);
+        m.expect(
+            offers,
+            &[
+                ("plugin", "colors"),
+                ("kind", "prompt_get"),
+                ("outcome", "ok"),
+            ],
+            1.0,
+        );
+        m.expect(
+            offers,
+            &[
+                ("plugin", "colors"),
+                ("kind", "completion"),
+                ("outcome", "ok"),
+            ],
+            1.0,
+        );
+        assert_eq!(m.sum(offers, &[]), 5.0, "{era:?}:\n{}", m.text);
+        // One latency sample each, in the call histogram's buckets.
+        let duration = "toolhost_offer_call_duration_seconds";
+        m.expect(&format!("{duration}_count"), &reads, 3.0);
+        m.expect(
+            &format!("{duration}_bucket"),
+            &[reads[0], reads[1], ("le", "60")],
+            3.0,
+        );
+        // What is served beside tools.
+        for (kind, count) in [("resource", 5.0), ("template", 1.0), ("prompt", 1.0)] {
+            m.expect("toolhost_offers_loaded", &[("kind", kind)], count);
+        }
+        // No URI, prompt argument or value is a label.
+        for chosen in ["test://", "purple", "gold", "describe_color"] {
+            assert!(!m.text.contains(chosen), "{chosen} in:\n{}", m.text);
+        }
+        // Tools are counted apart.
+        assert_eq!(m.sum("toolhost_calls_total", &[]), 0.0);
+    }
+}
+
+#[tokio::test]
+async fn a_read_the_client_cancels_is_counted_as_cancelled() {
+    use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
+    let server = crate::support::Recorder::start().await;
+    let config = format!(
+        "{}[plugins.offers.config]\nfetch_url = \"{}/hold\"\n{METRICS_ON}",
+        server.allow_block("offers"),
+        server.url
+    );
+    let host = Host::start(HostOptions::new(&["offers"]).config(config)).await;
+    let url = metrics_url(&host).await;
+    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(
+        "test://fetched",
+    )));
+    let handle = host
+        .client
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    server.wait_for_requests(1).await;
+    handle.cancel(Some("closed".into())).await.unwrap();
+    // Counted before this line is logged.
+    host.wait_for_stderr("resource_read cancelled by the client")
+        .await;
+    server.release();
+    let m = Scrape::of(&url).await;
+    m.expect(
+        "toolhost_offer_calls_total",
+        &[
+            ("plugin", "offers"),
+            ("kind", "resource_read"),
+            ("outcome", "cancelled"),
+        ],
+        1.0,
+    );
+    assert_eq!(m.sum("toolhost_offer_calls_total", &[]), 1.0, "{}", m.text);
+}

@@ -560,3 +560,45 @@ async fn a_block_prefix_names_its_prompts_as_it_names_its_tools() {
         assert_eq!(code, -32602, "{era:?}");
     }
 }
+
+#[tokio::test]
+async fn template_variables_reach_the_component_percent_decoded() {
+    for era in ERAS {
+        let host = Host::start(HostOptions::new(&["offers"]).era(era)).await;
+        // `gr%65y` is `grey` percent-encoded; the component knows `grey`
+        // only, and sees the URI as the client sent it.
+        let grey = read(&host, "test://colors/gr%65y").await.unwrap();
+        assert_eq!(
+            text_of(&grey[0]),
+            "test://colors/gr%65y is the colour grey",
+            "{era:?}"
+        );
+        // `%FF` decodes to a byte that is no UTF-8: invalid params naming
+        // the variable, and the component is not asked.
+        let (code, message) = rpc_error(read(&host, "test://colors/%FF").await);
+        assert_eq!(code, -32602, "{era:?}: {message}");
+        assert!(
+            message.contains("{name} is not UTF-8 once percent-decoded"),
+            "{message}"
+        );
+        assert!(!message.contains("no colour"), "{message}");
+        assert!(!read(&host, "test://colors/red").await.unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn katana_reads_a_sku_decoded_once() {
+    for era in ERAS {
+        let katana = crate::katana::Setup::new().era(era).start().await;
+        let host = &katana.host;
+        // Every character encoded (`%2D` is `-`): the item is found.
+        let item = read(host, "katana://items/KNF%2D8IN%2DBLK").await.unwrap();
+        let item: Value = serde_json::from_str(text_of(&item[0])).unwrap();
+        assert_eq!(item["id"], katana_sandbox::seed::KNIFE_BLACK, "{era:?}");
+        // `%252D` is `%2D` once decoded, a SKU Katana does not have; decoded
+        // twice it would be the knife.
+        let (code, message) = rpc_error(read(host, "katana://items/KNF%252D8IN%252DBLK").await);
+        assert_eq!(code, not_found_code(era), "{era:?}: {message}");
+        assert!(message.contains("\"KNF%2D8IN%2DBLK\""), "{message}");
+    }
+}

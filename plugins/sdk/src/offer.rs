@@ -104,8 +104,8 @@ pub trait Resource {
 /// A family of resources whose URIs follow a template.
 pub trait ResourceTemplate {
     /// The template's variables: a struct with one `String` field per
-    /// `{variable}`, filled from the URI read (values as they appear in the
-    /// URI, percent-encoded).
+    /// `{variable}`, filled from the URI read (values percent-decoded by
+    /// the host).
     type Variables: DeserializeOwned;
     /// An RFC 6570 level 1 URI template whose `{variables}` each fill a
     /// path segment, e.g. `katana://items/{sku}`.

@@ -17,7 +17,7 @@ const MAX_SUGGESTIONS: usize = 100;
 /// The variables of `katana://items/{sku}`.
 #[derive(Debug, Deserialize)]
 pub struct ItemVariables {
-    /// The SKU, percent-encoded as it appears in the URI.
+    /// The SKU, percent-decoded by the host (`katana://items/A%2FB` is `A/B`).
     pub sku: String,
 }
 
@@ -72,10 +72,7 @@ impl ResourceTemplate for ItemCatalog {
     const COMPLETABLE: &'static [&'static str] = &["sku"];
 
     fn read(&self, _uri: &str, variables: ItemVariables) -> Result<Contents, ToolError> {
-        let sku = percent_encoding::percent_decode_str(&variables.sku)
-            .decode_utf8()
-            .map_err(|_| ToolError::validation("the SKU in the URI is not UTF-8"))?
-            .into_owned();
+        let sku = variables.sku;
         let variants: Vec<Variant> = Client::from_config()?.all(
             "/variants",
             &[

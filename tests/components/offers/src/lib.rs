@@ -98,7 +98,8 @@ impl Resource for Crash {
     const URI: &'static str = "test://crash";
     const NAME: &'static str = "crash";
     const TITLE: &'static str = "Crash";
-    const DESCRIPTION: &'static str = "Its read panics.";
+    const DESCRIPTION: &'static str =
+        "Its read panics on purpose, to show that a trap ends that read only.";
     const MIME_TYPE: &'static str = "text/plain";
 
     fn read(&self) -> Result<Contents, ToolError> {
