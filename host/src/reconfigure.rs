@@ -24,9 +24,12 @@
 //!   parse or resolve stays refused until it is saved with other content.
 //!   A file refused because a component would not load under it is tried
 //!   again ([`ConfigReload::retry`]) after each scan of the plugin
-//!   directory in which a file appeared, went or changed its bytes: once
+//!   directory (a `*.wasm` file written, added, renamed or removed): once
 //!   the component is fixed or removed, the edit applies without saving
-//!   `toolhost.toml` again (a failed retry is not logged again).
+//!   `toolhost.toml` again (a failed retry is not logged again). Every
+//!   scan, not only one that changed the registry: the refused attempt
+//!   read the directory itself, so restoring the serving file's own bytes
+//!   changes nothing the scan sees, yet lets the edit load.
 //! - A syntax error names its line, column and key, never the text there
 //!   ([`crate::config::TomlError`]): a broken line may hold a credential.
 //! - A call holds the registry it looked its tool up in, and with it its
@@ -230,10 +233,10 @@ impl ConfigReload {
         }
     }
 
-    /// After a scan of the plugin directory that changed its files: applies
-    /// the content refused because a component would not load under it, if
-    /// the file still holds it (other content is applied as new). A retry
-    /// that fails again is not logged again: the content was reported once.
+    /// After a scan of the plugin directory: applies the content refused
+    /// because a component would not load under it, if the file still
+    /// holds it (other content has an event of its own). A retry that fails
+    /// again is not logged as an error again: the content was reported once.
     pub async fn retry(&mut self, reloader: &mut Reloader, gateway: &Gateway) -> Outcome {
         if self.waiting.is_none() {
             return Outcome::Unchanged;

@@ -161,11 +161,6 @@ pub struct Rescan {
     pub failed: usize,
     /// Files gone.
     pub removed: usize,
-    /// Whether a file appeared, went, or holds other bytes than the last
-    /// scan saw, whether it loaded or not: a config edit refused because a
-    /// component would not load under it is tried again then
-    /// ([`crate::reconfigure`]).
-    pub files_changed: bool,
 }
 
 impl std::fmt::Display for Rescan {
@@ -238,7 +233,6 @@ impl Reloader {
     pub async fn rescan(&mut self, current: &Registry) -> Result<Rescan> {
         let now = SystemTime::now();
         let mut read = 0;
-        let mut files_changed = false;
         let mut present: BTreeMap<String, Present> = BTreeMap::new();
         for (name, path) in self.wasm_files()? {
             let meta = match tokio::fs::metadata(&path).await {
@@ -279,9 +273,10 @@ impl Reloader {
                 }
             };
             read += 1;
-            let before = self.seen.get(&name);
-            files_changed |= before.is_none_or(|s| s.digest != digest);
-            let failed = before.is_some_and(|s| s.failed && s.digest == digest);
+            let failed = self
+                .seen
+                .get(&name)
+                .is_some_and(|s| s.failed && s.digest == digest);
             self.seen.insert(
                 name.clone(),
                 Seen {
@@ -300,9 +295,7 @@ impl Reloader {
                 },
             );
         }
-        let seen_before = self.seen.len();
         self.seen.retain(|name, _| present.contains_key(name));
-        files_changed |= self.seen.len() != seen_before;
 
         let gone: Vec<String> = current
             .plugins()
@@ -417,7 +410,6 @@ impl Reloader {
             loaded,
             failed,
             removed: gone.len(),
-            files_changed,
         })
     }
 
@@ -694,10 +686,10 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
                 }
                 // Wait for the directory to go quiet.
                 while let Ok(Some(())) = tokio::time::timeout(QUIET, watch.events.recv()).await {}
-                let files_changed = rescan_and_publish(&mut reloader, &gateway).await;
-                if let Some(reload) = &mut config_reload
-                    && files_changed
-                {
+                rescan_and_publish(&mut reloader, &gateway).await;
+                // A config edit refused because a component would not load
+                // may load now.
+                if let Some(reload) = &mut config_reload {
                     reload.retry(&mut reloader, &gateway).await;
                 }
             }
@@ -713,11 +705,9 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
 }
 
 /// Rescans the plugin directory and publishes the next registry if it
-/// changed; whether any file's bytes changed ([`Rescan::files_changed`]).
-async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) -> bool {
-    let rescan = reloader.rescan(&gateway.registry()).await;
-    let files_changed = rescan.as_ref().is_ok_and(|r| r.files_changed);
-    match rescan {
+/// changed.
+async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) {
+    match reloader.rescan(&gateway.registry()).await {
         Ok(rescan) if rescan.changed => {
             tracing::debug!("plugin directory rescanned: {rescan}");
             // Recorded before clients hear of the change.
@@ -735,7 +725,6 @@ async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) -> bool 
             crate::metrics::reload(crate::metrics::ReloadResult::Failed);
         }
     }
-    files_changed
 }
 
 fn hex(bytes: &[u8]) -> String {

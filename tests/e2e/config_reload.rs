@@ -674,3 +674,23 @@ async fn an_edit_refused_for_a_broken_component_applies_once_the_component_is_fi
         "the refused content is reported once:\n{stderr}"
     );
 }
+
+#[tokio::test]
+async fn an_edit_saved_with_a_broken_component_in_one_window_applies_once_it_is_fixed() {
+    let host = Host::start(HostOptions::new(&["hello"]).config("[plugins.hello]\n")).await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    let good = component("hello");
+
+    // Both saved at once: whichever event is handled first, the edit is
+    // refused (once) while the file does not load.
+    write_then_rename(&host.plugins, "hello.wasm", &good[..good.len() / 3]);
+    host.write_config("[plugins.hello]\nprefix = \"hi\"\n");
+    host.wait_for_stderr("was not applied").await;
+    assert_eq!(names(&host.tools().await), ["fetch_url", "greet"]);
+
+    write_then_rename(&host.plugins, "hello.wasm", &good);
+    changes.next(&host).await;
+    assert_eq!(names(&host.tools().await), ["hi.fetch_url", "hi.greet"]);
+    let stderr = host.wait_for_stderr("configuration reloaded").await;
+    assert_eq!(stderr.matches("was not applied").count(), 1, "{stderr}");
+}
