@@ -83,7 +83,9 @@ pub struct RawState {
     /// `keys`: the sealing key ring; the first key seals, every key opens.
     #[serde(default)]
     pub keys: Vec<RawStateKey>,
-    /// `replay`: a `redis://` URL for the spent-state set replicas share.
+    /// `replay`: a `redis://` URL for the spent-state set replicas share;
+    /// `${VAR}` is replaced by the environment variable `VAR` (keep the
+    /// password there).
     pub replay: Option<String>,
 }
 
@@ -106,7 +108,71 @@ pub struct StateSettings {
     /// process's own.
     pub keys: Vec<(String, String)>,
     /// The Redis URL of the shared replay store; none: in-process.
-    pub replay: Option<String>,
+    pub replay: Option<ReplayUrl>,
+}
+
+/// `state.replay` resolved: the Redis URL with each `${VAR}` replaced. It
+/// may hold a password, so it is never shown (`Debug` redacts it) and
+/// errors about it never quote it.
+#[derive(Clone)]
+pub struct ReplayUrl {
+    /// The URL to connect to.
+    pub url: String,
+    /// Whether the config file itself holds the password (rather than a
+    /// `${VAR}`): warned about at start.
+    pub literal_password: bool,
+}
+
+impl std::fmt::Debug for ReplayUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplayUrl(<redacted>)")
+    }
+}
+
+impl ReplayUrl {
+    /// Resolves `state.replay` as written.
+    fn resolve(written: &str) -> Result<ReplayUrl> {
+        if !(written.starts_with("redis://") || written.starts_with("rediss://")) {
+            // Not quoted: it may hold a password.
+            bail!(
+                "`state.replay` must be a redis:// or rediss:// URL, e.g. \
+                 \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@redis:6379/0\""
+            );
+        }
+        let url = expand_env(written).context("in `state.replay`")?;
+        Ok(ReplayUrl {
+            url,
+            literal_password: has_literal_password(written),
+        })
+    }
+}
+
+/// Whether the URL as written has a password that is not (only) `${VAR}`
+/// references: `redis://:hunter2@host` does, `redis://:${PASS}@host` does
+/// not.
+fn has_literal_password(written: &str) -> bool {
+    let after_scheme = written.split_once("://").map_or(written, |(_, rest)| rest);
+    let authority = after_scheme
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let Some((userinfo, _)) = authority.rsplit_once('@') else {
+        return false;
+    };
+    let Some((_, password)) = userinfo.split_once(':') else {
+        return false;
+    };
+    let mut literal = String::new();
+    let mut rest = password;
+    while let Some(start) = rest.find("${") {
+        literal.push_str(&rest[..start]);
+        match rest[start..].find('}') {
+            Some(end) => rest = &rest[start + end + 1..],
+            None => rest = "",
+        }
+    }
+    literal.push_str(rest);
+    !literal.is_empty()
 }
 
 impl std::fmt::Debug for StateSettings {
@@ -150,15 +216,8 @@ impl StateSettings {
             }
             keys.push((key.id, value));
         }
-        if let Some(url) = &raw.replay
-            && !(url.starts_with("redis://") || url.starts_with("rediss://"))
-        {
-            bail!("`state.replay` must be a redis:// or rediss:// URL, not {url:?}");
-        }
-        Ok(StateSettings {
-            keys,
-            replay: raw.replay,
-        })
+        let replay = raw.replay.as_deref().map(ReplayUrl::resolve).transpose()?;
+        Ok(StateSettings { keys, replay })
     }
 }
 
@@ -730,8 +789,8 @@ impl Config {
     pub fn load_audit(path: &Path) -> Result<Option<crate::audit::AuditSettings>> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
-        let raw: RawConfig = toml::from_str(&text)
-            .with_context(|| format!("in the config file {}", path.display()))?;
+        let raw: RawConfig =
+            parse_toml(&text).with_context(|| format!("in the config file {}", path.display()))?;
         let mut audit = resolve_audit(&raw.host)
             .with_context(|| format!("in the config file {}", path.display()))?;
         if let Some(audit) = &mut audit
@@ -742,9 +801,10 @@ impl Config {
         Ok(audit)
     }
 
-    /// Parses and resolves config text.
+    /// Parses and resolves config text. A syntax error names its line,
+    /// column and key, never the text written there ([`TomlError`]).
     pub fn parse(text: &str) -> Result<Config> {
-        let raw: RawConfig = toml::from_str(text)?;
+        let raw: RawConfig = parse_toml(text)?;
         Self::from_raw(raw)
     }
 
@@ -1255,6 +1315,115 @@ fn metrics_address(text: &str) -> Result<SocketAddr> {
     )
 }
 
+/// `toolhost.toml` could not be read as TOML, or a value has the wrong
+/// type or name: where (line, column, key) and what is wrong. Never the
+/// text found there: `toml`'s own message quotes the offending line, and a
+/// broken line may hold a credential (`value = "Bearer sk-…` without its
+/// closing quote).
+#[derive(Debug, thiserror::Error)]
+#[error("{place}: {problem}")]
+pub struct TomlError {
+    /// `line 7, column 9 (`value` in [[plugins.web.credentials]])`.
+    place: String,
+    /// What the parser or the key's type expected.
+    problem: String,
+}
+
+/// Reads `text` as `T`; a [`TomlError`] if it cannot.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, TomlError> {
+    toml::from_str(text).map_err(|e| toml_error(&e, text))
+}
+
+fn toml_error(error: &toml::de::Error, text: &str) -> TomlError {
+    // Without its input, the error shows its message and key path alone.
+    let mut bare = error.clone();
+    bare.set_input(None);
+    let shown = bare.to_string();
+    let keys = shown
+        .strip_prefix(error.message())
+        .map(str::trim)
+        .and_then(|rest| rest.strip_prefix("in `"))
+        .and_then(|rest| rest.strip_suffix('`'))
+        .filter(|keys| !keys.is_empty());
+    let mut place = Vec::new();
+    let mut context = keys.map(|keys| format!("`{keys}`"));
+    if let Some(span) = error.span() {
+        let start = span.start.min(text.len());
+        let before = text.get(..start).unwrap_or("");
+        let line = before.matches('\n').count();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        place.push(format!("line {}, column {column}", line + 1));
+        if context.is_none() {
+            context = syntax_context(text, line);
+        }
+    }
+    if let Some(context) = context {
+        place.push(format!("({context})"));
+    }
+    if place.is_empty() {
+        place.push("TOML".to_string());
+    }
+    TomlError {
+        place: place.join(" "),
+        problem: without_quoted_strings(error.message().trim()),
+    }
+}
+
+/// Where a syntax error on line `line` (from 0) is, in names the file
+/// uses: the key the line sets and the table header above it, each shown
+/// only when it is made of characters a key may have.
+fn syntax_context(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_key = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-. \"'".contains(c))
+    };
+    let key = lines
+        .get(line)
+        .and_then(|l| l.split_once('='))
+        .map(|(key, _)| key.trim())
+        .filter(|k| is_key(k));
+    let table = lines.get(..line.min(lines.len())).and_then(|above| {
+        above.iter().rev().find_map(|l| {
+            let l = l.trim();
+            let name = l
+                .strip_prefix("[[")
+                .and_then(|n| n.strip_suffix("]]"))
+                .or_else(|| l.strip_prefix('[').and_then(|n| n.strip_suffix(']')))?;
+            is_key(name.trim()).then(|| l.to_string())
+        })
+    });
+    match (key, table) {
+        (Some(key), Some(table)) => Some(format!("`{key}` in {table}")),
+        (Some(key), None) => Some(format!("`{key}`")),
+        (None, Some(table)) => Some(format!("in {table}")),
+        (None, None) => None,
+    }
+}
+
+/// `message` with each `string "…"` (how serde shows a string value it
+/// did not expect) shown as `a string`, so no value is quoted.
+fn without_quoted_strings(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(start) = rest.find("string \"") {
+        out.push_str(&rest[..start]);
+        out.push_str("a string");
+        let value = &rest[start + "string \"".len()..];
+        let mut escaped = false;
+        let end = value.char_indices().find_map(|(i, c)| {
+            let closes = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            closes.then_some(i + 1)
+        });
+        rest = &value[end.unwrap_or(value.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Replaces each `${VAR}` in `text` with the environment variable `VAR`.
 fn expand_env(text: &str) -> Result<String> {
     let mut out = String::new();
@@ -1262,9 +1431,13 @@ fn expand_env(text: &str) -> Result<String> {
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .with_context(|| format!("unclosed `${{` in {text:?}"))?;
+        // The text is not quoted: it may hold a secret written literally.
+        let end = after.find('}').with_context(|| {
+            format!(
+                "`${{` at character {} is not closed; write `${{NAME}}`",
+                text[..text.len() - after.len()].chars().count() - 1
+            )
+        })?;
         let var = &after[..end];
         let value = std::env::var(var).with_context(|| {
             format!("the environment variable {var} is not set; export it before starting toolhost")
@@ -1606,6 +1779,77 @@ mod tests {
                 "{bad}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn a_toml_error_names_the_line_column_and_key_never_the_text() {
+        let secret = "sk-live-0a1b2c3d";
+        // A basic string left open on a credentials line.
+        let err = error_of(&format!(
+            "[host]\nconfirmation = \"deny\"\n[[plugins.web.credentials]]\nhost = \"a.b\"\n\
+             header = \"Authorization\"\nvalue = \"Bearer {secret}\n"
+        ));
+        assert!(
+            err.contains("line 6, column")
+                && err.contains("(`value` in [[plugins.web.credentials]])")
+                && err.contains("invalid basic string"),
+            "{err}"
+        );
+        assert!(!err.contains(secret), "{err}");
+        // A value of the wrong kind: its key path, not its text.
+        let err = error_of(&format!(
+            "[[plugins.web.allow]]\nhost = \"a.b\"\nport = \"{secret}\"\n"
+        ));
+        assert!(
+            err.contains("line 3, column 8 (`plugins.web.allow.port`)"),
+            "{err}"
+        );
+        assert!(err.contains("invalid value: a string"), "{err}");
+        assert!(!err.contains(secret), "{err}");
+        // An unclosed `${` is placed, not quoted.
+        let err = error_of(&format!(
+            "[[plugins.w.credentials]]\nhost = \"a.b\"\nheader = \"X\"\nvalue = \"{secret} ${{KEY\"\n"
+        ));
+        assert!(err.contains("`${` at character 18 is not closed"), "{err}");
+        assert!(!err.contains(secret), "{err}");
+    }
+
+    #[test]
+    fn the_replay_url_reads_the_environment_and_stays_redacted() {
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("TOOLHOST_TEST_REDIS_PASSWORD", "r3dis-pw") };
+        let c = Config::parse(
+            "[state]\nreplay = \"redis://:${TOOLHOST_TEST_REDIS_PASSWORD}@redis:6379/0\"\n",
+        )
+        .unwrap();
+        let replay = c.state.replay.as_ref().unwrap();
+        assert_eq!(replay.url, "redis://:r3dis-pw@redis:6379/0");
+        assert!(!replay.literal_password);
+        assert!(!format!("{c:?}").contains("r3dis-pw"));
+        assert!(!format!("{replay:?}").contains("r3dis-pw"));
+
+        for (url, literal) in [
+            ("redis://:hunter2@redis:6379/0", true),
+            ("redis://user:hunter2@redis/0", true),
+            ("redis://:pre${TOOLHOST_TEST_REDIS_PASSWORD}@redis", true),
+            ("redis://user@redis:6379", false),
+            ("rediss://redis:6380/1", false),
+            (
+                "redis://:${TOOLHOST_TEST_REDIS_PASSWORD}@redis/0?protocol=resp3",
+                false,
+            ),
+        ] {
+            assert_eq!(has_literal_password(url), literal, "{url}");
+        }
+
+        let err = error_of("[state]\nreplay = \"http://:hunter2@redis\"\n");
+        assert!(err.contains("must be a redis:// or rediss:// URL"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        let err = error_of("[state]\nreplay = \"redis://:${TOOLHOST_TEST_SURELY_UNSET}@r\"\n");
+        assert!(
+            err.contains("`state.replay`") && err.contains("TOOLHOST_TEST_SURELY_UNSET"),
+            "{err}"
+        );
     }
 
     #[test]

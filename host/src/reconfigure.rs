@@ -17,9 +17,21 @@
 //! Rules:
 //! - All or nothing: a file that does not parse or resolve, or under which
 //!   a serving component would no longer load (a `prefix` that makes a
-//!   name too long, a smaller listing limit), changes nothing. The error is
-//!   logged once per distinct content, not again on each event for the
-//!   same bytes.
+//!   name too long, a smaller listing limit, a component file replaced by
+//!   bytes that do not load), changes nothing. The error is logged once per
+//!   distinct content, not again on each event for the same bytes.
+//! - The two refusals differ in what can change them. A file that does not
+//!   parse or resolve stays refused until it is saved with other content.
+//!   A file refused because a component would not load under it is tried
+//!   again ([`ConfigReload::retry`]) after each scan of the plugin
+//!   directory (a `*.wasm` file written, added, renamed or removed): once
+//!   the component is fixed or removed, the edit applies without saving
+//!   `toolhost.toml` again (a failed retry is not logged again). Every
+//!   scan, not only one that changed the registry: the refused attempt
+//!   read the directory itself, so restoring the serving file's own bytes
+//!   changes nothing the scan sees, yet lets the edit load.
+//! - A syntax error names its line, column and key, never the text there
+//!   ([`crate::config::TomlError`]): a broken line may hold a credential.
 //! - A call holds the registry it looked its tool up in, and with it its
 //!   plugin's settings, HTTP client and credentials: calls in flight finish
 //!   with the settings they started with; calls after the swap use the new.
@@ -127,8 +139,30 @@ pub struct ConfigReload {
     /// SHA-256 of the last content considered, applied or refused: the
     /// same bytes are neither applied nor reported again.
     last_digest: Option<[u8; 32]>,
+    /// That content, resolved, when it was refused only because a
+    /// component would not load under it: tried again when the plugin
+    /// directory's files change ([`ConfigReload::retry`]).
+    waiting: Option<Prepared>,
     /// The instance pool's memory per instance, fixed at start.
     pool_memory_bytes: u64,
+}
+
+/// A configuration resolved from the file, with the loader for it, ready
+/// to be swapped in.
+struct Prepared {
+    config: Arc<Config>,
+    table: toml::Table,
+    loader: Loader,
+}
+
+/// Why a content of the config file was not applied.
+enum Refusal {
+    /// The file does not parse or resolve: only other content can change
+    /// that.
+    Invalid(anyhow::Error),
+    /// A serving component would not load under it: a change of the plugin
+    /// directory can.
+    Components(Prepared, anyhow::Error),
 }
 
 /// What became of one change of the config file.
@@ -153,6 +187,7 @@ impl ConfigReload {
         Some(ConfigReload {
             running_table: toml::from_str(&text).unwrap_or_default(),
             last_digest: Some(Sha256::digest(text.as_bytes()).into()),
+            waiting: None,
             pool_memory_bytes: config.max_memory_bytes(),
             running: config,
             path,
@@ -187,42 +222,79 @@ impl ConfigReload {
             return Outcome::Unchanged;
         }
         self.last_digest = Some(digest);
-        match self.prepare(&text) {
-            Ok((config, table)) => {
-                let config = Arc::new(config);
-                match self.swap(config.clone(), reloader, gateway).await {
-                    Ok(()) => {
-                        self.running = config;
-                        self.running_table = table;
-                        Outcome::Applied
-                    }
-                    Err(e) => {
-                        self.refused(&e);
-                        Outcome::Refused
-                    }
-                }
-            }
-            Err(e) => {
-                self.refused(&e);
-                Outcome::Refused
-            }
+        self.waiting = None;
+        let prepared = match self.prepare(&text, reloader) {
+            Ok(prepared) => prepared,
+            Err(e) => return self.refused(Refusal::Invalid(e)),
+        };
+        match self.swap(prepared, reloader, gateway).await {
+            Ok(()) => Outcome::Applied,
+            Err(refusal) => self.refused(refusal),
         }
     }
 
-    fn refused(&self, error: &anyhow::Error) {
-        crate::metrics::reload(crate::metrics::ReloadResult::Failed);
-        tracing::error!(
-            "the configuration in {} was not applied; the previous settings keep serving: {error:#}",
+    /// After a scan of the plugin directory: applies the content refused
+    /// because a component would not load under it, if the file still
+    /// holds it (other content has an event of its own). A retry that fails
+    /// again is not logged as an error again: the content was reported once.
+    pub async fn retry(&mut self, reloader: &mut Reloader, gateway: &Gateway) -> Outcome {
+        if self.waiting.is_none() {
+            return Outcome::Unchanged;
+        }
+        let digest = match tokio::fs::read(&self.path).await {
+            Ok(bytes) => <[u8; 32]>::from(Sha256::digest(&bytes)),
+            Err(_) => return Outcome::Unchanged,
+        };
+        if self.last_digest != Some(digest) {
+            // Saved again meanwhile: its own event follows, and applies it.
+            return Outcome::Unchanged;
+        }
+        let Some(prepared) = self.waiting.take() else {
+            return Outcome::Unchanged;
+        };
+        tracing::info!(
+            "the plugin directory changed; applying {} again",
             self.path.display()
         );
+        match self.swap(prepared, reloader, gateway).await {
+            Ok(()) => Outcome::Applied,
+            Err(Refusal::Components(prepared, e)) => {
+                tracing::info!(
+                    "the configuration in {} still cannot be applied: {e:#}",
+                    self.path.display()
+                );
+                self.waiting = Some(prepared);
+                Outcome::Refused
+            }
+            Err(refusal) => self.refused(refusal),
+        }
+    }
+
+    fn refused(&mut self, refusal: Refusal) -> Outcome {
+        crate::metrics::reload(crate::metrics::ReloadResult::Failed);
+        match refusal {
+            Refusal::Invalid(error) => tracing::error!(
+                "the configuration in {} was not applied; the previous settings keep serving: {error:#}",
+                self.path.display()
+            ),
+            Refusal::Components(prepared, error) => {
+                tracing::error!(
+                    "the configuration in {} was not applied; the previous settings keep serving: \
+                     {error:#}; it is tried again when the plugin directory's files change",
+                    self.path.display()
+                );
+                self.waiting = Some(prepared);
+            }
+        }
+        Outcome::Refused
     }
 
     /// Parses and resolves `text`, keeping the running value of every
     /// restart-only setting (and of memory limits above what the instance
-    /// pool was sized for).
-    fn prepare(&self, text: &str) -> Result<(Config, toml::Table)> {
+    /// pool was sized for), and makes the loader for it.
+    fn prepare(&self, text: &str, reloader: &Reloader) -> Result<Prepared> {
         let mut config = Config::parse_at(text, &self.path)?;
-        let table: toml::Table = toml::from_str(text)?;
+        let table: toml::Table = crate::config::parse_toml(text)?;
         for key in changed_restart_only(&self.running_table, &table) {
             tracing::warn!(
                 "{}: `{key}` changed, and needs a restart to take effect; the running value is kept",
@@ -250,29 +322,40 @@ impl ConfigReload {
                 self.path.display()
             );
         }
-        Ok((config, table))
-    }
-
-    /// Reloads every component for `config` and swaps the result in, or
-    /// changes nothing.
-    async fn swap(
-        &self,
-        config: Arc<Config>,
-        reloader: &mut Reloader,
-        gateway: &Gateway,
-    ) -> Result<()> {
+        let config = Arc::new(config);
         let current = reloader.loader();
         let loader = Loader {
             runtime: current.runtime.clone(),
             linker: current.linker.clone(),
             http: HttpClient::new(&config).context("cannot build the HTTP client")?,
             cache: current.cache.clone(),
-            config,
+            config: config.clone(),
         };
-        let rescan = reloader
-            .reconfigure(loader, &gateway.registry())
+        Ok(Prepared {
+            config,
+            table,
+            loader,
+        })
+    }
+
+    /// Reloads every component for `prepared` and swaps the result in, or
+    /// changes nothing.
+    async fn swap(
+        &mut self,
+        prepared: Prepared,
+        reloader: &mut Reloader,
+        gateway: &Gateway,
+    ) -> Result<(), Refusal> {
+        let rescan = match reloader
+            .reconfigure(prepared.loader.clone(), &gateway.registry())
             .await
-            .context("the components could not all be reloaded under it")?;
+        {
+            Ok(rescan) => rescan,
+            Err(e) => {
+                let e = e.context("the components could not all be reloaded under it");
+                return Err(Refusal::Components(prepared, e));
+            }
+        };
         crate::metrics::reload(crate::metrics::ReloadResult::Changed);
         crate::metrics::loaded(&rescan.registry, rescan.failed);
         let tools = rescan.registry.tools().count();
@@ -285,6 +368,8 @@ impl ConfigReload {
             "configuration reloaded from {}: {summary}",
             self.path.display()
         );
+        self.running = prepared.config;
+        self.running_table = prepared.table;
         Ok(())
     }
 }

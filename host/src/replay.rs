@@ -9,12 +9,19 @@
 //! If the shared store cannot be reached, nothing is spent and the caller is
 //! told to retry ([`ReplayError::Unavailable`]): a confirmed mutation is never
 //! applied without the single-use check.
+//!
+//! The URL may carry a password (`redis://:${TOOLHOST_REDIS_PASSWORD}@redis:6379/0`,
+//! read from the environment by [`crate::config`]). It is never shown: messages
+//! name the store by host and port, and a refused password or an unreachable
+//! server is reported as what to fix, never with the URL.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use redis::aio::ConnectionManager;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::config::ReplayUrl;
 
 /// How long one Redis operation (or connecting) may take before the store
 /// counts as unreachable.
@@ -59,12 +66,19 @@ impl ReplayStore {
         ReplayStore::Local(Mutex::new(HashMap::new()))
     }
 
-    /// A store in the Redis server at `url` (`redis://host:port/db`). The
-    /// server need not be up yet.
-    pub fn redis(url: &str) -> Result<ReplayStore, redis::RedisError> {
-        let client = redis::Client::open(url)?;
+    /// A store in the Redis server at `url` (`redis://[:PASSWORD@]host:port/db`).
+    /// The server need not be up yet. Warns when the config file itself
+    /// holds the password.
+    pub fn redis(url: &ReplayUrl) -> Result<ReplayStore, redis::RedisError> {
+        let client = redis::Client::open(url.url.as_str())?;
         let info = client.get_connection_info();
         let shown = format!("redis at {}", info.addr());
+        if url.literal_password {
+            tracing::warn!(
+                "`state.replay` holds a password written in the config file; keep it in the \
+                 environment instead: replay = \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@HOST:6379/0\""
+            );
+        }
         Ok(ReplayStore::Redis(RedisReplay {
             client,
             shown,
@@ -99,11 +113,16 @@ impl RedisReplay {
         let mut connection = match slot.as_ref() {
             Some(connection) => connection.clone(),
             None => {
-                let connect = ConnectionManager::new(self.client.clone());
+                // One attempt: a failure is answered now (retryably), and
+                // the next spend connects afresh.
+                let config = ConnectionManagerConfig::new()
+                    .set_number_of_retries(0)
+                    .set_connection_timeout(Some(REDIS_TIMEOUT));
+                let connect = ConnectionManager::new_with_config(self.client.clone(), config);
                 let connection = tokio::time::timeout(REDIS_TIMEOUT, connect)
                     .await
                     .map_err(|_| unavailable(format!("no connection within {REDIS_TIMEOUT:?}")))?
-                    .map_err(|e| unavailable(e.to_string()))?;
+                    .map_err(|e| unavailable(what_to_fix(&e)))?;
                 *slot = Some(connection.clone());
                 connection
             }
@@ -124,12 +143,30 @@ impl RedisReplay {
             Ok(Err(e)) => {
                 // Connect afresh next time.
                 *self.connection.lock().await = None;
-                Err(unavailable(e.to_string()))
+                Err(unavailable(what_to_fix(&e)))
             }
             Err(_) => {
                 *self.connection.lock().await = None;
                 Err(unavailable(format!("no answer within {REDIS_TIMEOUT:?}")))
             }
         }
+    }
+}
+
+/// What a Redis error means for the operator. Redis's own text names no
+/// credential; the URL, which may, is never part of it.
+fn what_to_fix(error: &redis::RedisError) -> String {
+    let refused_credentials = error.kind() == redis::ErrorKind::AuthenticationFailed
+        || matches!(error.code(), Some("NOAUTH" | "WRONGPASS"));
+    if refused_credentials {
+        format!(
+            "Redis refused the credentials ({error}); set the password it expects in \
+             `state.replay`, e.g. redis://:${{TOOLHOST_REDIS_PASSWORD}}@HOST:6379/0 with the \
+             variable exported"
+        )
+    } else if error.is_connection_refusal() || error.is_io_error() || error.is_timeout() {
+        format!("{error}; check that Redis is running and `state.replay` names its host and port")
+    } else {
+        error.to_string()
     }
 }

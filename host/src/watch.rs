@@ -687,6 +687,11 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
                 // Wait for the directory to go quiet.
                 while let Ok(Some(())) = tokio::time::timeout(QUIET, watch.events.recv()).await {}
                 rescan_and_publish(&mut reloader, &gateway).await;
+                // A config edit refused because a component would not load
+                // may load now.
+                if let Some(reload) = &mut config_reload {
+                    reload.retry(&mut reloader, &gateway).await;
+                }
             }
             Some(()) = config_event => {
                 let events = &mut config_watch.as_mut().expect("an event came from it").events;

@@ -3,7 +3,10 @@
 //! checked against MCP's name rules; `serve` applies a valid edit of
 //! `toolhost.toml` without a restart (a rotated API key, a new prefix, a
 //! removed block), keeps the old settings on an invalid one, and lets calls
-//! in flight finish with the settings they started with.
+//! in flight finish with the settings they started with. A syntax error is
+//! reported by line, column and key, never by the text written there (it
+//! may be a credential); an edit refused because a component would not load
+//! applies once the component is fixed.
 
 use std::process::Output;
 
@@ -13,6 +16,7 @@ use statuspro_sandbox::{SandboxConfig, seed};
 use crate::statuspro::{COMPONENTS, config as statuspro_config};
 use crate::support::{
     Changes, ERAS, Elicitation, Era, Host, HostOptions, Recorder, component, test_cache_home,
+    write_then_rename,
 };
 
 /// A second copy of `hello` under its own block.
@@ -560,4 +564,133 @@ async fn a_configmap_style_swap_of_a_linked_directory_is_seen() {
     std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
     changes.next(&host).await;
     assert_eq!(names(&host.tools().await), ["hi.fetch_url", "hi.greet"]);
+}
+
+/// A credential for a [`Recorder`]'s loopback port, as `hello` sends it.
+fn credential_block(server: &Recorder, value: &str) -> String {
+    format!(
+        "[plugins.hello]\n{}[[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nport = {}\n\
+         header = \"Authorization\"\nvalue = {value}\n",
+        server.allow_block("hello"),
+        server.port
+    )
+}
+
+/// A credential that must never reach the log.
+const SECRET: &str = "sk-live-4f9c2e7b1d";
+
+/// The credentials line of [`credential_block`] with its closing quote
+/// missing, and where the error is reported.
+fn broken_credentials(server: &Recorder) -> String {
+    credential_block(server, &format!("\"Bearer {SECRET}"))
+}
+
+/// What a report of [`broken_credentials`] must say, and must not.
+fn assert_reported_without_the_secret(stderr: &str) {
+    assert!(
+        stderr.contains("line 9, column")
+            && stderr.contains("(`value` in [[plugins.hello.credentials]])")
+            && stderr.contains("invalid basic string"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(SECRET), "the secret was logged:\n{stderr}");
+}
+
+#[tokio::test]
+async fn a_broken_credentials_line_is_reported_by_line_and_key_never_by_its_text() {
+    let server = Recorder::start().await;
+    let broken = broken_credentials(&server);
+
+    // At start: `list` and `serve` exit with the error.
+    let out = list(&broken);
+    assert!(!out.status.success(), "{out:?}");
+    assert_reported_without_the_secret(&String::from_utf8_lossy(&out.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, &broken).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--plugins"])
+        .arg(dir.path())
+        .arg("--config")
+        .arg(&config)
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty(), "stdout carries the protocol only");
+    assert_reported_without_the_secret(&String::from_utf8_lossy(&out.stderr));
+
+    // On reload: refused, reported the same way; the old credential serves.
+    let host = Host::start(
+        HostOptions::new(&["hello"]).config(credential_block(&server, "\"Bearer old-token\"")),
+    )
+    .await;
+    let fetch = json!({"url": format!("{}/x", server.url)});
+    let sent =
+        |host_server: &Recorder| host_server.received().last().unwrap().authorization.clone();
+    assert_eq!(host.ok("fetch_url", fetch.clone()).await["status"], 200);
+    assert_eq!(sent(&server).as_deref(), Some("Bearer old-token"));
+    host.write_config(&broken);
+    let stderr = host.wait_for_stderr("was not applied").await;
+    assert_reported_without_the_secret(&stderr);
+    assert_eq!(host.ok("fetch_url", fetch).await["status"], 200);
+    assert_eq!(sent(&server).as_deref(), Some("Bearer old-token"));
+}
+
+#[tokio::test]
+async fn an_edit_refused_for_a_broken_component_applies_once_the_component_is_fixed() {
+    let host = Host::start(HostOptions::new(&["hello"]).config("[plugins.hello]\n")).await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    let good = component("hello");
+
+    // The serving file replaced by bytes that do not load: the previous
+    // version keeps serving.
+    write_then_rename(&host.plugins, "hello.wasm", &good[..good.len() / 2]);
+    host.wait_for_stderr("the new version was not loaded").await;
+    // A valid edit, refused while the file does not load under it.
+    host.write_config("[plugins.hello]\nprefix = \"hi\"\n");
+    let stderr = host.wait_for_stderr("was not applied").await;
+    assert!(
+        stderr.contains("hello.wasm cannot be loaded under it")
+            && stderr.contains("tried again when the plugin directory's files change"),
+        "{stderr}"
+    );
+    assert_eq!(names(&host.tools().await), ["fetch_url", "greet"]);
+    assert_eq!(changes.unread(&host).await, 0);
+
+    // The component fixed, toolhost.toml untouched: the edit applies.
+    write_then_rename(&host.plugins, "hello.wasm", &good);
+    changes.next(&host).await;
+    assert_eq!(names(&host.tools().await), ["hi.fetch_url", "hi.greet"]);
+    assert_eq!(
+        host.ok("hi.greet", json!({"name": "Ada"})).await["message"],
+        "Hello, Ada!"
+    );
+    let stderr = host.wait_for_stderr("configuration reloaded").await;
+    assert_eq!(
+        stderr.matches("was not applied").count(),
+        1,
+        "the refused content is reported once:\n{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_saved_with_a_broken_component_in_one_window_applies_once_it_is_fixed() {
+    let host = Host::start(HostOptions::new(&["hello"]).config("[plugins.hello]\n")).await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    let good = component("hello");
+
+    // Both saved at once: whichever event is handled first, the edit is
+    // refused (once) while the file does not load.
+    write_then_rename(&host.plugins, "hello.wasm", &good[..good.len() / 3]);
+    host.write_config("[plugins.hello]\nprefix = \"hi\"\n");
+    host.wait_for_stderr("was not applied").await;
+    assert_eq!(names(&host.tools().await), ["fetch_url", "greet"]);
+
+    write_then_rename(&host.plugins, "hello.wasm", &good);
+    changes.next(&host).await;
+    assert_eq!(names(&host.tools().await), ["hi.fetch_url", "hi.greet"]);
+    let stderr = host.wait_for_stderr("configuration reloaded").await;
+    assert_eq!(stderr.matches("was not applied").count(), 1, "{stderr}");
 }

@@ -70,6 +70,7 @@ fn deployed_host() -> HostOptions {
             "TOOLHOST_STATE_KEY",
             "deploy-state-key-0123456789abcdef0123456789abcdef",
         )
+        .env("TOOLHOST_REDIS_PASSWORD", "deploy-redis-password")
         .env("STATUSPRO_API_KEY", "deploy-statuspro-key")
         .env("KATANA_API_KEY", "deploy-katana-key")
 }
@@ -181,6 +182,7 @@ fn the_kubernetes_config_refuses_to_start_with_the_secret_templates_placeholders
         .env("XDG_CACHE_HOME", test_cache_home())
         .env("TOOLHOST_TOKEN_TEAM", PLACEHOLDER)
         .env("TOOLHOST_STATE_KEY", PLACEHOLDER)
+        .env("TOOLHOST_REDIS_PASSWORD", PLACEHOLDER)
         .env("STATUSPRO_API_KEY", PLACEHOLDER)
         .env("KATANA_API_KEY", PLACEHOLDER)
         .output()

@@ -37,6 +37,16 @@ async fn redis() -> Option<Redis> {
 /// A replica: misbehaving.wasm over HTTP, a 2026-07-28 client, the state
 /// key ring `keys` (ids of KEY_1/KEY_2, first seals) and `replay`.
 async fn replica(server: &Recorder, keys: &[&str], replay: &str) -> Host {
+    replica_with_env(server, keys, replay, &[]).await
+}
+
+/// [`replica`], with the environment variables `env` besides the keys'.
+async fn replica_with_env(
+    server: &Recorder,
+    keys: &[&str],
+    replay: &str,
+    env: &[(&str, &str)],
+) -> Host {
     let mut config = format!("{}\n[state]\n", server.allow_block("misbehaving"));
     if !replay.is_empty() {
         config.push_str(&format!("replay = \"{replay}\"\n"));
@@ -47,16 +57,17 @@ async fn replica(server: &Recorder, keys: &[&str], replay: &str) -> Host {
             id.to_uppercase()
         ));
     }
-    Host::start(
-        HostOptions::new(&["misbehaving"])
-            .http()
-            .era(Era::Modern)
-            .elicitation(Elicitation::Accept(true))
-            .env("STATE_KEY_K1", KEY_1)
-            .env("STATE_KEY_K2", KEY_2)
-            .config(config),
-    )
-    .await
+    let mut options = HostOptions::new(&["misbehaving"])
+        .http()
+        .era(Era::Modern)
+        .elicitation(Elicitation::Accept(true))
+        .env("STATE_KEY_K1", KEY_1)
+        .env("STATE_KEY_K2", KEY_2)
+        .config(config);
+    for (key, value) in env {
+        options = options.env(key, value);
+    }
+    Host::start(options).await
 }
 
 fn params(server: &Recorder) -> CallToolRequestParams {
@@ -211,4 +222,123 @@ async fn an_unreachable_replay_store_refuses_with_a_retryable_error_and_spends_n
             .contains("already used")
     );
     assert_eq!(posts(&server), 1);
+}
+
+const REDIS_PASSWORD: &str = "redis-pw-7f3a9c1e5b";
+
+/// A Redis with `requirepass`, or why the test is skipped.
+async fn redis_with_password() -> Option<Redis> {
+    match Redis::start_with_password(None, Some(REDIS_PASSWORD)).await {
+        Ok(redis) => Some(redis),
+        Err(reason) => {
+            eprintln!("SKIPPED: {reason}");
+            None
+        }
+    }
+}
+
+/// `state.replay` for `redis` with the password from the environment.
+fn replay_from_env(redis: &Redis) -> String {
+    format!(
+        "redis://:${{TOOLHOST_REDIS_PASSWORD}}@127.0.0.1:{}/0",
+        redis.port
+    )
+}
+
+#[tokio::test]
+async fn a_replay_store_password_from_the_environment_works_and_is_never_shown() {
+    let Some(redis) = redis_with_password().await else {
+        return;
+    };
+    let server = Recorder::start().await;
+    let env = [("TOOLHOST_REDIS_PASSWORD", REDIS_PASSWORD)];
+    let replay = replay_from_env(&redis);
+    let a = replica_with_env(&server, &["k1"], &replay, &env).await;
+    let b = replica_with_env(&server, &["k1"], &replay, &env).await;
+
+    let state = sealed_state(&a, &server).await;
+    assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
+    let replayed = redeem(&a, &server, &state).await.unwrap_err();
+    assert!(replayed.contains("already used"), "{replayed}");
+    assert_eq!(posts(&server), 1, "spent once, in the store both share");
+    for replica in [&a, &b] {
+        let stderr = replica.stderr.lock().unwrap().clone();
+        assert!(!stderr.contains(REDIS_PASSWORD), "{stderr}");
+        assert!(!stderr.contains("holds a password"), "{stderr}");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_replay_store_password_fails_clearly_and_spends_nothing() {
+    let Some(redis) = redis_with_password().await else {
+        return;
+    };
+    let server = Recorder::start().await;
+    let wrong = "wrong-pw-40c2d9e8a1";
+    let sealer = replica_with_env(
+        &server,
+        &["k1"],
+        &replay_from_env(&redis),
+        &[("TOOLHOST_REDIS_PASSWORD", REDIS_PASSWORD)],
+    )
+    .await;
+    let state = sealed_state(&sealer, &server).await;
+
+    // A wrong password from the environment, and none at all.
+    let with_wrong = replica_with_env(
+        &server,
+        &["k1"],
+        &replay_from_env(&redis),
+        &[("TOOLHOST_REDIS_PASSWORD", wrong)],
+    )
+    .await;
+    let without = replica(&server, &["k1"], &redis.url).await;
+    for replica in [&with_wrong, &without] {
+        let refused = redeem(replica, &server, &state).await.unwrap_err();
+        let envelope: Value = serde_json::from_str(&refused).unwrap();
+        let issue = &envelope["issues"][0];
+        assert_eq!(issue["code"], "TRANSIENT", "{envelope}");
+        let message = issue["message"].as_str().unwrap();
+        assert!(
+            message.contains("Redis refused the credentials") && message.contains("`state.replay`"),
+            "{message}"
+        );
+        assert!(!message.contains(wrong) && !message.contains(REDIS_PASSWORD));
+        let stderr = replica
+            .wait_for_stderr("Redis refused the credentials")
+            .await;
+        assert!(
+            !stderr.contains(wrong) && !stderr.contains(REDIS_PASSWORD),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        posts(&server),
+        0,
+        "never applied without the single-use check"
+    );
+    // Nothing was spent: the right password redeems the same answer.
+    assert_eq!(
+        redeem(&sealer, &server, &state).await.unwrap(),
+        "posted: 200"
+    );
+}
+
+#[tokio::test]
+async fn a_password_written_in_the_replay_url_is_warned_about_and_not_logged() {
+    let Some(redis) = redis_with_password().await else {
+        return;
+    };
+    let server = Recorder::start().await;
+    let literal = format!("redis://:{REDIS_PASSWORD}@127.0.0.1:{}/0", redis.port);
+    let host = replica(&server, &["k1"], &literal).await;
+    let stderr = host
+        .wait_for_stderr("holds a password written in the config file")
+        .await;
+    assert!(stderr.contains("${TOOLHOST_REDIS_PASSWORD}"), "{stderr}");
+    // It works, and the password shows nowhere.
+    let state = sealed_state(&host, &server).await;
+    assert_eq!(redeem(&host, &server, &state).await.unwrap(), "posted: 200");
+    let stderr = host.stderr.lock().unwrap().clone();
+    assert!(!stderr.contains(REDIS_PASSWORD), "{stderr}");
 }

@@ -82,9 +82,20 @@ pub struct Redis {
 impl Redis {
     /// Starts one on `port` (a free one if `None`), or says why it cannot.
     pub async fn start(port: Option<u16>) -> Result<Redis, String> {
+        Redis::start_with_password(port, None).await
+    }
+
+    /// Starts one on `port` (a free one if `None`) that, given a
+    /// `password`, serves only clients that present it (`requirepass`), or
+    /// says why it cannot. [`Redis::url`] carries no password.
+    pub async fn start_with_password(
+        port: Option<u16>,
+        password: Option<&str>,
+    ) -> Result<Redis, String> {
         ensure_installed(&[("redis-server", "redis-server")])?;
         let port = port.unwrap_or_else(free_port);
-        let mut child = tokio::process::Command::new("redis-server")
+        let mut command = tokio::process::Command::new("redis-server");
+        command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--save",
@@ -93,7 +104,11 @@ impl Redis {
                 "no",
                 "--protected-mode",
                 "yes",
-            ])
+            ]);
+        if let Some(password) = password {
+            command.args(["--requirepass", password]);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
