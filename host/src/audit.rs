@@ -372,7 +372,7 @@ impl AuditLog {
         let record = AuditRecord {
             time: rfc3339(Utc::now()),
             record: "call".into(),
-            id: hex(&id),
+            id: hex::encode(id),
             caller: context.caller,
             protocol: context.protocol,
             session: context.session,
