@@ -164,6 +164,17 @@ impl Fixture {
         Ok(dir)
     }
 
+    /// The benchmark's config with `change` made, written as
+    /// `scratch/LABEL.toml`; its path.
+    pub fn config_with(&self, label: &str, change: &ConfigChange) -> Result<PathBuf> {
+        let text = std::fs::read_to_string(&self.config)?;
+        let text = text.replacen("[host]\n", &format!("[host]\n{}", change.host_keys), 1);
+        let path = self.scratch.join(format!("{label}.toml"));
+        std::fs::write(&path, format!("{text}\n{}", change.tables))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+
     /// `toolhost serve` on `plugins` with the benchmark's config and `cache`
     /// (ignored, with the host's default, when the host has no cache flags).
     pub fn toolhost(&self, label: &str, plugins: &Path, cache: &Cache) -> Launch {
@@ -243,4 +254,32 @@ fn config_text(sandbox: &Sandbox) -> String {
          [http]\nrequests_per_identity = 1024\nstreams_per_identity = 1024\n\n{}",
         sandbox.toolhost_config(&["GET", "POST"])
     )
+}
+
+/// A change to the benchmark's config for one server: keys added to
+/// `[host]`, tables added at the end.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigChange {
+    /// Lines added to `[host]`, e.g. `audit = "…"\n`.
+    pub host_keys: String,
+    /// Tables appended, e.g. `[state]\n…`.
+    pub tables: String,
+}
+
+impl ConfigChange {
+    /// Only `tables` appended.
+    pub fn tables(tables: String) -> ConfigChange {
+        ConfigChange {
+            host_keys: String::new(),
+            tables,
+        }
+    }
+
+    /// Only `host_keys` added to `[host]`.
+    pub fn host(host_keys: String) -> ConfigChange {
+        ConfigChange {
+            host_keys,
+            tables: String::new(),
+        }
+    }
 }

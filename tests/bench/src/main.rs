@@ -1,8 +1,8 @@
 //! `toolhost-bench`: the benchmark harness behind `cargo xtask bench`.
 //!
 //! It starts real servers as child processes, drives them over stdio (and,
-//! for rows 10 to 14, Streamable HTTP, through HAProxy for 12 and 13) with
-//! rmcp's client (legacy era; 2026-07-28 for the confirmed calls of 14), and
+//! for rows 10 to 15, Streamable HTTP, through HAProxy for 12 and 13) with
+//! rmcp's client (legacy era; 2026-07-28 for the confirmed calls of 14 and 15), and
 //! prints one table, also written as
 //! markdown with `--markdown FILE`. `cargo xtask bench` builds everything in
 //! release mode and passes the paths; `docs/benchmarks.md` explains each
@@ -17,6 +17,7 @@
 //! | [`endtoend`] | 6 `list_orders` through toolhost vs direct HTTP |
 //! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
 //! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
+//! | [`audit`] | 15 a read-only and a confirmed call with the audit trail vs without |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -29,6 +30,7 @@
 //! error, and the rest still run. The exit status is non-zero only when a
 //! measurement failed.
 
+mod audit;
 mod calls;
 mod endtoend;
 mod fixture;
@@ -244,6 +246,11 @@ async fn run(opts: Options) -> Result<bool> {
         eprintln!("14. replay store per confirmed call: Redis vs in-process");
         let replay = replicas::replay_store(&fx, &opts);
         measure(&mut rows, "14", "replay store", replay).await;
+    }
+    if opts.runs(15) {
+        eprintln!("15. the audit trail per call: on vs off");
+        let audit = audit::audit_trail(&fx, &opts);
+        measure(&mut rows, "15", "audit trail", audit).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));

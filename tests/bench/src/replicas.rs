@@ -31,9 +31,9 @@ use crate::Options;
 use crate::calls::{
     BLOCK, checked, echo_toolhost_http, from_sessions, interleaved, sequential, throughput_row,
 };
-use crate::fixture::{Cache, Fixture};
+use crate::fixture::{Cache, ConfigChange, Fixture};
 use crate::session::{HttpServer, PATIENCE};
-use crate::stats;
+use crate::stats::{self, Samples};
 use crate::table::Row;
 
 /// The port of a server's logged endpoint `http://127.0.0.1:PORT/mcp`.
@@ -178,7 +178,7 @@ async fn confirming_client(url: &str) -> Result<RunningService<RoleClient, Confi
 }
 
 /// One confirmed `add_order_comment`, both rounds; its wall time.
-async fn confirmed_comment(peer: &Peer<RoleClient>, n: usize) -> Result<Duration> {
+pub(crate) async fn confirmed_comment(peer: &Peer<RoleClient>, n: usize) -> Result<Duration> {
     let Value::Object(arguments) = json!({
         "order_id": statuspro_sandbox::seed::FIRST_ORDER_ID,
         "comment": format!("Benchmark comment {n}."),
@@ -208,25 +208,19 @@ async fn confirmed_comment(peer: &Peer<RoleClient>, n: usize) -> Result<Duration
     }
 }
 
-/// Measurement 14: the replay store's cost per confirmed call.
-pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
-    const WHAT: &str = "replay store per confirmed call";
-    if let Some(why) = fx.statuspro_missing() {
-        return Ok(vec![Row::skipped("14", WHAT, why)]);
-    }
-    let redis = match Redis::start(None).await {
-        Ok(redis) => redis,
-        Err(why) => return Ok(vec![Row::skipped("14", WHAT, why)]),
-    };
-    let keys = "[[state.keys]]\nid = \"bench\"\nenv = \"TOOLHOST_STATE_KEY\"\n";
-    let mut servers = Vec::new();
-    for (label, replay) in [
-        ("replay-redis", format!("replay = \"{}\"\n", redis.url)),
-        ("replay-local", String::new()),
-    ] {
-        let config = fx.scratch.join(format!("{label}.toml"));
-        let text = std::fs::read_to_string(&fx.config)?;
-        std::fs::write(&config, format!("{text}\n[state]\n{replay}{keys}"))?;
+/// Times confirmed calls ([`confirmed_comment`], 2026-07-28 over HTTP) on
+/// one toolhost per entry of `servers`, each serving the StatusPro tools
+/// with the benchmark's config changed by the entry's TOML
+/// ([`Fixture::config_with`]), interleaved in blocks. Returns one
+/// [`Samples`] per server, in order.
+pub(crate) async fn confirmed_calls(
+    fx: &Fixture,
+    opts: &Options,
+    servers: &[(&str, ConfigChange)],
+) -> Result<Vec<Samples>> {
+    let mut running = Vec::new();
+    for (label, change) in servers {
+        let config = fx.config_with(label, change)?;
         let plugins = fx.plugin_dir(&format!("{label}-plugins"), &fx.statuspro)?;
         let cache = Cache::Dir(fx.fresh_dir(&format!("{label}-cache"))?);
         let launch = fx
@@ -237,10 +231,10 @@ pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
                 "TOOLHOST_STATE_KEY",
                 "benchmark-state-key-0123456789abcdef0123",
             );
-        servers.push(HttpServer::start(&launch).await?);
+        running.push(HttpServer::start(&launch).await?);
     }
     let mut clients = Vec::new();
-    for server in &servers {
+    for server in &running {
         clients.push(confirming_client(&server.url).await?);
     }
     let calls = (opts.calls / 4).max(BLOCK);
@@ -266,7 +260,35 @@ pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     for client in clients {
         let _ = client.cancel().await;
     }
-    drop(servers);
+    Ok(samples)
+}
+
+/// Measurement 14: the replay store's cost per confirmed call.
+pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
+    const WHAT: &str = "replay store per confirmed call";
+    if let Some(why) = fx.statuspro_missing() {
+        return Ok(vec![Row::skipped("14", WHAT, why)]);
+    }
+    let redis = match Redis::start(None).await {
+        Ok(redis) => redis,
+        Err(why) => return Ok(vec![Row::skipped("14", WHAT, why)]),
+    };
+    let keys = "[[state.keys]]\nid = \"bench\"\nenv = \"TOOLHOST_STATE_KEY\"\n";
+    let samples = confirmed_calls(
+        fx,
+        opts,
+        &[
+            (
+                "replay-redis",
+                ConfigChange::tables(format!("[state]\nreplay = \"{}\"\n{keys}", redis.url)),
+            ),
+            (
+                "replay-local",
+                ConfigChange::tables(format!("[state]\n{keys}")),
+            ),
+        ],
+    )
+    .await?;
     drop(redis);
     let (shared, local) = (&samples[0], &samples[1]);
     let count = stats::count(shared.len() as u64);
