@@ -323,37 +323,14 @@ impl AuditLog {
         served_name: &str,
         arguments: &Value,
     ) -> Arc<CallAudit> {
-        let mut id = [0u8; 8];
-        rand::rng().fill_bytes(&mut id);
-        let record = AuditRecord {
-            time: rfc3339(Utc::now()),
-            record: "call".into(),
-            id: hex::encode(id),
-            caller: context.caller,
-            protocol: context.protocol,
-            session: context.session,
-            tool: served_name.to_string(),
-            plugin: plugin.settings.name.clone(),
-            file: plugin.file.clone(),
-            digest: format!("sha256:{}", plugin.digest),
-            read_only: tool.annotations.read_only,
-            arguments_sha256: arguments_sha256(arguments),
-            arguments: self.inner.settings.arguments.then(|| arguments.clone()),
-            confirmation: None,
-            upstream: Vec::new(),
-            result: "pending".into(),
-            issues: Vec::new(),
-            duration_ms: 0,
-            kind: None,
-            target: None,
-        };
-        Arc::new(CallAudit {
-            log: self.clone(),
-            started: Instant::now(),
-            via: context.via,
-            record: Mutex::new(record),
-            intent_written: AtomicBool::new(false),
-        })
+        self.start(
+            context,
+            plugin,
+            served_name.to_string(),
+            tool.annotations.read_only,
+            arguments,
+            None,
+        )
     }
 
     /// Starts the record of one `kind` of `plugin` at `target` (see the
@@ -367,8 +344,24 @@ impl AuditLog {
         target: &str,
         arguments: &Value,
     ) -> Arc<CallAudit> {
+        let offer = (kind.label().to_string(), target.to_string());
+        self.start(context, plugin, String::new(), true, arguments, Some(offer))
+    }
+
+    /// Starts a `call` record: of the tool `tool`, or (`offer`) of a read,
+    /// get or completion as (kind, target).
+    fn start(
+        &self,
+        context: CallContext,
+        plugin: &Plugin,
+        tool: String,
+        read_only: bool,
+        arguments: &Value,
+        offer: Option<(String, String)>,
+    ) -> Arc<CallAudit> {
         let mut id = [0u8; 8];
         rand::rng().fill_bytes(&mut id);
+        let (kind, target) = offer.unzip();
         let record = AuditRecord {
             time: rfc3339(Utc::now()),
             record: "call".into(),
@@ -376,11 +369,11 @@ impl AuditLog {
             caller: context.caller,
             protocol: context.protocol,
             session: context.session,
-            tool: String::new(),
+            tool,
             plugin: plugin.settings.name.clone(),
             file: plugin.file.clone(),
             digest: format!("sha256:{}", plugin.digest),
-            read_only: true,
+            read_only,
             arguments_sha256: arguments_sha256(arguments),
             arguments: self.inner.settings.arguments.then(|| arguments.clone()),
             confirmation: None,
@@ -388,8 +381,8 @@ impl AuditLog {
             result: "pending".into(),
             issues: Vec::new(),
             duration_ms: 0,
-            kind: Some(kind.label().to_string()),
-            target: Some(target.to_string()),
+            kind,
+            target,
         };
         Arc::new(CallAudit {
             log: self.clone(),
@@ -710,8 +703,7 @@ pub fn print_table(
         "UPSTREAM",
         "RESULT",
         "MS",
-    ]
-    .map(String::from);
+    ];
     let rows: Vec<[String; 7]> = records
         .iter()
         .filter(|r| {
@@ -768,21 +760,7 @@ pub fn print_table(
             ]
         })
         .collect();
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        writeln!(out, "{}", line.join("  ").trim_end())?;
-    }
-    Ok(())
+    crate::table::write(out, header, &rows)
 }
 
 #[cfg(test)]

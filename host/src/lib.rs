@@ -26,6 +26,7 @@
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
 //! | [`metrics`]    | Prometheus metrics: what is counted, `GET /metrics`              |
 //! | [`audit`]      | the audit trail: one JSON line per call, fail-closed for mutations |
+//! | [`table`]      | aligned text tables for `toolhost list` and `toolhost audit`     |
 //!
 //! Only [`transport`] (JSON-RPC framing) and [`server`] (MCP's methods) know
 //! the protocol; everything below them deals in tools, arguments and
@@ -55,5 +56,6 @@ pub mod replay;
 pub mod scaffold;
 pub mod server;
 pub mod spec;
+pub mod table;
 pub mod transport;
 pub mod watch;

@@ -559,6 +559,12 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
     }
 }
 
+/// Prints a table to stdout.
+fn print_rows<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
+    // A closed stdout (`toolhost list | head`) ends the table early.
+    let _ = toolhost::table::write(&mut std::io::stdout().lock(), header, rows);
+}
+
 fn print_table(registry: &Registry) {
     let rows: Vec<[String; 5]> = registry
         .tools()
@@ -586,21 +592,8 @@ fn print_table(registry: &Registry) {
         .collect();
     // TOOL is the name clients call (with the block's `prefix`); OWN NAME
     // the component's own.
-    let header = ["TOOL", "OWN NAME", "TITLE", "ANNOTATIONS", "FILE"].map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        println!("{}", line.join("  ").trim_end());
-    }
+    let header = ["TOOL", "OWN NAME", "TITLE", "ANNOTATIONS", "FILE"];
+    print_rows(header, &rows);
     print_offers(registry);
 }
 
@@ -650,20 +643,6 @@ fn print_offers(registry: &Registry) {
     if rows.is_empty() {
         return;
     }
-    let header = ["OFFER", "KIND", "OWN NAME", "TITLE", "FILE"].map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
     println!();
-    for row in std::iter::once(&header).chain(&rows) {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        println!("{}", line.join("  ").trim_end());
-    }
+    print_rows(["OFFER", "KIND", "OWN NAME", "TITLE", "FILE"], &rows);
 }

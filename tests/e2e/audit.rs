@@ -883,7 +883,6 @@ async fn reads_gets_and_completions_leave_a_record_with_their_requests_and_no_ch
 
 #[tokio::test]
 async fn a_read_the_client_cancels_is_recorded_as_cancelled() {
-    use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
     let server = crate::support::Recorder::start().await;
     let config = with_trail(&format!(
         "{}[plugins.offers.config]\nfetch_url = \"{}/hold\"\n",
@@ -891,21 +890,8 @@ async fn a_read_the_client_cancels_is_recorded_as_cancelled() {
         server.url
     ));
     let host = Host::start(HostOptions::new(&["offers"]).config(config)).await;
-    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(
-        "test://fetched",
-    )));
-    let handle = host
-        .client
-        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
-        .await
-        .unwrap();
     // The read waits in its GET; the client gives up.
-    server.wait_for_requests(1).await;
-    handle.cancel(Some("closed".into())).await.unwrap();
-    // The record is written before this line is logged.
-    host.wait_for_stderr("resource_read cancelled by the client")
-        .await;
-    server.release();
+    host.cancel_a_held_read("test://fetched", &server).await;
     let records = records(&trail_of(&host));
     let offers = offers_in(&records);
     assert_eq!(offers.len(), 1, "{records:#?}");

@@ -394,7 +394,6 @@ async fn reads_gets_and_completions_are_counted_by_plugin_kind_and_outcome() {
 
 #[tokio::test]
 async fn a_read_the_client_cancels_is_counted_as_cancelled() {
-    use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
     let server = crate::support::Recorder::start().await;
     let config = format!(
         "{}[plugins.offers.config]\nfetch_url = \"{}/hold\"\n{METRICS_ON}",
@@ -403,20 +402,7 @@ async fn a_read_the_client_cancels_is_counted_as_cancelled() {
     );
     let host = Host::start(HostOptions::new(&["offers"]).config(config)).await;
     let url = metrics_url(&host).await;
-    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(
-        "test://fetched",
-    )));
-    let handle = host
-        .client
-        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
-        .await
-        .unwrap();
-    server.wait_for_requests(1).await;
-    handle.cancel(Some("closed".into())).await.unwrap();
-    // Counted before this line is logged.
-    host.wait_for_stderr("resource_read cancelled by the client")
-        .await;
-    server.release();
+    host.cancel_a_held_read("test://fetched", &server).await;
     let m = Scrape::of(&url).await;
     m.expect(
         "toolhost_offer_calls_total",

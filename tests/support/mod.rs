@@ -735,6 +735,27 @@ impl Host {
         result.structured_content.expect("structured content")
     }
 
+    /// Reads `uri`, whose read the component holds in a request to
+    /// `upstream` (which holds it), and cancels the read once the request
+    /// arrived; returns when the host has logged the cancellation (its
+    /// metrics and audit record are written before that line), with
+    /// `upstream` released.
+    pub async fn cancel_a_held_read(&self, uri: &str, upstream: &Recorder) {
+        use rmcp::model::{ClientRequest, ReadResourceRequestParams, Request};
+        let request =
+            ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(uri)));
+        let handle = self
+            .client
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        upstream.wait_for_requests(1).await;
+        handle.cancel(Some("closed".into())).await.unwrap();
+        self.wait_for_stderr("resource_read cancelled by the client")
+            .await;
+        upstream.release();
+    }
+
     /// Calls and expects a tool error; returns the envelope's first issue.
     pub async fn tool_error(&self, name: &str, arguments: Value) -> Value {
         let result = self
