@@ -19,7 +19,7 @@ use crate::fixture::{Cache, ConfigChange, Fixture};
 use crate::replicas::confirmed_calls;
 use crate::session::Session;
 use crate::stats::{self, Samples};
-use crate::table::Row;
+use crate::table::{Row, percentile_rows};
 
 /// `[host]` keys that turn the trail on, writing to `scratch/LABEL.jsonl`.
 fn audit_on(fx: &Fixture, label: &str) -> ConfigChange {
@@ -73,21 +73,12 @@ pub async fn audit_trail(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
 
 /// p50 and p99 of `samples[0]` (trail on) against `samples[1]` (off).
 fn ratio_rows(what: &str, samples: &[Samples]) -> Vec<Row> {
-    let (on, off) = (&samples[0], &samples[1]);
-    let count = stats::count(on.len() as u64);
-    [("p50", 50.0), ("p99", 99.0)]
-        .into_iter()
-        .map(|(name, p)| {
-            let (a, b) = (on.percentile(p), off.percentile(p));
-            Row::figure(
-                "15",
-                format!("{what} {name} with the audit trail: {count} calls"),
-                stats::duration(a),
-            )
-            .against(
-                format!("without {}", stats::duration(b)),
-                stats::duration_ratio(a, b),
-            )
-        })
-        .collect()
+    let count = stats::count(samples[0].len() as u64);
+    percentile_rows(
+        "15",
+        |p| format!("{what} {p} with the audit trail: {count} calls"),
+        &samples[0],
+        "without",
+        &samples[1],
+    )
 }

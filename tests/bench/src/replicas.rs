@@ -34,7 +34,7 @@ use crate::calls::{
 use crate::fixture::{Cache, ConfigChange, Fixture};
 use crate::session::{HttpServer, PATIENCE};
 use crate::stats::{self, Samples};
-use crate::table::Row;
+use crate::table::{Row, percentile_rows};
 
 /// The port of a server's logged endpoint `http://127.0.0.1:PORT/mcp`.
 fn port_of(server: &HttpServer) -> Result<u16> {
@@ -83,21 +83,13 @@ pub async fn through_balancer(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> 
     lb.stop().await;
     let (through, direct) = (&samples[0], &samples[1]);
     let n = stats::count(through.len() as u64);
-    Ok([("p50", 50.0), ("p99", 99.0)]
-        .into_iter()
-        .map(|(name, p)| {
-            let (t, d) = (through.percentile(p), direct.percentile(p));
-            Row::figure(
-                "12",
-                format!("per-call latency {name} through HAProxy: echo, {n} sequential calls"),
-                stats::duration(t),
-            )
-            .against(
-                format!("direct {}", stats::duration(d)),
-                stats::duration_ratio(t, d),
-            )
-        })
-        .collect())
+    Ok(percentile_rows(
+        "12",
+        |p| format!("per-call latency {p} through HAProxy: echo, {n} sequential calls"),
+        through,
+        "direct",
+        direct,
+    ))
 }
 
 /// Measurement 13: 64 clients through HAProxy with 1, 2 and 3 replicas.
@@ -292,21 +284,11 @@ pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     drop(redis);
     let (shared, local) = (&samples[0], &samples[1]);
     let count = stats::count(shared.len() as u64);
-    Ok([("p50", 50.0), ("p99", 99.0)]
-        .into_iter()
-        .map(|(name, p)| {
-            let (s, l) = (shared.percentile(p), local.percentile(p));
-            Row::figure(
-                "14",
-                format!(
-                    "confirmed call {name} (both rounds), spent states in Redis: {count} calls"
-                ),
-                stats::duration(s),
-            )
-            .against(
-                format!("in-process {}", stats::duration(l)),
-                stats::duration_ratio(s, l),
-            )
-        })
-        .collect())
+    Ok(percentile_rows(
+        "14",
+        |p| format!("confirmed call {p} (both rounds), spent states in Redis: {count} calls"),
+        shared,
+        "in-process",
+        local,
+    ))
 }

@@ -2,6 +2,30 @@
 //! measurements, rendered as a markdown table whose columns are padded so it
 //! reads as well in a terminal as in `docs/benchmarks.md`.
 
+use crate::stats::{self, Samples};
+
+/// Rows `id` for the p50 and p99 of `measured` against `baseline`, the
+/// latter named `baseline_name` in the baseline column; `what("p50")` says
+/// what each row measured.
+pub fn percentile_rows(
+    id: &'static str,
+    what: impl Fn(&str) -> String,
+    measured: &Samples,
+    baseline_name: &str,
+    baseline: &Samples,
+) -> Vec<Row> {
+    [("p50", 50.0), ("p99", 99.0)]
+        .into_iter()
+        .map(|(name, p)| {
+            let (m, b) = (measured.percentile(p), baseline.percentile(p));
+            Row::figure(id, what(name), stats::duration(m)).against(
+                format!("{baseline_name} {}", stats::duration(b)),
+                stats::duration_ratio(m, b),
+            )
+        })
+        .collect()
+}
+
 /// One line of the table.
 #[derive(Debug, Clone)]
 pub struct Row {
