@@ -149,29 +149,34 @@ fn call_runs_a_tool_once_and_pretty_prints_the_result() {
     assert!(text(&out.stderr).contains("greet"), "{}", text(&out.stderr));
 }
 
-#[test]
-fn new_scaffolds_a_component_that_builds_and_passes_check() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = toolhost(&[
-        "new",
-        "weather-tools",
-        "--dir",
-        dir.path().to_str().unwrap(),
-    ]);
+/// `toolhost new NAME --dir DIR`; the crate's directory.
+fn scaffold(dir: &Path, name: &str) -> std::path::PathBuf {
+    let out = toolhost(&["new", name, "--dir", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let crate_dir = dir.path().join("weather-tools");
-    assert!(crate_dir.join("src/lib.rs").exists());
+    dir.join(name)
+}
 
-    // Build it as an author would; share a target directory between runs.
+/// Builds the scaffolded crate at `crate_dir` as an author would (the
+/// builds share a target directory); its component, `LIB_NAME.wasm`.
+fn build_scaffolded(crate_dir: &Path, lib_name: &str) -> std::path::PathBuf {
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/scaffold");
     let build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(&crate_dir)
+        .current_dir(crate_dir)
         .args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"])
         .env("CARGO_TARGET_DIR", &target)
         .output()
         .unwrap();
     assert!(build.status.success(), "{}", text(&build.stderr));
-    let wasm = target.join("wasm32-wasip2/release/weather_tools.wasm");
+    target.join(format!("wasm32-wasip2/release/{lib_name}.wasm"))
+}
+
+#[test]
+fn new_scaffolds_a_component_that_builds_and_passes_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = scaffold(dir.path(), "weather-tools");
+    assert!(crate_dir.join("src/lib.rs").exists());
+
+    let wasm = build_scaffolded(&crate_dir, "weather_tools");
     let out = toolhost(&["check", wasm.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stdout));
     assert!(
@@ -285,14 +290,7 @@ fn check_lints_resources_templates_and_prompts_too() {
     // never says what its variable is; a prompt with an undescribed
     // argument.
     let dir = tempfile::tempdir().unwrap();
-    let out = toolhost(&[
-        "new",
-        "sloppy-offers",
-        "--dir",
-        dir.path().to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let crate_dir = dir.path().join("sloppy-offers");
+    let crate_dir = scaffold(dir.path(), "sloppy-offers");
     let lib = crate_dir.join("src/lib.rs");
     let source = std::fs::read_to_string(&lib).unwrap().replace(
         "toolhost_sdk::export_tools!(Greeting);",
@@ -363,15 +361,7 @@ toolhost_sdk::export_component! {
 "#,
     );
     std::fs::write(&lib, source).unwrap();
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/scaffold");
-    let build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(&crate_dir)
-        .args(["build", "--quiet", "--target", "wasm32-wasip2", "--release"])
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .unwrap();
-    assert!(build.status.success(), "{}", text(&build.stderr));
-    let wasm = target.join("wasm32-wasip2/release/sloppy_offers.wasm");
+    let wasm = build_scaffolded(&crate_dir, "sloppy_offers");
     let out = toolhost(&["check", wasm.to_str().unwrap()]);
     let report = text(&out.stdout);
     assert!(!out.status.success(), "{report}");
