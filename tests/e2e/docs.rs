@@ -24,23 +24,31 @@ fn the_wit_reference_holds_the_contract_verbatim() {
     );
 }
 
+/// The names a WIT file declares: interfaces, records, enums, variants and
+/// functions.
+fn wit_items(wit: &str) -> Vec<String> {
+    wit.lines()
+        .map(str::trim)
+        .filter_map(|line| {
+            ["interface ", "record ", "enum ", "variant "]
+                .iter()
+                .find_map(|k| line.strip_prefix(k))
+                .or_else(|| line.split_once(": func").map(|(n, _)| n))
+                .map(|n| n.trim_end_matches(" {").trim_start_matches('%').to_string())
+        })
+        .collect()
+}
+
 #[test]
 fn every_wit_item_is_explained_in_the_reference() {
     let wit = read("wit/plugin.wit");
     let doc = read("docs/wit-reference.md");
     let explained = doc.split("## The file").next().unwrap();
-    for line in wit.lines().map(str::trim) {
-        let name = ["interface ", "record ", "enum ", "variant "]
-            .iter()
-            .find_map(|k| line.strip_prefix(k))
-            .or_else(|| line.split_once(": func").map(|(n, _)| n))
-            .map(|n| n.trim_end_matches(" {").trim_start_matches('%').to_string());
-        if let Some(name) = name {
-            assert!(
-                explained.contains(&format!("`{name}")),
-                "docs/wit-reference.md does not explain `{name}`"
-            );
-        }
+    for name in wit_items(&wit) {
+        assert!(
+            explained.contains(&format!("`{name}")),
+            "docs/wit-reference.md does not explain `{name}`"
+        );
     }
 }
 
@@ -53,18 +61,11 @@ fn every_item_of_the_0_2_contract_is_explained_in_the_reference() {
         .nth(1)
         .and_then(|rest| rest.split("## The file").next())
         .expect("docs/wit-reference.md has a section on version 0.2.0");
-    for line in wit.lines().map(str::trim) {
-        let name = ["interface ", "record ", "enum ", "variant "]
-            .iter()
-            .find_map(|k| line.strip_prefix(k))
-            .or_else(|| line.split_once(": func").map(|(n, _)| n))
-            .map(|n| n.trim_end_matches(" {").trim_start_matches('%').to_string());
-        if let Some(name) = name {
-            assert!(
-                explained.contains(&format!("`{name}")),
-                "docs/wit-reference.md does not explain `{name}` of 0.2.0"
-            );
-        }
+    for name in wit_items(&wit) {
+        assert!(
+            explained.contains(&format!("`{name}")),
+            "docs/wit-reference.md does not explain `{name}` of 0.2.0"
+        );
     }
 }
 

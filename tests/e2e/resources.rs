@@ -45,19 +45,25 @@ fn not_found_code(era: Era) -> i32 {
     }
 }
 
+/// The URIs of every resource `host` lists, sorted.
+async fn resource_uris(host: &Host) -> Vec<String> {
+    let mut uris: Vec<String> = host
+        .client
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri)
+        .collect();
+    uris.sort();
+    uris
+}
+
 #[tokio::test]
 async fn resources_and_templates_are_listed_and_read() {
     for era in ERAS {
         let host = Host::start(HostOptions::new(&["offers", "hello"]).era(era)).await;
-        let mut uris: Vec<String> = host
-            .client
-            .list_all_resources()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.uri.clone())
-            .collect();
-        uris.sort();
+        let uris = resource_uris(&host).await;
         assert_eq!(
             uris,
             [
@@ -382,15 +388,7 @@ async fn statuspro_offers_its_status_catalog_and_usage_guide() {
     for era in ERAS {
         let statuspro = crate::statuspro::Setup::new().era(era).start().await;
         let host = &statuspro.host;
-        let mut uris: Vec<String> = host
-            .client
-            .list_all_resources()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.uri.clone())
-            .collect();
-        uris.sort();
+        let uris = resource_uris(host).await;
         assert_eq!(
             uris,
             ["statuspro://guide", "statuspro://statuses"],
