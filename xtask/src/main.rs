@@ -44,7 +44,11 @@ fn main() -> Result<()> {
         Some("test") => {
             python::ensure_venv(&root)?;
             build_plugins(&root)?;
-            run(cargo(&root).args(["test", "--workspace"]).args(&args[1..]))
+            // Every test binary runs even after one fails, so a run reports
+            // every failure, not the first.
+            run(cargo(&root)
+                .args(["test", "--workspace", "--no-fail-fast"])
+                .args(&args[1..]))
         }
         Some("fuzz") => {
             let components = build_plugins(&root)?;

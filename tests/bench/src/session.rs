@@ -441,13 +441,19 @@ pub fn cpu_time(pid: u32) -> Result<Duration> {
                 total_ns += on_cpu_ns(&text)
                     .with_context(|| format!("unexpected {}: {text:?}", path.display()))?
             }
-            // The thread exited between the listing and the read.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // The thread exited between the listing and the read: the
+            // file is gone (ENOENT) or its task is (ESRCH).
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(ESRCH) => {}
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         }
     }
     Ok(Duration::from_nanos(total_ns))
 }
+
+/// Linux's "no such process", what reading a `/proc` file of an exited
+/// thread can fail with.
+const ESRCH: i32 = 3;
 
 /// The time on a CPU, in nanoseconds, from a `schedstat` line
 /// (`run_ns wait_ns timeslices`).
