@@ -32,3 +32,4 @@ mod sandboxing;
 mod second_language;
 mod startup;
 mod statuspro;
+mod stdio_streams;

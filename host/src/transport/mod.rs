@@ -46,11 +46,8 @@ pub async fn serve_stdio(
     };
     tokio::spawn(crate::watch::run(dir, loader, gateway.clone(), watch));
     tracing::info!("serving on stdio");
-    stdio::serve(
-        gateway,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        max_message_bytes,
-    )
-    .await
+    let mut restore = stdio::BlockingRestored::default();
+    let input = stdio::input(&mut restore);
+    let output = stdio::output(&mut restore);
+    stdio::serve(gateway, input, output, max_message_bytes).await
 }

@@ -13,6 +13,16 @@
 //!   passes through it, so lines never interleave; it flushes whenever it
 //!   has nothing queued.
 //!
+//! [`input`] and [`output`] pick how stdin and stdout are driven. A pipe
+//! (what most clients spawn a server with) or a Unix socket (Node's
+//! `child_process`) is switched to non-blocking mode and read and written
+//! on the runtime's event loop, on the worker threads themselves; anything
+//! else (a file, a terminal) goes through tokio's `stdin`/`stdout`, which
+//! hand every read and write to a blocking thread and back. Those hand-offs
+//! were the largest cost of a call over stdio after the tool itself (ADR
+//! 0024). [`BlockingRestored`] puts the descriptors back in blocking mode
+//! when the session ends, for whoever shares them.
+//!
 //! What the client sent is quoted in the log escaped, like a component's
 //! messages ([`escape_controls`]).
 //!
@@ -21,7 +31,10 @@
 //! the requests in flight (rmcp allows them 5 s), and the writer exits once
 //! everything queued is written.
 
+use std::fs::File;
 use std::future::Future;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
@@ -45,6 +58,138 @@ const OUTBOX_LINES: usize = 256;
 
 /// Bytes read from the input at a time.
 const READ_CHUNK: usize = 64 << 10;
+
+/// What a standard stream's descriptor refers to, as far as driving it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StreamKind {
+    /// A pipe or FIFO.
+    Pipe,
+    /// A Unix domain socket.
+    UnixSocket,
+    /// A file, a terminal, another kind of socket: tokio's blocking-thread
+    /// streams.
+    Other,
+}
+
+/// What `fd` refers to, and its file's identity (device, inode).
+fn stream_kind(fd: BorrowedFd<'_>) -> std::io::Result<(StreamKind, (u64, u64))> {
+    let file = File::from(fd.try_clone_to_owned()?);
+    let metadata = file.metadata()?;
+    let file_type = metadata.file_type();
+    let kind = if file_type.is_fifo() {
+        StreamKind::Pipe
+    } else if file_type.is_socket()
+        && std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file))
+            .local_addr()
+            .is_ok()
+    {
+        StreamKind::UnixSocket
+    } else {
+        StreamKind::Other
+    };
+    Ok((kind, (metadata.dev(), metadata.ino())))
+}
+
+/// Whether `fd` is in non-blocking mode.
+fn is_nonblocking(fd: BorrowedFd<'_>) -> bool {
+    rustix::fs::fcntl_getfl(fd).is_ok_and(|flags| flags.contains(rustix::fs::OFlags::NONBLOCK))
+}
+
+/// Puts stdin and stdout back in blocking mode when dropped, for the ones
+/// [`input`] and [`output`] switched. The mode belongs to the open file,
+/// which a parent process (a wrapper script that `exec`s toolhost) may
+/// share and keep using after toolhost ends.
+#[derive(Debug, Default)]
+pub struct BlockingRestored {
+    stdin: bool,
+    stdout: bool,
+}
+
+impl Drop for BlockingRestored {
+    fn drop(&mut self) {
+        if self.stdin {
+            let _ = rustix::io::ioctl_fionbio(std::io::stdin(), false);
+        }
+        if self.stdout {
+            let _ = rustix::io::ioctl_fionbio(std::io::stdout(), false);
+        }
+    }
+}
+
+/// stdin for the reader: on the event loop when it is a pipe or a Unix
+/// socket, through tokio's `stdin` otherwise. Must be called within the
+/// runtime.
+pub fn input(restore: &mut BlockingRestored) -> Box<dyn AsyncRead + Unpin + Send> {
+    let stdin = std::io::stdin();
+    let was_nonblocking = is_nonblocking(stdin.as_fd());
+    let on_event_loop = stream_kind(stdin.as_fd()).and_then(|(kind, _)| {
+        let fd = stdin.as_fd().try_clone_to_owned()?;
+        Ok(match kind {
+            StreamKind::Pipe => {
+                Some(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?)
+                    as Box<dyn AsyncRead + Unpin + Send>)
+            }
+            StreamKind::UnixSocket => Some(Box::new(unix_stream(fd)?) as _),
+            StreamKind::Other => None,
+        })
+    });
+    match on_event_loop {
+        Ok(Some(reader)) => {
+            restore.stdin = !was_nonblocking;
+            tracing::debug!("stdin is read on the event loop");
+            reader
+        }
+        Ok(None) => Box::new(tokio::io::stdin()),
+        Err(e) => {
+            tracing::debug!("stdin is read on a blocking thread: {e}");
+            Box::new(tokio::io::stdin())
+        }
+    }
+}
+
+/// stdout for the writer: on the event loop when it is a pipe or a Unix
+/// socket that stderr does not share (non-blocking mode would make a log
+/// line to a full pipe fail), through tokio's `stdout` otherwise. Must be
+/// called within the runtime.
+pub fn output(restore: &mut BlockingRestored) -> Box<dyn AsyncWrite + Unpin + Send> {
+    let stdout = std::io::stdout();
+    let was_nonblocking = is_nonblocking(stdout.as_fd());
+    let on_event_loop = stream_kind(stdout.as_fd()).and_then(|(kind, identity)| {
+        let shared_with_stderr = stream_kind(std::io::stderr().as_fd())
+            .is_ok_and(|(_, stderr_identity)| stderr_identity == identity);
+        if shared_with_stderr {
+            return Ok(None);
+        }
+        let fd = stdout.as_fd().try_clone_to_owned()?;
+        Ok(match kind {
+            StreamKind::Pipe => {
+                Some(Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(fd)?)
+                    as Box<dyn AsyncWrite + Unpin + Send>)
+            }
+            StreamKind::UnixSocket => Some(Box::new(unix_stream(fd)?) as _),
+            StreamKind::Other => None,
+        })
+    });
+    match on_event_loop {
+        Ok(Some(writer)) => {
+            restore.stdout = !was_nonblocking;
+            tracing::debug!("stdout is written on the event loop");
+            writer
+        }
+        Ok(None) => Box::new(tokio::io::stdout()),
+        Err(e) => {
+            tracing::debug!("stdout is written on a blocking thread: {e}");
+            Box::new(tokio::io::stdout())
+        }
+    }
+}
+
+/// A Unix socket descriptor as a tokio stream (non-blocking, registered).
+fn unix_stream(fd: std::os::fd::OwnedFd) -> std::io::Result<tokio::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    stream.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(stream)
+}
 
 /// Why a message could not be sent.
 #[derive(Debug, thiserror::Error)]
