@@ -139,12 +139,44 @@ impl ReplayUrl {
                  \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@redis:6379/0\""
             );
         }
-        let url = expand_env(written).context("in `state.replay`")?;
+        // A value put into the user or password is percent-encoded, so a
+        // generated password holding `@`, `/` or `:` works as it is.
+        let (start, end) = userinfo_span(written).unwrap_or((0, 0));
+        let encode = |value: &str| {
+            percent_encoding::utf8_percent_encode(value, USERINFO_ESCAPED).to_string()
+        };
+        let url = [
+            expand_env(&written[..start]),
+            expand_env_with(&written[start..end], encode),
+            expand_env(&written[end..]),
+        ]
+        .into_iter()
+        .collect::<Result<String>>()
+        .context("in `state.replay`")?;
         Ok(ReplayUrl {
             url,
             literal_password: has_literal_password(written),
         })
     }
+}
+
+/// What is escaped in a value put into a URL's user or password: all but
+/// RFC 3986's unreserved characters.
+const USERINFO_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The byte range of the user information (`user:password`, before the
+/// last `@` of the authority) in a URL as written, if it has one.
+fn userinfo_span(written: &str) -> Option<(usize, usize)> {
+    let start = written.find("://")? + 3;
+    let authority_len = written[start..]
+        .find(['/', '?', '#'])
+        .unwrap_or(written.len() - start);
+    let at = written[start..start + authority_len].rfind('@')?;
+    Some((start, start + at))
 }
 
 /// Whether the URL as written has a password that is not (only) `${VAR}`
@@ -1426,6 +1458,11 @@ fn without_quoted_strings(message: &str) -> String {
 
 /// Replaces each `${VAR}` in `text` with the environment variable `VAR`.
 fn expand_env(text: &str) -> Result<String> {
+    expand_env_with(text, str::to_string)
+}
+
+/// Replaces each `${VAR}` in `text` with `put(value of VAR)`.
+fn expand_env_with(text: &str, put: impl Fn(&str) -> String) -> Result<String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -1442,7 +1479,7 @@ fn expand_env(text: &str) -> Result<String> {
         let value = std::env::var(var).with_context(|| {
             format!("the environment variable {var} is not set; export it before starting toolhost")
         })?;
-        out.push_str(&value);
+        out.push_str(&put(&value));
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -1841,6 +1878,31 @@ mod tests {
         ] {
             assert_eq!(has_literal_password(url), literal, "{url}");
         }
+
+        // A value in the user information is percent-encoded; the rest of
+        // the URL takes values as they are.
+        // SAFETY: as above.
+        unsafe {
+            std::env::set_var("TOOLHOST_TEST_REDIS_ODD_PASSWORD", "p@ss/w:rd%?#ü");
+            std::env::set_var("TOOLHOST_TEST_REDIS_HOST", "redis.internal:6380");
+        }
+        let c = Config::parse(
+            "[state]\nreplay = \"redis://u:${TOOLHOST_TEST_REDIS_ODD_PASSWORD}@${TOOLHOST_TEST_REDIS_HOST}/0\"\n",
+        )
+        .unwrap();
+        let url = &c.state.replay.as_ref().unwrap().url;
+        assert_eq!(
+            url,
+            "redis://u:p%40ss%2Fw%3Ard%25%3F%23%C3%BC@redis.internal:6380/0"
+        );
+        let parsed = url::Url::parse(url).unwrap();
+        assert_eq!(
+            percent_encoding::percent_decode_str(parsed.password().unwrap())
+                .decode_utf8()
+                .unwrap(),
+            "p@ss/w:rd%?#ü"
+        );
+        assert_eq!(parsed.host_str(), Some("redis.internal"));
 
         let err = error_of("[state]\nreplay = \"http://:hunter2@redis\"\n");
         assert!(err.contains("must be a redis:// or rediss:// URL"), "{err}");

@@ -52,8 +52,7 @@ async fn client_on_pipes(
     from_host: PipeReader,
 ) -> RunningService<RoleClient, PlainClient> {
     let writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(to_host)).unwrap();
-    let reader =
-        tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(from_host)).unwrap();
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(from_host)).unwrap();
     PlainClient
         .serve((reader, writer))
         .await
@@ -132,15 +131,14 @@ async fn a_unix_socket_is_served_non_blocking_and_handed_back_blocking() {
     drop(command);
     ours.set_nonblocking(true).unwrap();
     let client = PlainClient
-        .serve(
-            tokio::net::UnixStream::from_std(ours)
-                .unwrap()
-                .into_split(),
-        )
+        .serve(tokio::net::UnixStream::from_std(ours).unwrap().into_split())
         .await
         .expect("the client connects");
     greets(&client).await;
-    assert!(nonblocking(&theirs), "the socket is served on the event loop");
+    assert!(
+        nonblocking(&theirs),
+        "the socket is served on the event loop"
+    );
 
     close_and_wait(client, child).await;
     assert!(!nonblocking(&theirs), "the socket is handed back blocking");

@@ -125,10 +125,10 @@ pub fn input(restore: &mut BlockingRestored) -> Box<dyn AsyncRead + Unpin + Send
     let on_event_loop = stream_kind(stdin.as_fd()).and_then(|(kind, _)| {
         let fd = stdin.as_fd().try_clone_to_owned()?;
         Ok(match kind {
-            StreamKind::Pipe => {
-                Some(Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?)
-                    as Box<dyn AsyncRead + Unpin + Send>)
-            }
+            StreamKind::Pipe => Some(
+                Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?)
+                    as Box<dyn AsyncRead + Unpin + Send>,
+            ),
             StreamKind::UnixSocket => Some(Box::new(unix_stream(fd)?) as _),
             StreamKind::Other => None,
         })
@@ -162,10 +162,8 @@ pub fn output(restore: &mut BlockingRestored) -> Box<dyn AsyncWrite + Unpin + Se
         }
         let fd = stdout.as_fd().try_clone_to_owned()?;
         Ok(match kind {
-            StreamKind::Pipe => {
-                Some(Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(fd)?)
-                    as Box<dyn AsyncWrite + Unpin + Send>)
-            }
+            StreamKind::Pipe => Some(Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(fd)?)
+                as Box<dyn AsyncWrite + Unpin + Send>),
             StreamKind::UnixSocket => Some(Box::new(unix_stream(fd)?) as _),
             StreamKind::Other => None,
         })
