@@ -16,9 +16,11 @@
 //!   `tools/call` answers them exactly as an unknown tool (`[[access]]`,
 //!   ADR 0012). The subject is logged with each call and never reaches the
 //!   guest. Over stdio there is no identity and every tool is served;
-//! - with `host.audit`, every `tools/call` of a known tool leaves one
-//!   [`crate::audit`] record, written before the answer goes out (a
-//!   cancelled call and a refused `requestState` too);
+//! - with `host.audit`, every `tools/call` leaves one [`crate::audit`]
+//!   record, written before the answer goes out: a cancelled call, and a
+//!   call refused before it ran (an unknown or hidden tool, a forged,
+//!   replayed or stale `requestState`, a missing or malformed
+//!   `inputResponses`), too, with the refusal's code;
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
 //!   and to 2026-07-28 clients on their `subscriptions/listen` streams;
 //! - what `toolhost:plugin@0.2.0` components offer beside tools (ADR 0017):
@@ -381,6 +383,23 @@ fn audit_context(
     }
 }
 
+/// The audit trail's code for a continuation whose `inputResponses` is
+/// missing, malformed, or sent without its `requestState` (or the state
+/// without it).
+const INVALID_INPUT_RESPONSES: &str = "INVALID_INPUT_RESPONSES";
+
+/// The audit trail's code for a refused `requestState`: a replay and a
+/// state from a replaced component each have their own; anything else
+/// (altered, forged, expired, another server's) is `INVALID_REQUEST_STATE`.
+fn refused_state_code(error: &StateError) -> &'static str {
+    match error {
+        StateError::Replayed => "REPLAYED_REQUEST_STATE",
+        StateError::ComponentChanged => "STALE_REQUEST_STATE",
+        StateError::StoreUnavailable(_) => "TRANSIENT",
+        StateError::Invalid => "INVALID_REQUEST_STATE",
+    }
+}
+
 /// Writes `audit`'s record as the call ends (a failure is logged and
 /// counted by the trail; the answer stands).
 async fn audit_finish(audit: &Option<Arc<CallAudit>>, ending: Ending<'_>) {
@@ -571,6 +590,23 @@ impl ServerHandler for Gateway {
         });
         let Some(tool) = visible.cloned() else {
             metrics::unknown_tool();
+            if let Some(log) = &self.inner.audit {
+                // Recorded for the operator: a hidden tool by its plugin.
+                let hidden = registry.tool(&request.name).map(|t| t.plugin.clone());
+                let code = if hidden.is_some() {
+                    "PERMISSION_DENIED"
+                } else {
+                    "UNKNOWN_TOOL"
+                };
+                let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+                let audit = log.start_refused(
+                    audit_context(&context, identity.as_ref(), "none"),
+                    hidden.as_deref(),
+                    &request.name,
+                    &arguments,
+                );
+                let _ = audit.finish(Ending::Refused(code)).await;
+            }
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}; call tools/list to see the tools available",
@@ -636,29 +672,40 @@ impl ServerHandler for Gateway {
                             .into());
                         }
                         Err(e) => {
-                            audit_finish(&audit, Ending::Refused("INVALID_REQUEST_STATE")).await;
+                            let code = refused_state_code(&e);
+                            tracing::warn!(tool = %tool.name, code, "refused a requestState: {e}");
+                            audit_finish(&audit, Ending::Refused(code)).await;
                             return Err(ErrorData::invalid_params(e.to_string(), None));
                         }
                     };
-                    let answer = responses.get(CONFIRM_KEY).cloned().ok_or_else(|| {
-                        ErrorData::invalid_params(
-                            format!("inputResponses has no {CONFIRM_KEY:?} answer"),
-                            None,
-                        )
-                    })?;
-                    let answer: ElicitResult = serde_json::from_value(answer).map_err(|e| {
-                        ErrorData::invalid_params(
-                            format!(
-                                "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
-                            ),
-                            None,
-                        )
-                    })?;
+                    let answer = match responses.get(CONFIRM_KEY).cloned() {
+                        Some(answer) => answer,
+                        None => {
+                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
+                            return Err(ErrorData::invalid_params(
+                                format!("inputResponses has no {CONFIRM_KEY:?} answer"),
+                                None,
+                            ));
+                        }
+                    };
+                    let answer: ElicitResult = match serde_json::from_value(answer) {
+                        Ok(answer) => answer,
+                        Err(e) => {
+                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
+                            return Err(ErrorData::invalid_params(
+                                format!(
+                                    "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
+                                ),
+                                None,
+                            ));
+                        }
+                    };
                     let outcome = outcome_of(&answer);
                     metrics::confirmation_answered(outcome);
                     Box::new(Replay::new(opened.with_answer(outcome)))
                 }
                 _ => {
+                    audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
                     return Err(ErrorData::invalid_params(
                         "send requestState and inputResponses together, as the input_required result asked",
                         None,
