@@ -1307,3 +1307,54 @@ async fn the_chain_survives_rotation_and_restart_and_an_edit_a_deletion_or_a_swa
     let (ok, text) = tampered(lines);
     assert!(ok, "{text}");
 }
+
+#[tokio::test]
+async fn a_torn_last_line_is_marked_at_the_next_start_and_the_chain_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trail.jsonl");
+    let config = format!("[host]\naudit = \"{}\"\n", path.display());
+    let run = |name: &'static str| {
+        let config = config.clone();
+        async move {
+            let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
+            host.ok("greet", json!({"name": name})).await;
+        }
+    };
+    run("Ada").await;
+    // The process stopped in the middle of a line.
+    let fragment = r#"{"time":"2026-11-25T14:00:00.000Z","record":"ca"#;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, fragment.as_bytes()).unwrap();
+    let (ok, text) = verify_command(&path);
+    assert!(ok && text.contains("ends with a torn line"), "{text}");
+
+    run("Grace").await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[1], fragment, "the torn line is ended, not changed");
+    let chain: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(
+        (&chain["record"], &chain["torn_bytes"], &chain["prev"]),
+        (
+            &json!("chain"),
+            &json!(fragment.len()),
+            &json!(sha256_hex(lines[0]))
+        ),
+        "{chain}"
+    );
+    let after: Value = serde_json::from_str(lines[3]).unwrap();
+    assert_eq!(after["prev"], sha256_hex(lines[2]));
+    let (ok, report) = verify_command(&path);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("2 records") && report.contains("line 2: a torn line"),
+        "{report}"
+    );
+    // The table shows the two calls.
+    let table = audit_command(&["--file", path.to_str().unwrap()]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+}
