@@ -23,7 +23,7 @@
 //! | `arguments_sha256` | SHA-256 of the arguments in canonical JSON (compact, object keys sorted at every level) |
 //! | `arguments` | the arguments themselves, only with `host.audit_arguments = true` |
 //! | `confirmation` | `null` when the tool asked nothing; else how it was asked (`elicitation`, `input_required`, `policy`: the operator's `host.confirmation` answered for a client that cannot elicit, `terminal`), every answer in order (answers a 2026-07-28 client gave in earlier rounds included), and the `outcome`: the latest answer (`confirmed`, `declined`, `cancelled`, `unsupported`), `input_required` (the client was asked; its answer comes in a new request), `pending` (asked, and the call ended before the answer: cancelled) or `busy` (not asked: too many calls wait for a user) |
-//! | `upstream` | every request the host sent for the call, each redirect hop one: `method`, `host`, `port`, `path` (never the query), `status` and response body `bytes`, or an `error` (`timeout`, `connection_failed`, `denied`, `body_too_large`); and every request the host refused to send, marked `refused` with why (`read_only`, `unconfirmed`, `host_not_allowed`, `port`, `method`, `path`, `scheme`, `ambiguous_path`, `private_address`, `credential_cleartext`, `method_override`, `audit_unwritable`): it never left the host |
+//! | `upstream` | every request the host sent for the call, each redirect hop one: `method`, `host`, `port`, `path` (never the query), `status` and response body `bytes`, or an `error` (`timeout`, `connection_failed`, `denied`, `body_too_large`); and every request the host refused to send, marked `refused` with why (`read_only`, `unconfirmed`, `host_not_allowed`, `port`, `method`, `path`, `scheme`, `ambiguous_path`, `private_address`, `credential_cleartext`, `method_override`, `requests_per_call` (past `limits.http_requests_per_call`), `audit_unwritable`): it never left the host |
 //! | `result` | `ok`, `error` (then `issues` holds the codes; arguments that do not match the schema are `VALIDATION_ERROR`), `input_required`, `cancelled` (by the client), `refused` (the tool did not run; `issues` says why: `UNKNOWN_TOOL`, `PERMISSION_DENIED` (a tool `[[access]]` hides from this caller), `INVALID_REQUEST_STATE` (a `requestState` altered, forged, expired or sealed elsewhere), `REPLAYED_REQUEST_STATE` (one already used), `STALE_REQUEST_STATE` (sealed for a component since replaced), `INVALID_INPUT_RESPONSES` (`inputResponses` missing, malformed, or without its `requestState`), `TRANSIENT` (a replay store that did not answer)), or `pending` in an `intent` |
 //! | `issues` | the error codes, e.g. `["NOT_FOUND"]` |
 //! | `duration_ms` | from finding the tool to the answer |
@@ -184,7 +184,8 @@ pub struct Upstream {
     pub error: Option<String>,
     /// Set when the host refused to send the request: why, as the
     /// policy-denial label (`read_only`, `unconfirmed`, `host_not_allowed`,
-    /// `method`, `path`, `private_address`, …, or `audit_unwritable`).
+    /// `method`, `path`, `private_address`, …, `requests_per_call`, or
+    /// `audit_unwritable`).
     /// Such a request never left the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,

@@ -1231,6 +1231,30 @@ async fn a_request_the_host_refused_is_in_the_calls_upstream_marked_refused() {
     assert!(server.received().is_empty(), "nothing left the host");
     // What a refused attempt holds is not a change that happened.
     assert_changes_recorded(&trail_of(&host), &[]);
+
+    // Past the request budget: a redirect is a second request.
+    let config = format!(
+        "[host]\naudit = \"{TRAIL}\"\n{}\n[plugins.hello.limits]\nhttp_requests_per_call = 1\n",
+        server.allow_block("hello")
+    );
+    let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
+    let url = format!("{}/redirect?to={}/x", server.url, server.url);
+    host.tool_error("fetch_url", json!({"url": url})).await;
+    let record = last_call(&host);
+    let hops: Vec<(&Value, &Value)> = record["upstream"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (&u["path"], &u["refused"]))
+        .collect();
+    assert_eq!(
+        hops,
+        [
+            (&json!("/redirect"), &Value::Null),
+            (&json!("/x"), &json!("requests_per_call"))
+        ],
+        "{record}"
+    );
 }
 
 /// Runs `toolhost audit --verify PATH`: whether it succeeded, and its

@@ -346,6 +346,13 @@ impl CallState {
 
         for hop in 0..=MAX_REDIRECTS {
             if self.requests_made >= limits.http_requests_per_call {
+                if let Some(audit) = &self.audit {
+                    audit.upstream(Upstream::refused(
+                        method.as_str(),
+                        &url,
+                        "requests_per_call",
+                    ));
+                }
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
             let denied = |reason: DenialReason, why: String| {
