@@ -366,6 +366,17 @@ fn audit_context(
     via: &'static str,
 ) -> CallContext {
     let parts = ctx.extensions.get::<axum::http::request::Parts>();
+    let protocol = ctx.protocol_version().map(|v| v.to_string());
+    http_audit_context(parts, identity, protocol, via)
+}
+
+/// [`audit_context`] from what the HTTP request (if any) holds.
+fn http_audit_context(
+    parts: Option<&axum::http::request::Parts>,
+    identity: Option<&Identity>,
+    protocol: Option<String>,
+    via: &'static str,
+) -> CallContext {
     let caller = match (identity, parts) {
         (Some(identity), _) => identity.subject.clone(),
         (None, Some(_)) => "http".to_string(),
@@ -377,9 +388,47 @@ fn audit_context(
         .map(str::to_string);
     CallContext {
         caller,
-        protocol: ctx.protocol_version().map(|v| v.to_string()),
+        protocol,
         session,
         via,
+    }
+}
+
+impl Gateway {
+    /// With `host.audit`, records a `tools/call` the HTTP transport
+    /// answered itself because rmcp cannot decode it (`message`, the
+    /// POSTed body; its `params` do not fit): `refused` with
+    /// `MALFORMED_REQUEST`, the tool name it sent and the hash of its
+    /// `arguments`, whatever they are. Any other message is not recorded.
+    pub async fn audit_malformed_call(&self, message: &[u8], parts: &axum::http::request::Parts) {
+        let Some(log) = &self.inner.audit else {
+            return;
+        };
+        let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(message) else {
+            return;
+        };
+        if request.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return;
+        }
+        let params = request.get("params");
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let protocol = parts
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let identity = parts.extensions.get::<Identity>();
+        let context = http_audit_context(Some(parts), identity, protocol, "none");
+        let plugin = self.registry().tool(name).map(|t| t.plugin.clone());
+        let audit = log.start_refused(context, plugin.as_deref(), name, &arguments);
+        let _ = audit.finish(Ending::Refused("MALFORMED_REQUEST")).await;
     }
 }
 

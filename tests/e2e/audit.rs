@@ -595,6 +595,46 @@ async fn an_http_caller_is_recorded_by_its_identity_and_its_token_is_not() {
     assert_eq!(greet["caller"], "release-bot", "{greet}");
     assert_eq!(greet["protocol"], "2025-11-25", "{greet}");
     assert!(greet["session"].is_string(), "a legacy session: {greet}");
+
+    // A call whose params rmcp cannot decode is answered by the transport,
+    // and recorded as refused there.
+    let answer = reqwest::Client::new()
+        .post(host.url.as_deref().unwrap())
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(
+            json!({
+                "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "greet", "arguments": 5},
+            })
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 400);
+    let trail = self::records(&trail_of(&host));
+    assert_eq!(trail.len(), 2, "{trail:#?}");
+    let refused = &trail[1];
+    assert_eq!(
+        (
+            &refused["caller"],
+            &refused["tool"],
+            &refused["plugin"],
+            &refused["result"],
+            &refused["issues"]
+        ),
+        (
+            &json!("release-bot"),
+            &json!("greet"),
+            &json!("hello"),
+            &json!("refused"),
+            &json!(["MALFORMED_REQUEST"])
+        ),
+        "{refused}"
+    );
+    assert_eq!(refused["arguments_sha256"], sha256_hex("5"));
 }
 
 /// The Katana component's changes leave records too (the Katana suite checks
