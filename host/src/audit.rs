@@ -5,8 +5,10 @@
 //!
 //! # The record
 //!
-//! Each line is one [`AuditRecord`]; every `tools/call` of a tool the
-//! caller may see leaves one (an unknown tool runs nothing and leaves none):
+//! Each line is one [`AuditRecord`]; every `tools/call` leaves one, a call
+//! refused before it ran included (an unknown tool, a tool the caller may
+//! not see, a refused `requestState` or `inputResponses`: `result`
+//! `refused`, below):
 //!
 //! | field | what it holds |
 //! |---|---|
@@ -21,12 +23,17 @@
 //! | `arguments_sha256` | SHA-256 of the arguments in canonical JSON (compact, object keys sorted at every level) |
 //! | `arguments` | the arguments themselves, only with `host.audit_arguments = true` |
 //! | `confirmation` | `null` when the tool asked nothing; else how it was asked (`elicitation`, `input_required`, `policy`: the operator's `host.confirmation` answered for a client that cannot elicit, `terminal`), every answer in order (answers a 2026-07-28 client gave in earlier rounds included), and the `outcome`: the latest answer (`confirmed`, `declined`, `cancelled`, `unsupported`), `input_required` (the client was asked; its answer comes in a new request), `pending` (asked, and the call ended before the answer: cancelled) or `busy` (not asked: too many calls wait for a user) |
-//! | `upstream` | every request the host sent for the call, each redirect hop one: `method`, `host`, `port`, `path` (never the query), `status` and response body `bytes`, or an `error` (`timeout`, `connection_failed`, `denied`, `body_too_large`) |
-//! | `result` | `ok`, `error` (then `issues` holds the codes), `input_required`, `cancelled` (by the client), `refused` (the tool did not run: a `requestState` that is not accepted, `INVALID_REQUEST_STATE`, or a replay store that did not answer, `TRANSIENT`), or `pending` in an `intent` |
+//! | `upstream` | every request the host sent for the call, each redirect hop one: `method`, `host`, `port`, `path` (never the query), `status` and response body `bytes`, or an `error` (`timeout`, `connection_failed`, `denied`, `body_too_large`); and every request the host refused to send, marked `refused` with why (`read_only`, `unconfirmed`, `host_not_allowed`, `port`, `method`, `path`, `scheme`, `ambiguous_path`, `private_address`, `credential_cleartext`, `method_override`, `requests_per_call` (past `limits.http_requests_per_call`), `audit_unwritable`): it never left the host |
+//! | `result` | `ok`, `error` (then `issues` holds the codes; arguments that do not match the schema are `VALIDATION_ERROR`), `input_required`, `cancelled` (by the client), `refused` (the tool did not run; `issues` says why: `UNKNOWN_TOOL`, `PERMISSION_DENIED` (a tool `[[access]]` hides from this caller), `INVALID_REQUEST_STATE` (a `requestState` altered, forged, expired or sealed elsewhere), `REPLAYED_REQUEST_STATE` (one already used), `STALE_REQUEST_STATE` (sealed for a component since replaced), `INVALID_INPUT_RESPONSES` (`inputResponses` missing, malformed, or without its `requestState`), `MALFORMED_REQUEST` (over HTTP, `params` rmcp cannot decode, answered by the transport), `TRANSIENT` (a replay store that did not answer)), or `pending` in an `intent` |
 //! | `issues` | the error codes, e.g. `["NOT_FOUND"]` |
 //! | `duration_ms` | from finding the tool to the answer |
 //! | `kind` | absent for a tool call; `resource_read`, `prompt_get` or `completion` for the operations below |
 //! | `target` | only with `kind`: what was read, got or completed (below) |
+//! | `prev` | SHA-256 (hex) of the line before this one in the trail; `null` on the trail's first line (below) |
+//!
+//! A refused call's record has the `tool` name the client sent (cut to 128
+//! characters) and, for an unknown tool, empty `plugin`, `file` and
+//! `digest`.
 //!
 //! # Reads, gets and completions
 //!
@@ -40,7 +47,7 @@
 //! `none`). `result` is `ok`, `error` (with
 //! the code: `NOT_FOUND` when the guest says so) or `cancelled`. A request
 //! refused before guest code runs (an unknown URI or prompt, bad
-//! arguments) leaves none, as an unknown tool leaves none.
+//! arguments) leaves none: it can change nothing and sends nothing.
 //!
 //! `target` is what the component offers, never what the client chose: a
 //! listed resource's URI, the URI template a read matched
@@ -58,23 +65,48 @@
 //!
 //! # Writing, rotation and failure
 //!
-//! Every record is one `write` to a file opened for appending (mode 0600),
-//! under one lock, so lines never interleave. A record that precedes or
-//! follows a mutation (an `intent`, and the `call` record of a call that
-//! wrote one) is also synced to disk (`fdatasync`): it survives a power
-//! loss. Other records survive a crash of the process, not necessarily of
-//! the machine.
+//! The file (mode 0600) stays open between records; every record is one
+//! `write` to it, under one lock, so lines never interleave. Before each
+//! record the path is `stat`ed: when it no longer names the open file
+//! (another program, such as logrotate, renamed or deleted it), the file
+//! at the path is opened, or created, and the renamed one is not written
+//! again. A record that precedes or follows a mutation (an `intent`, and
+//! the `call` record of a call that wrote one) is also synced to disk
+//! (`fdatasync`, the one step done on the blocking pool): it survives a
+//! power loss. Other records survive a crash of the process, not
+//! necessarily of the machine.
 //!
 //! When a record would grow the file past `host.audit_max_bytes`, the file
 //! is renamed `PATH.1` (`PATH.1` to `PATH.2`, and so on; the oldest beyond
 //! `host.audit_keep` is deleted) and a new one begun.
 //!
 //! A failed write is counted (`toolhost_audit_write_failures_total`) and
-//! logged once per failure episode (again when writing works again). A
-//! call never mutates unrecorded: its `intent` must be on disk before the
-//! first mutating request leaves, and while writing fails, that request is
+//! logged once per failure episode (again when writing works again); the
+//! file is let go, and the next record opens the path afresh. A call never
+//! mutates unrecorded: its `intent` must be on disk before the first
+//! mutating request leaves, and while writing fails, that request is
 //! refused and the call ends with `TRANSIENT` ("nothing was changed").
 //! Read-only calls, and previews that change nothing, go on.
+//!
+//! # The hash chain
+//!
+//! Each line's `prev` is the SHA-256 of the line before it (its bytes,
+//! without the newline), so a line changed, removed, inserted or moved
+//! breaks the chain at the next line. The chain runs across rotation (a
+//! new file's first line names the last line of `PATH.1`) and restarts (a
+//! process reads the last line of the file, only its tail, before its
+//! first record; of `PATH.1` when the file is new). When the file ends in
+//! a torn line (the process stopped while writing it), the writer ends
+//! that line and writes a `chain` record (`record`, `time`, `prev`: the
+//! line before the torn one, `torn_bytes`, `reason`); the chain goes on
+//! from it. A file renamed away by another program leaves the chain: the
+//! new file's first line names its last line, so the two can be checked
+//! together by hand, and [`verify`] accepts any `prev` on the first line
+//! it walks. The last line is protected only once the next one is written;
+//! `toolhost audit --verify` prints its hash, to be kept elsewhere.
+//!
+//! [`verify`] walks the trail (rotated files first) and reports the first
+//! break, naming file and line.
 //!
 //! `toolhost audit` reads the trail back as a table ([`print_table`]).
 
@@ -150,6 +182,13 @@ pub struct Upstream {
     /// `body_too_large`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Set when the host refused to send the request: why, as the
+    /// policy-denial label (`read_only`, `unconfirmed`, `host_not_allowed`,
+    /// `method`, `path`, `private_address`, …, `requests_per_call`, or
+    /// `audit_unwritable`).
+    /// Such a request never left the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl Upstream {
@@ -163,6 +202,16 @@ impl Upstream {
             status: None,
             bytes: None,
             error: None,
+            refused: None,
+        }
+    }
+
+    /// A request to `url` with `method` the host refused to send, for
+    /// `reason` (see [`Upstream::refused`]).
+    pub fn refused(method: &str, url: &url::Url, reason: &str) -> Upstream {
+        Upstream {
+            refused: Some(reason.to_string()),
+            ..Upstream::to(method, url)
         }
     }
 
@@ -236,6 +285,11 @@ pub struct AuditRecord {
     /// prompt's served name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// SHA-256 (hex) of the trail's line before this one (`null` for the
+    /// first line of a trail): the hash chain [`verify`] walks. Set by the
+    /// writer.
+    #[serde(default)]
+    pub prev: Option<String>,
 }
 
 /// The trail's file, shared by every call of the process.
@@ -247,8 +301,9 @@ pub struct AuditLog {
 #[derive(Debug)]
 struct LogInner {
     settings: AuditSettings,
-    /// Held while a record is written (and the file rotated).
-    writing: Mutex<()>,
+    /// The open file and the chain's head; held while a record is written
+    /// (and the file rotated), so lines never interleave.
+    writer: Mutex<Writer>,
     /// Whether the last write failed: one log line per failure episode.
     failing: AtomicBool,
 }
@@ -260,7 +315,7 @@ impl AuditLog {
         AuditLog {
             inner: Arc::new(LogInner {
                 settings,
-                writing: Mutex::new(()),
+                writer: Mutex::new(Writer::default()),
                 failing: AtomicBool::new(false),
             }),
         }
@@ -276,17 +331,25 @@ impl AuditLog {
         self.inner.failing.load(Ordering::SeqCst)
     }
 
-    /// Appends `record`; with `durable`, syncs it to disk too.
+    /// Appends `record` (its `prev` set to the chain's head); with
+    /// `durable`, syncs it to disk too.
+    ///
+    /// The line is written on the calling thread: the file stays open
+    /// between records, so a record costs one `stat` of the path and one
+    /// `write`. Only the sync of a `durable` record, which waits for the
+    /// disk, goes to the blocking pool.
     pub async fn append(&self, record: &AuditRecord, durable: bool) -> Result<(), AuditError> {
-        let mut line = serde_json::to_vec(record).expect("a record serializes");
-        line.push(b'\n');
-        let inner = self.inner.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            let _one_writer = inner.writing.lock().expect("not poisoned");
-            write_line(&inner.settings, &line, durable)
-        })
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        let written = {
+            let mut writer = self.inner.writer.lock().expect("not poisoned");
+            writer.append(&self.inner.settings, record)
+        };
+        let written = match written {
+            Ok(file) if durable => tokio::task::spawn_blocking(move || file.sync_data())
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        };
         match written {
             Ok(()) => {
                 if self.inner.failing.swap(false, Ordering::SeqCst) {
@@ -325,12 +388,27 @@ impl AuditLog {
     ) -> Arc<CallAudit> {
         self.start(
             context,
-            plugin,
+            Some(plugin),
             served_name.to_string(),
             tool.annotations.read_only,
             arguments,
             None,
         )
+    }
+
+    /// Starts the record of a `tools/call` refused before any tool was
+    /// found: `requested` is the name the client sent (cut to MCP's 128
+    /// characters), `plugin` the block serving it when the caller may not
+    /// see it (`[[access]]`). Finish it with [`Ending::Refused`].
+    pub fn start_refused(
+        &self,
+        context: CallContext,
+        plugin: Option<&Plugin>,
+        requested: &str,
+        arguments: &Value,
+    ) -> Arc<CallAudit> {
+        let name: String = requested.chars().take(128).collect();
+        self.start(context, plugin, name, false, arguments, None)
     }
 
     /// Starts the record of one `kind` of `plugin` at `target` (see the
@@ -345,7 +423,14 @@ impl AuditLog {
         arguments: &Value,
     ) -> Arc<CallAudit> {
         let offer = (kind.label().to_string(), target.to_string());
-        self.start(context, plugin, String::new(), true, arguments, Some(offer))
+        self.start(
+            context,
+            Some(plugin),
+            String::new(),
+            true,
+            arguments,
+            Some(offer),
+        )
     }
 
     /// Starts a `call` record: of the tool `tool`, or (`offer`) of a read,
@@ -353,7 +438,7 @@ impl AuditLog {
     fn start(
         &self,
         context: CallContext,
-        plugin: &Plugin,
+        plugin: Option<&Plugin>,
         tool: String,
         read_only: bool,
         arguments: &Value,
@@ -370,9 +455,11 @@ impl AuditLog {
             protocol: context.protocol,
             session: context.session,
             tool,
-            plugin: plugin.settings.name.clone(),
-            file: plugin.file.clone(),
-            digest: format!("sha256:{}", plugin.digest),
+            plugin: plugin.map(|p| p.settings.name.clone()).unwrap_or_default(),
+            file: plugin.map(|p| p.file.clone()).unwrap_or_default(),
+            digest: plugin
+                .map(|p| format!("sha256:{}", p.digest))
+                .unwrap_or_default(),
             read_only,
             arguments_sha256: arguments_sha256(arguments),
             arguments: self.inner.settings.arguments.then(|| arguments.clone()),
@@ -383,6 +470,7 @@ impl AuditLog {
             duration_ms: 0,
             kind,
             target,
+            prev: None,
         };
         Arc::new(CallAudit {
             log: self.clone(),
@@ -538,32 +626,258 @@ fn rfc3339(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// Appends `line` to the trail, rotating first if it would outgrow
-/// `max_bytes`.
-fn write_line(settings: &AuditSettings, line: &[u8], durable: bool) -> std::io::Result<()> {
-    let mut file = open_for_append(&settings.path)?;
-    let meta = file.metadata()?;
-    if meta.is_file() && meta.len() > 0 && meta.len() + line.len() as u64 > settings.max_bytes {
-        drop(file);
-        rotate(&settings.path, settings.keep)?;
-        file = open_for_append(&settings.path)?;
+/// The trail's open file and the head of its hash chain.
+#[derive(Debug, Default)]
+struct Writer {
+    /// The file records go to, while the path still names it.
+    open: Option<OpenTrail>,
+    /// SHA-256 (hex) of the last line of the trail: the next record's
+    /// `prev`. `None` until the first file is opened, and in a trail that
+    /// has no line yet.
+    head: Option<String>,
+    /// Whether `head` is known (the tail of the trail was read once).
+    head_known: bool,
+}
+
+/// The file a [`Writer`] holds open.
+#[derive(Debug)]
+struct OpenTrail {
+    file: Arc<File>,
+    /// Device and inode, to notice that the path names another file.
+    id: Option<(u64, u64)>,
+}
+
+impl Writer {
+    /// Writes `record` as one line, its `prev` the chain's head; returns
+    /// the file it went to (for a sync). Reopens the file first when the
+    /// path no longer names it (renamed or deleted by an operator's log
+    /// rotation), rotates it when the line would grow it past
+    /// `max_bytes`. On an error the file is let go: the next record opens
+    /// it afresh.
+    fn append(
+        &mut self,
+        settings: &AuditSettings,
+        record: &AuditRecord,
+    ) -> std::io::Result<Arc<File>> {
+        let written = self.append_open(settings, record);
+        if written.is_err() {
+            self.open = None;
+        }
+        written
     }
-    file.write_all(line)?;
-    if durable {
-        file.sync_data()?;
+
+    fn append_open(
+        &mut self,
+        settings: &AuditSettings,
+        record: &AuditRecord,
+    ) -> std::io::Result<Arc<File>> {
+        // Opened first: the chain's head may be the file's last line.
+        let len = self.current_len(settings)?;
+        let mut record = record.clone();
+        record.prev = self.head.clone();
+        let mut line = serde_json::to_vec(&record).expect("a record serializes");
+        if len.is_some_and(|len| len > 0 && len + line.len() as u64 + 1 > settings.max_bytes) {
+            self.open = None;
+            rotate(&settings.path, settings.keep)?;
+            self.current_len(settings)?;
+        }
+        let file = self.open.as_ref().expect("opened above").file.clone();
+        let hash = hex::encode(Sha256::digest(&line));
+        line.push(b'\n');
+        (&*file).write_all(&line)?;
+        self.head = Some(hash);
+        Ok(file)
     }
-    Ok(())
+
+    /// Makes sure the file the path names is open (one `stat` when it
+    /// is); its length when it is a regular file.
+    fn current_len(&mut self, settings: &AuditSettings) -> std::io::Result<Option<u64>> {
+        if let Some(open) = &self.open {
+            match std::fs::metadata(&settings.path) {
+                Ok(meta) if open.id.is_some() && file_id(&meta) == open.id => {
+                    return Ok(meta.is_file().then_some(meta.len()));
+                }
+                Ok(_) => tracing::info!(
+                    path = %settings.path.display(),
+                    "the audit trail's path names another file now (rotated by another program); writing to the new one"
+                ),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => tracing::info!(
+                    path = %settings.path.display(),
+                    "the audit trail was removed (rotated by another program); beginning a new file"
+                ),
+                Err(e) => return Err(e),
+            }
+            self.open = None;
+        }
+        let file = open_for_append(&settings.path)?;
+        let meta = file.metadata()?;
+        let regular = meta.is_file();
+        if regular && meta.len() > 0 {
+            match read_tail(&file, meta.len())? {
+                Tail::Whole(last) => self.head = Some(last),
+                Tail::Torn { last, torn_bytes } => {
+                    // The process stopped mid-line: end the fragment, and
+                    // say so in a record the chain goes on from.
+                    let chain = ChainRecord {
+                        time: rfc3339(Utc::now()),
+                        record: "chain".into(),
+                        prev: last,
+                        torn_bytes,
+                        reason: "the last line was torn (the process stopped while writing it); the chain goes on from the line before it".into(),
+                    };
+                    let mut line = serde_json::to_vec(&chain).expect("a record serializes");
+                    let hash = hex::encode(Sha256::digest(&line));
+                    line.insert(0, b'\n');
+                    line.push(b'\n');
+                    (&file).write_all(&line)?;
+                    tracing::warn!(
+                        path = %settings.path.display(),
+                        torn_bytes,
+                        "the audit trail's last line was torn; a `chain` record says so"
+                    );
+                    self.head = Some(hash);
+                }
+            }
+        } else if !self.head_known {
+            // A new file, maybe after a rotation this process did not see
+            // end: the chain goes on from the newest rotated file.
+            self.head = match File::open(rotated(&settings.path, 1)) {
+                Ok(previous) => match previous.metadata()?.len() {
+                    0 => None,
+                    len => match read_tail(&previous, len)? {
+                        Tail::Whole(last) => Some(last),
+                        // Its torn fragment stays the last line.
+                        Tail::Torn { .. } => None,
+                    },
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            };
+        }
+        self.head_known = true;
+        let len = regular
+            .then(|| file.metadata().map(|m| m.len()))
+            .transpose()?;
+        self.open = Some(OpenTrail {
+            file: Arc::new(file),
+            id: file_id(&meta),
+        });
+        Ok(len)
+    }
+}
+
+/// The device and inode of a file.
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+/// Without device and inode, a file is reopened for every record.
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 fn open_for_append(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
-    options.create(true).append(true);
+    // Read too: the chain goes on from the file's last line.
+    options.read(true).create(true).append(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
     options.open(path)
+}
+
+/// The record that restarts a trail's chain after a torn line.
+#[derive(Debug, Serialize, Deserialize)]
+struct ChainRecord {
+    time: String,
+    /// Always `chain`.
+    record: String,
+    /// SHA-256 of the last whole line before the torn one, if any.
+    prev: Option<String>,
+    /// Bytes of the torn line.
+    torn_bytes: u64,
+    /// What happened, in words.
+    reason: String,
+}
+
+/// How a non-empty file ends.
+#[derive(Debug, PartialEq)]
+enum Tail {
+    /// With a whole line: its SHA-256 (hex, without the newline).
+    Whole(String),
+    /// With a line cut short (no newline): the SHA-256 of the whole line
+    /// before it, if any, and the cut line's length.
+    Torn {
+        last: Option<String>,
+        torn_bytes: u64,
+    },
+}
+
+/// Bytes read at a time from the end of a file.
+const TAIL_CHUNK: u64 = 64 << 10;
+
+/// How the file of `len` bytes ends, reading only its last lines.
+fn read_tail(file: &File, len: u64) -> std::io::Result<Tail> {
+    let mut last_byte = [0u8];
+    read_at(file, len - 1, &mut last_byte)?;
+    let torn = last_byte[0] != b'\n';
+    let content_end = if torn { len } else { len - 1 };
+    // The newline that ends the last whole line (or starts the fragment).
+    let cut = newline_before(file, content_end)?;
+    let hash_line = |start: u64, end: u64| -> std::io::Result<String> {
+        let mut hasher = Sha256::new();
+        let mut at = start;
+        let mut buf = vec![0u8; TAIL_CHUNK as usize];
+        while at < end {
+            let n = (end - at).min(TAIL_CHUNK) as usize;
+            read_at(file, at, &mut buf[..n])?;
+            hasher.update(&buf[..n]);
+            at += n as u64;
+        }
+        Ok(hex::encode(hasher.finalize()))
+    };
+    if !torn {
+        let start = cut.map_or(0, |n| n + 1);
+        return Ok(Tail::Whole(hash_line(start, content_end)?));
+    }
+    let torn_bytes = len - cut.map_or(0, |n| n + 1);
+    let last = match cut {
+        Some(end) => {
+            let start = newline_before(file, end)?.map_or(0, |n| n + 1);
+            Some(hash_line(start, end)?)
+        }
+        None => None,
+    };
+    Ok(Tail::Torn { last, torn_bytes })
+}
+
+/// The offset of the last newline before `end`, reading backwards.
+fn newline_before(file: &File, end: u64) -> std::io::Result<Option<u64>> {
+    let mut buf = vec![0u8; TAIL_CHUNK as usize];
+    let mut chunk_end = end;
+    while chunk_end > 0 {
+        let start = chunk_end.saturating_sub(TAIL_CHUNK);
+        let chunk = &mut buf[..(chunk_end - start) as usize];
+        read_at(file, start, chunk)?;
+        if let Some(i) = chunk.iter().rposition(|b| *b == b'\n') {
+            return Ok(Some(start + i as u64));
+        }
+        chunk_end = start;
+    }
+    Ok(None)
+}
+
+/// Fills `buf` from `file` at `offset`.
+fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(buf)
 }
 
 /// `PATH.n` for a rotated file.
@@ -648,6 +962,8 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
             }
             match serde_json::from_str::<AuditRecord>(&line) {
                 Ok(record) => records.push(record),
+                // The chain's mark after a torn line: no call.
+                Err(_) if serde_json::from_str::<ChainRecord>(&line).is_ok() => {}
                 Err(e) => eprintln!(
                     "warning: {} line {} is not an audit record ({e}); skipped",
                     file.display(),
@@ -685,6 +1001,217 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     }
     out.sort_by(|a, b| a.time.cmp(&b.time));
     Ok(out)
+}
+
+/// What [`verify`] found in an intact trail.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainReport {
+    /// Records walked (`chain` records not counted).
+    pub records: u64,
+    /// Files walked, oldest first.
+    pub files: Vec<PathBuf>,
+    /// SHA-256 of the trail's last line: what the next record's `prev`
+    /// will be. Kept elsewhere, it anchors the end of the trail too.
+    pub head: Option<String>,
+    /// What is intact but worth knowing: torn lines marked by a `chain`
+    /// record, records written before the chain existed.
+    pub notes: Vec<String>,
+}
+
+/// Where [`verify`] found the chain broken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}, line {line}: {what}", file.display())]
+pub struct ChainBreak {
+    /// The file.
+    pub file: PathBuf,
+    /// The line, counted from 1 in that file.
+    pub line: u64,
+    /// What is wrong, in words.
+    pub what: String,
+}
+
+/// One line already walked.
+struct Walked {
+    file: PathBuf,
+    line: u64,
+    len: u64,
+    hash: String,
+    /// Whether it is a JSON object (a record).
+    is_record: bool,
+    /// Whether it ended with a newline.
+    whole: bool,
+    /// The hash of the line before it; `None` for the first line walked
+    /// (its predecessor may be in a file rotated away).
+    before: Option<Option<String>>,
+}
+
+/// Walks the trail at `path` (its rotated files included, oldest first)
+/// and checks its hash chain: every line's `prev` is the SHA-256 of the
+/// line before it, across files. A torn line (the process stopped while
+/// writing it) is intact only when the `chain` record the writer added
+/// after it says so. The first line walked may name any `prev` (the files
+/// before it were rotated away), and lines written before the chain
+/// existed (no `prev`) may open the trail.
+///
+/// `Err` is a file that cannot be read; `Ok(Err)` the first break.
+pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
+    let mut report = ChainReport {
+        records: 0,
+        files: Vec::new(),
+        head: None,
+        notes: Vec::new(),
+    };
+    let mut previous: Option<Walked> = None;
+    let mut unchained = 0u64;
+    for file in trail_files(path) {
+        let mut reader = match File::open(&file) {
+            Ok(f) => BufReader::new(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => anyhow::bail!("cannot read the audit trail {}: {e}", file.display()),
+        };
+        report.files.push(file.clone());
+        let mut number = 0u64;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let read = reader.read_until(b'\n', &mut buf).map_err(|e| {
+                anyhow::anyhow!("cannot read the audit trail {}: {e}", file.display())
+            })?;
+            if read == 0 {
+                break;
+            }
+            number += 1;
+            let whole = buf.last() == Some(&b'\n');
+            if whole {
+                buf.pop();
+            }
+            let broken = |what: String| {
+                Ok(Err(ChainBreak {
+                    file: file.clone(),
+                    line: number,
+                    what,
+                }))
+            };
+            let parsed = serde_json::from_slice::<Value>(&buf)
+                .ok()
+                .filter(Value::is_object);
+            let hash = hex::encode(Sha256::digest(&buf));
+            // A line that is no record must be a torn one, and the next
+            // line the `chain` record saying so.
+            if let Some(p) = previous.as_ref().filter(|p| !p.is_record) {
+                let marks_it = parsed.as_ref().is_some_and(|v| {
+                    v["record"] == "chain" && v["torn_bytes"].as_u64() == Some(p.len)
+                });
+                if !marks_it {
+                    return Ok(Err(ChainBreak {
+                        file: p.file.clone(),
+                        line: p.line,
+                        what:
+                            "not an audit record, and no `chain` record after it says it was torn"
+                                .into(),
+                    }));
+                }
+            }
+            if let Some(record) = &parsed {
+                let prev = match record.get("prev") {
+                    Some(Value::String(prev)) => Some(Some(prev.clone())),
+                    Some(Value::Null) => Some(None),
+                    _ => None,
+                };
+                let Some(prev) = prev else {
+                    if previous
+                        .as_ref()
+                        .is_none_or(|_| unchained == report.records)
+                    {
+                        // Written before the chain existed, at the trail's start.
+                        unchained += 1;
+                        report.records += 1;
+                        previous = Some(Walked {
+                            file: file.clone(),
+                            line: number,
+                            len: buf.len() as u64,
+                            hash,
+                            is_record: true,
+                            whole,
+                            before: None,
+                        });
+                        continue;
+                    }
+                    return broken(
+                        "the record has no `prev`: it was not written by the trail's writer".into(),
+                    );
+                };
+                if record["record"] == "chain" {
+                    if let Some(p) = &previous {
+                        let before_matches = p.before.as_ref().is_none_or(|b| *b == prev);
+                        if record["torn_bytes"].as_u64() != Some(p.len) || !before_matches {
+                            return broken(format!(
+                                "a `chain` record that does not match the torn line before it (line {} of {})",
+                                p.line,
+                                p.file.display()
+                            ));
+                        }
+                        report.notes.push(format!(
+                            "{}, line {}: a torn line (the process stopped while writing it), marked by the `chain` record after it",
+                            p.file.display(),
+                            p.line
+                        ));
+                    }
+                } else {
+                    if let Some(p) = &previous
+                        && prev.as_ref() != Some(&p.hash)
+                    {
+                        return broken(format!(
+                            "its `prev` is not the SHA-256 of the line before it ({}, line {}): a line was changed, removed, inserted or moved here",
+                            p.file.display(),
+                            p.line
+                        ));
+                    }
+                    report.records += 1;
+                }
+            }
+            let before = previous.as_ref().map(|p| Some(p.hash.clone()));
+            previous = Some(Walked {
+                file: file.clone(),
+                line: number,
+                len: buf.len() as u64,
+                hash,
+                is_record: parsed.is_some(),
+                whole,
+                before,
+            });
+        }
+    }
+    if report.files.is_empty() {
+        anyhow::bail!(
+            "there is no audit trail at {} (host.audit); it is written once a tool is called",
+            path.display()
+        );
+    }
+    if let Some(last) = &previous {
+        if !last.is_record {
+            if last.whole {
+                return Ok(Err(ChainBreak {
+                    file: last.file.clone(),
+                    line: last.line,
+                    what: "not an audit record".into(),
+                }));
+            }
+            report.notes.push(format!(
+                "{}, line {}: the trail ends with a torn line (the process stopped while writing it); the next start marks it",
+                last.file.display(),
+                last.line
+            ));
+        }
+        report.head = Some(last.hash.clone());
+    }
+    if unchained > 0 {
+        report.notes.insert(
+            0,
+            format!("the first {unchained} record(s) were written before the trail was chained (no `prev`)"),
+        );
+    }
+    Ok(Ok(report))
 }
 
 /// Writes the records `filter` selects as a table: time, caller, tool (or
@@ -792,34 +1319,11 @@ mod tests {
         assert_ne!(arguments_sha256(&a), arguments_sha256(&json!({"b": 2})));
     }
 
-    #[test]
-    fn the_file_rotates_at_its_size_and_keeps_so_many() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = settings(dir.path(), 100, 2);
-        for i in 0..10 {
-            write_line(&s, format!("{:059}\n", i).as_bytes(), false).unwrap();
-        }
-        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
-        // 60-byte lines, 100-byte files: one line each.
-        assert_eq!(read(s.path.clone()), format!("{:059}\n", 9));
-        assert_eq!(read(rotated(&s.path, 1)), format!("{:059}\n", 8));
-        assert_eq!(read(rotated(&s.path, 2)), format!("{:059}\n", 7));
-        assert!(!rotated(&s.path, 3).exists());
-    }
-
-    #[test]
-    fn a_directory_in_the_files_place_is_an_error_naming_the_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = settings(dir.path(), 1 << 20, 1);
-        std::fs::create_dir(&s.path).unwrap();
-        let log = AuditLog::new(s);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let record = AuditRecord {
+    fn sample(id: &str) -> AuditRecord {
+        AuditRecord {
             time: rfc3339(Utc::now()),
             record: "call".into(),
-            id: "1".into(),
+            id: id.into(),
             caller: "stdio".into(),
             protocol: None,
             session: None,
@@ -837,7 +1341,112 @@ mod tests {
             duration_ms: 1,
             kind: None,
             target: None,
+            prev: None,
+        }
+    }
+
+    fn ids(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let id = serde_json::from_str::<Value>(l)
+                    .ok()
+                    .map(|v| v["id"].clone());
+                id.and_then(|id| id.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "-".into())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_file_rotates_at_its_size_keeps_so_many_and_the_chain_spans_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = serde_json::to_vec(&sample("0")).unwrap().len() as u64 + 70;
+        // One record per file.
+        let s = settings(dir.path(), line + 10, 2);
+        let mut writer = Writer::default();
+        for i in 0..10 {
+            writer.append(&s, &sample(&i.to_string())).unwrap();
+        }
+        assert_eq!(ids(&s.path), ["9"]);
+        assert_eq!(ids(&rotated(&s.path, 1)), ["8"]);
+        assert_eq!(ids(&rotated(&s.path, 2)), ["7"]);
+        assert!(!rotated(&s.path, 3).exists());
+        let report = verify(&s.path).unwrap().unwrap();
+        assert_eq!(report.records, 3, "{report:?}");
+        assert_eq!(report.files.len(), 3);
+    }
+
+    #[test]
+    fn a_new_writer_goes_on_from_the_last_line_and_marks_a_torn_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings(dir.path(), 1 << 20, 2);
+        Writer::default().append(&s, &sample("a")).unwrap();
+        Writer::default().append(&s, &sample("b")).unwrap();
+        verify(&s.path).unwrap().unwrap();
+        // The process stopped mid-line.
+        let mut file = OpenOptions::new().append(true).open(&s.path).unwrap();
+        let fragment = br#"{"time":"2026-11-25T"#;
+        file.write_all(fragment).unwrap();
+        let file = File::open(&s.path).unwrap();
+        assert!(matches!(
+            read_tail(&file, file.metadata().unwrap().len()).unwrap(),
+            Tail::Torn { last: Some(_), torn_bytes } if torn_bytes == fragment.len() as u64
+        ));
+        let ended = verify(&s.path).unwrap().unwrap();
+        assert!(
+            ended.notes[0].contains("ends with a torn line"),
+            "{ended:?}"
+        );
+        Writer::default().append(&s, &sample("c")).unwrap();
+        assert_eq!(ids(&s.path), ["a", "b", "-", "-", "c"]);
+        let report = verify(&s.path).unwrap().unwrap();
+        assert_eq!(report.records, 3);
+        assert!(
+            report.notes[0].contains("line 3: a torn line"),
+            "{report:?}"
+        );
+    }
+
+    #[test]
+    fn verify_names_the_line_changed_removed_or_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings(dir.path(), 1 << 20, 2);
+        let mut writer = Writer::default();
+        for i in 0..5 {
+            writer.append(&s, &sample(&i.to_string())).unwrap();
+        }
+        let text = std::fs::read_to_string(&s.path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let check = |lines: Vec<String>| {
+            std::fs::write(&s.path, lines.join("\n") + "\n").unwrap();
+            verify(&s.path).unwrap().unwrap_err()
         };
+        let owned = || lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        let mut edited = owned();
+        edited[2] = edited[2].replace("\"id\":\"2\"", "\"id\":\"7\"");
+        assert_eq!(check(edited).line, 4);
+        let mut removed = owned();
+        removed.remove(2);
+        assert_eq!(check(removed).line, 3);
+        let mut moved = owned();
+        moved.swap(1, 2);
+        assert_eq!(check(moved).line, 2);
+        std::fs::write(&s.path, &text).unwrap();
+        assert_eq!(verify(&s.path).unwrap().unwrap().records, 5);
+    }
+
+    #[test]
+    fn a_directory_in_the_files_place_is_an_error_naming_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings(dir.path(), 1 << 20, 1);
+        std::fs::create_dir(&s.path).unwrap();
+        let log = AuditLog::new(s);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let record = sample("1");
         let error = runtime
             .block_on(log.append(&record, false))
             .unwrap_err()

@@ -127,7 +127,7 @@ enum Command {
             long,
             value_name = "PATH",
             conflicts_with = "config",
-            required_unless_present = "config"
+            required_unless_present_any = ["config", "verify"]
         )]
         file: Option<PathBuf>,
         /// The configuration file whose `host.audit` names the file.
@@ -142,6 +142,11 @@ enum Command {
         /// prompt's served name).
         #[arg(long, value_name = "NAME")]
         tool: Option<String>,
+        /// Check the trail's hash chain instead (the file named here, or by
+        /// --file or --config, and its rotated files): the first break,
+        /// with its line, and exit 1; or how many records it holds.
+        #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with_all = ["since", "tool"])]
+        verify: Option<Option<PathBuf>>,
     },
 }
 
@@ -330,8 +335,15 @@ fn main() -> Result<()> {
             Command::Audit {
                 file,
                 config,
+                verify: Some(named),
+                ..
+            } => verify_audit(named.or(file), config),
+            Command::Audit {
+                file,
+                config,
                 since,
                 tool,
+                verify: None,
             } => audit(file, config, since.as_deref(), tool),
             Command::Update { plugins, config } => {
                 let settings = Config::load(&config)?;
@@ -367,6 +379,30 @@ fn main() -> Result<()> {
     })
 }
 
+/// `toolhost audit --verify`: "N records, chain intact", or the first
+/// break and exit 1.
+fn verify_audit(file: Option<PathBuf>, config: Option<PathBuf>) -> Result<()> {
+    let path = audit_path(file, config)?;
+    match toolhost::audit::verify(&path)? {
+        Ok(report) => {
+            for note in &report.notes {
+                println!("note: {note}");
+            }
+            println!(
+                "{} records in {} file(s), chain intact; last line sha256 {}",
+                report.records,
+                report.files.len(),
+                report.head.as_deref().unwrap_or("-")
+            );
+            Ok(())
+        }
+        Err(broken) => {
+            eprintln!("error: the audit trail's chain is broken: {broken}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// `toolhost audit`.
 fn audit(
     file: Option<PathBuf>,
@@ -374,7 +410,21 @@ fn audit(
     since: Option<&str>,
     tool: Option<String>,
 ) -> Result<()> {
-    let path = match (file, config) {
+    let path = audit_path(file, config)?;
+    let filter = toolhost::audit::Filter {
+        since: since
+            .map(|s| toolhost::audit::parse_since(s, chrono::Utc::now()))
+            .transpose()?,
+        tool,
+    };
+    let records = toolhost::audit::read_trail(&path)?;
+    toolhost::audit::print_table(&records, &filter, &mut std::io::stdout().lock())?;
+    Ok(())
+}
+
+/// The trail `toolhost audit` reads: `--file`, or `--config`'s `host.audit`.
+fn audit_path(file: Option<PathBuf>, config: Option<PathBuf>) -> Result<PathBuf> {
+    Ok(match (file, config) {
         (Some(file), _) => file,
         (None, Some(config)) => {
             let Some(audit) = Config::load_audit(&config)? else {
@@ -386,16 +436,7 @@ fn audit(
             audit.path
         }
         (None, None) => anyhow::bail!("name the audit trail: --file PATH or --config FILE"),
-    };
-    let filter = toolhost::audit::Filter {
-        since: since
-            .map(|s| toolhost::audit::parse_since(s, chrono::Utc::now()))
-            .transpose()?,
-        tool,
-    };
-    let records = toolhost::audit::read_trail(&path)?;
-    toolhost::audit::print_table(&records, &filter, &mut std::io::stdout().lock())?;
-    Ok(())
+    })
 }
 
 /// `toolhost pull REF --plugins DIR`.

@@ -16,9 +16,11 @@
 //!   `tools/call` answers them exactly as an unknown tool (`[[access]]`,
 //!   ADR 0012). The subject is logged with each call and never reaches the
 //!   guest. Over stdio there is no identity and every tool is served;
-//! - with `host.audit`, every `tools/call` of a known tool leaves one
-//!   [`crate::audit`] record, written before the answer goes out (a
-//!   cancelled call and a refused `requestState` too);
+//! - with `host.audit`, every `tools/call` leaves one [`crate::audit`]
+//!   record, written before the answer goes out: a cancelled call, and a
+//!   call refused before it ran (an unknown or hidden tool, a forged,
+//!   replayed or stale `requestState`, a missing or malformed
+//!   `inputResponses`), too, with the refusal's code;
 //! - list changes go to legacy sessions as `notifications/tools/list_changed`
 //!   and to 2026-07-28 clients on their `subscriptions/listen` streams;
 //! - what `toolhost:plugin@0.2.0` components offer beside tools (ADR 0017):
@@ -364,6 +366,17 @@ fn audit_context(
     via: &'static str,
 ) -> CallContext {
     let parts = ctx.extensions.get::<axum::http::request::Parts>();
+    let protocol = ctx.protocol_version().map(|v| v.to_string());
+    http_audit_context(parts, identity, protocol, via)
+}
+
+/// [`audit_context`] from what the HTTP request (if any) holds.
+fn http_audit_context(
+    parts: Option<&axum::http::request::Parts>,
+    identity: Option<&Identity>,
+    protocol: Option<String>,
+    via: &'static str,
+) -> CallContext {
     let caller = match (identity, parts) {
         (Some(identity), _) => identity.subject.clone(),
         (None, Some(_)) => "http".to_string(),
@@ -375,9 +388,64 @@ fn audit_context(
         .map(str::to_string);
     CallContext {
         caller,
-        protocol: ctx.protocol_version().map(|v| v.to_string()),
+        protocol,
         session,
         via,
+    }
+}
+
+impl Gateway {
+    /// With `host.audit`, records a `tools/call` the HTTP transport
+    /// answered itself because rmcp cannot decode it (`message`, the
+    /// POSTed body; its `params` do not fit): `refused` with
+    /// `MALFORMED_REQUEST`, the tool name it sent and the hash of its
+    /// `arguments`, whatever they are. Any other message is not recorded.
+    pub async fn audit_malformed_call(&self, message: &[u8], parts: &axum::http::request::Parts) {
+        let Some(log) = &self.inner.audit else {
+            return;
+        };
+        let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(message) else {
+            return;
+        };
+        if request.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return;
+        }
+        let params = request.get("params");
+        let name = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let protocol = parts
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let identity = parts.extensions.get::<Identity>();
+        let context = http_audit_context(Some(parts), identity, protocol, "none");
+        let plugin = self.registry().tool(name).map(|t| t.plugin.clone());
+        let audit = log.start_refused(context, plugin.as_deref(), name, &arguments);
+        let _ = audit.finish(Ending::Refused("MALFORMED_REQUEST")).await;
+    }
+}
+
+/// The audit trail's code for a continuation whose `inputResponses` is
+/// missing, malformed, or sent without its `requestState` (or the state
+/// without it).
+const INVALID_INPUT_RESPONSES: &str = "INVALID_INPUT_RESPONSES";
+
+/// The audit trail's code for a refused `requestState`: a replay and a
+/// state from a replaced component each have their own; anything else
+/// (altered, forged, expired, another server's) is `INVALID_REQUEST_STATE`.
+fn refused_state_code(error: &StateError) -> &'static str {
+    match error {
+        StateError::Replayed => "REPLAYED_REQUEST_STATE",
+        StateError::ComponentChanged => "STALE_REQUEST_STATE",
+        StateError::StoreUnavailable(_) => "TRANSIENT",
+        StateError::Invalid => "INVALID_REQUEST_STATE",
     }
 }
 
@@ -571,6 +639,23 @@ impl ServerHandler for Gateway {
         });
         let Some(tool) = visible.cloned() else {
             metrics::unknown_tool();
+            if let Some(log) = &self.inner.audit {
+                // Recorded for the operator: a hidden tool by its plugin.
+                let hidden = registry.tool(&request.name).map(|t| t.plugin.clone());
+                let code = if hidden.is_some() {
+                    "PERMISSION_DENIED"
+                } else {
+                    "UNKNOWN_TOOL"
+                };
+                let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+                let audit = log.start_refused(
+                    audit_context(&context, identity.as_ref(), "none"),
+                    hidden.as_deref(),
+                    &request.name,
+                    &arguments,
+                );
+                let _ = audit.finish(Ending::Refused(code)).await;
+            }
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}; call tools/list to see the tools available",
@@ -636,29 +721,40 @@ impl ServerHandler for Gateway {
                             .into());
                         }
                         Err(e) => {
-                            audit_finish(&audit, Ending::Refused("INVALID_REQUEST_STATE")).await;
+                            let code = refused_state_code(&e);
+                            tracing::warn!(tool = %tool.name, code, "refused a requestState: {e}");
+                            audit_finish(&audit, Ending::Refused(code)).await;
                             return Err(ErrorData::invalid_params(e.to_string(), None));
                         }
                     };
-                    let answer = responses.get(CONFIRM_KEY).cloned().ok_or_else(|| {
-                        ErrorData::invalid_params(
-                            format!("inputResponses has no {CONFIRM_KEY:?} answer"),
-                            None,
-                        )
-                    })?;
-                    let answer: ElicitResult = serde_json::from_value(answer).map_err(|e| {
-                        ErrorData::invalid_params(
-                            format!(
-                                "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
-                            ),
-                            None,
-                        )
-                    })?;
+                    let answer = match responses.get(CONFIRM_KEY).cloned() {
+                        Some(answer) => answer,
+                        None => {
+                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
+                            return Err(ErrorData::invalid_params(
+                                format!("inputResponses has no {CONFIRM_KEY:?} answer"),
+                                None,
+                            ));
+                        }
+                    };
+                    let answer: ElicitResult = match serde_json::from_value(answer) {
+                        Ok(answer) => answer,
+                        Err(e) => {
+                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
+                            return Err(ErrorData::invalid_params(
+                                format!(
+                                    "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
+                                ),
+                                None,
+                            ));
+                        }
+                    };
                     let outcome = outcome_of(&answer);
                     metrics::confirmation_answered(outcome);
                     Box::new(Replay::new(opened.with_answer(outcome)))
                 }
                 _ => {
+                    audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
                     return Err(ErrorData::invalid_params(
                         "send requestState and inputResponses together, as the input_required result asked",
                         None,

@@ -58,12 +58,14 @@ fn is_change(upstream: &Value) -> bool {
     !matches!(upstream["method"].as_str(), Some("GET" | "HEAD"))
 }
 
+/// The requests of `record` that could change something and were sent
+/// (a request the host refused is marked `refused` and never left).
 fn changes_in(record: &Value) -> Vec<&Value> {
     record["upstream"]
         .as_array()
         .expect("upstream is a list")
         .iter()
-        .filter(|u| is_change(u))
+        .filter(|u| is_change(u) && u.get("refused").is_none())
         .collect()
 }
 
@@ -593,6 +595,46 @@ async fn an_http_caller_is_recorded_by_its_identity_and_its_token_is_not() {
     assert_eq!(greet["caller"], "release-bot", "{greet}");
     assert_eq!(greet["protocol"], "2025-11-25", "{greet}");
     assert!(greet["session"].is_string(), "a legacy session: {greet}");
+
+    // A call whose params rmcp cannot decode is answered by the transport,
+    // and recorded as refused there.
+    let answer = reqwest::Client::new()
+        .post(host.url.as_deref().unwrap())
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(
+            json!({
+                "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "greet", "arguments": 5},
+            })
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 400);
+    let trail = self::records(&trail_of(&host));
+    assert_eq!(trail.len(), 2, "{trail:#?}");
+    let refused = &trail[1];
+    assert_eq!(
+        (
+            &refused["caller"],
+            &refused["tool"],
+            &refused["plugin"],
+            &refused["result"],
+            &refused["issues"]
+        ),
+        (
+            &json!("release-bot"),
+            &json!("greet"),
+            &json!("hello"),
+            &json!("refused"),
+            &json!(["MALFORMED_REQUEST"])
+        ),
+        "{refused}"
+    );
+    assert_eq!(refused["arguments_sha256"], sha256_hex("5"));
 }
 
 /// The Katana component's changes leave records too (the Katana suite checks
@@ -840,6 +882,11 @@ async fn reads_gets_and_completions_leave_a_record_with_their_requests_and_no_ch
             "the gate stopped a read's POST before it left: {}",
             offers[3]
         );
+        assert_eq!(
+            offers[3]["upstream"][0]["refused"], "read_only",
+            "the attempt is recorded: {}",
+            offers[3]
+        );
         assert!(
             !server.received().iter().any(|r| r.method == "POST"),
             "no POST reached the server"
@@ -909,4 +956,469 @@ async fn a_read_the_client_cancels_is_recorded_as_cancelled() {
         "{}",
         offers[0]
     );
+}
+
+/// A host serving the misbehaving component with the trail on, allowed to
+/// reach `server`, in `era`, every confirmation answered yes; `extra` is
+/// more `[host]` configuration.
+async fn misbehaving_host(server: &crate::support::Recorder, era: Era, extra: &str) -> Host {
+    Host::start(
+        HostOptions::new(&["misbehaving"])
+            .era(era)
+            .elicitation(Elicitation::Accept(true))
+            .config(format!(
+                "[host]\naudit = \"{TRAIL}\"\n{extra}\n{}",
+                server.allow_block("misbehaving")
+            )),
+    )
+    .await
+}
+
+fn posts_to(server: &crate::support::Recorder) -> usize {
+    server
+        .received()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .count()
+}
+
+/// How many of `host`'s open file descriptors name `path`.
+fn open_in(host: &Host, path: &Path) -> usize {
+    std::fs::read_dir(format!("/proc/{}/fd", host.pid))
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter(|target| target == path)
+        .count()
+}
+
+#[tokio::test]
+async fn the_trail_follows_a_rename_or_a_deletion_and_an_unwritable_one_stops_only_changes() {
+    let server = crate::support::Recorder::start().await;
+    let host = misbehaving_host(&server, Era::Legacy, "").await;
+    let path = trail_of(&host);
+    let read = json!({"url": format!("{}/item", server.url)});
+    let change = json!({"url": format!("{}/hook", server.url), "confirm": true});
+    host.ok("get", read.clone()).await;
+    assert_eq!(records(&path).len(), 1);
+    assert_eq!(
+        open_in(&host, &path),
+        1,
+        "the file stays open between records"
+    );
+
+    // An operator's logrotate renames the file away: the next record
+    // begins a new file at the configured path, the old one is left alone.
+    let moved = path.with_extension("jsonl-20261125");
+    std::fs::rename(&path, &moved).unwrap();
+    host.ok("get", read.clone()).await;
+    host.ok("get", read.clone()).await;
+    assert_eq!(records(&path).len(), 2, "a new file at the path");
+    assert_eq!(
+        records(&moved).len(),
+        1,
+        "the renamed file is not written again"
+    );
+
+    assert_eq!(open_in(&host, &moved), 0, "the renamed file is let go");
+    assert_eq!(open_in(&host, &path), 1);
+
+    // Deleted: recreated.
+    std::fs::remove_file(&path).unwrap();
+    host.ok("get", read.clone()).await;
+    assert_eq!(records(&path).len(), 1, "recreated");
+
+    // Unwritable (a directory where the file was): a change is refused
+    // before it leaves, a read goes on.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    let issue = host.tool_error("confirm_then_post", change.clone()).await;
+    assert_eq!(issue["code"], "TRANSIENT", "{issue}");
+    assert!(
+        issue["hint"].as_str().unwrap().contains("host.audit"),
+        "{issue}"
+    );
+    assert_eq!(posts_to(&server), 0, "the change never left");
+    host.ok("get", read.clone()).await;
+    let log = host.wait_for_stderr("cannot write the audit trail").await;
+    assert_eq!(
+        log.matches("cannot write the audit trail").count(),
+        1,
+        "logged once per failure episode:\n{log}"
+    );
+
+    // Fixed: changes run again, recorded in the file at the path.
+    std::fs::remove_dir(&path).unwrap();
+    let out = host.ok("confirm_then_post", change).await;
+    assert_eq!(out["detail"], "posted: 200");
+    assert_eq!(posts_to(&server), 1);
+    host.wait_for_stderr("the audit trail is writable again")
+        .await;
+    let trail = records(&path);
+    let done = calls_of(&trail, "confirm_then_post");
+    assert_eq!(done.len(), 1, "{trail:#?}");
+    assert_eq!(done[0]["result"], "ok");
+    assert_eq!(changes_in(done[0]).len(), 1, "{}", done[0]);
+    assert_eq!(records(&moved).len(), 1);
+}
+
+/// Calls `name` once (no `input_required` round followed).
+async fn call_once(
+    host: &Host,
+    params: rmcp::model::CallToolRequestParams,
+) -> Result<rmcp::model::CallToolResponse, rmcp::ServiceError> {
+    host.client.call_tool_once(params).await
+}
+
+/// The first round of a confirmed post: the params sent and the sealed
+/// state that came back.
+async fn asked(
+    host: &Host,
+    server: &crate::support::Recorder,
+) -> (rmcp::model::CallToolRequestParams, String) {
+    let Value::Object(args) = json!({"url": format!("{}/hook", server.url), "confirm": true})
+    else {
+        unreachable!()
+    };
+    let params = rmcp::model::CallToolRequestParams::new("confirm_then_post").with_arguments(args);
+    match call_once(host, params.clone()).await.unwrap() {
+        rmcp::model::CallToolResponse::InputRequired(round) => {
+            (params, round.request_state.expect("a sealed state"))
+        }
+        other => panic!("expected input_required, got {other:?}"),
+    }
+}
+
+/// `params` sent again with `state` and `responses`.
+fn answer(
+    params: &rmcp::model::CallToolRequestParams,
+    state: Option<&str>,
+    responses: Option<Value>,
+) -> rmcp::model::CallToolRequestParams {
+    let mut params = params.clone();
+    if let Some(state) = state {
+        params = params.with_request_state(state.to_string());
+    }
+    if let Some(Value::Object(responses)) = responses {
+        let responses: rmcp::model::InputResponses =
+            serde_json::from_value(Value::Object(responses)).unwrap();
+        params = params.with_input_responses(responses);
+    }
+    params
+}
+
+fn yes() -> Value {
+    json!({"confirm": {"action": "accept", "content": {"confirm": true}}})
+}
+
+/// The last `call` record in `host`'s trail.
+fn last_call(host: &Host) -> Value {
+    records(&trail_of(host))
+        .into_iter()
+        .rev()
+        .find(|r| r["record"] == "call")
+        .expect("a call record")
+}
+
+fn assert_refused_record(record: &Value, code: &str) {
+    assert_eq!(
+        (&record["result"], &record["issues"]),
+        (&json!("refused"), &json!([code])),
+        "{record}"
+    );
+    assert!(changes_in(record).is_empty(), "{record}");
+}
+
+#[tokio::test]
+async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record() {
+    let server = crate::support::Recorder::start().await;
+    let host = misbehaving_host(&server, Era::Modern, "").await;
+
+    // Forged: one character of the sealed state changed.
+    let (params, state) = asked(&host, &server).await;
+    let mut forged: Vec<char> = state.chars().collect();
+    forged[6] = if forged[6] == 'A' { 'B' } else { 'A' };
+    let forged: String = forged.into_iter().collect();
+    assert!(
+        call_once(&host, answer(&params, Some(&forged), Some(yes())))
+            .await
+            .is_err()
+    );
+    assert_refused_record(&last_call(&host), "INVALID_REQUEST_STATE");
+
+    // Used once, then replayed.
+    let done = call_once(&host, answer(&params, Some(&state), Some(yes()))).await;
+    assert!(
+        matches!(done, Ok(rmcp::model::CallToolResponse::Complete(_))),
+        "{done:?}"
+    );
+    assert_eq!(posts_to(&server), 1);
+    assert!(
+        call_once(&host, answer(&params, Some(&state), Some(yes())))
+            .await
+            .is_err()
+    );
+    let replayed = last_call(&host);
+    assert_refused_record(&replayed, "REPLAYED_REQUEST_STATE");
+    assert_eq!(replayed["tool"], "confirm_then_post");
+    assert_eq!(posts_to(&server), 1, "the replay sent nothing");
+    host.wait_for_stderr("refused a requestState").await;
+
+    // Malformed continuations: a state without answers, answers without a
+    // state, answers with no `confirm`, a `confirm` that is no answer.
+    let (params, state) = asked(&host, &server).await;
+    for (state, responses) in [
+        (Some(state.as_str()), None),
+        (None, Some(yes())),
+        (
+            Some(state.as_str()),
+            Some(json!({"other": {"action": "accept"}})),
+        ),
+    ] {
+        assert!(
+            call_once(&host, answer(&params, state, responses))
+                .await
+                .is_err()
+        );
+        assert_refused_record(&last_call(&host), "INVALID_INPUT_RESPONSES");
+    }
+    let (params, state) = asked(&host, &server).await;
+    let not_an_answer = json!({"confirm": {"action": 7}});
+    assert!(
+        call_once(&host, answer(&params, Some(&state), Some(not_an_answer)))
+            .await
+            .is_err()
+    );
+    assert_refused_record(&last_call(&host), "INVALID_INPUT_RESPONSES");
+    assert_eq!(posts_to(&server), 1);
+    assert_changes_recorded(&trail_of(&host), &[("POST".into(), "/hook".into())]);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_and_arguments_off_the_schema_leave_a_record_too() {
+    for era in ERAS {
+        let server = crate::support::Recorder::start().await;
+        let host = misbehaving_host(&server, era, "").await;
+        let unknown = host.call("no_such_tool", json!({"a": 1})).await;
+        assert!(unknown.is_err(), "{era:?}");
+        let record = last_call(&host);
+        assert_refused_record(&record, "UNKNOWN_TOOL");
+        assert_eq!(
+            (
+                &record["tool"],
+                &record["plugin"],
+                &record["arguments_sha256"]
+            ),
+            (
+                &json!("no_such_tool"),
+                &json!(""),
+                &json!(sha256_hex(r#"{"a":1}"#))
+            ),
+            "{era:?}: {record}"
+        );
+        let issue = host
+            .tool_error("confirm_then_post", json!({"confirm": "yes"}))
+            .await;
+        assert_eq!(issue["code"], "VALIDATION_ERROR");
+        let record = last_call(&host);
+        assert_eq!(
+            (&record["tool"], &record["result"], &record["issues"]),
+            (
+                &json!("confirm_then_post"),
+                &json!("error"),
+                &json!(["VALIDATION_ERROR"])
+            ),
+            "{era:?}: {record}"
+        );
+        assert_eq!(
+            records(&trail_of(&host)).len(),
+            2,
+            "{era:?}: one record each"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_request_the_host_refused_is_in_the_calls_upstream_marked_refused() {
+    let server = crate::support::Recorder::start().await;
+    let host = misbehaving_host(&server, Era::Legacy, "").await;
+    // A read-only tool that POSTs.
+    let issue = host
+        .tool_error(
+            "readonly_post",
+            json!({"url": format!("{}/hook", server.url)}),
+        )
+        .await;
+    assert_eq!(issue["code"], "PERMISSION_DENIED", "{issue}");
+    let record = last_call(&host);
+    assert_eq!(
+        record["upstream"],
+        json!([{
+            "method": "POST", "host": "127.0.0.1", "port": server.port,
+            "path": "/hook", "status": null, "bytes": null, "refused": "read_only",
+        }]),
+        "{record}"
+    );
+    // A GET to a port no rule allows.
+    host.tool_error("get", json!({"url": "http://127.0.0.1:9/secret?token=x"}))
+        .await;
+    let record = last_call(&host);
+    let upstream = &record["upstream"][0];
+    assert_eq!(
+        (&upstream["method"], &upstream["path"], &upstream["refused"]),
+        (&json!("GET"), &json!("/secret"), &json!("port")),
+        "{record}"
+    );
+    assert!(server.received().is_empty(), "nothing left the host");
+    // What a refused attempt holds is not a change that happened.
+    assert_changes_recorded(&trail_of(&host), &[]);
+
+    // Past the request budget: a redirect is a second request.
+    let config = format!(
+        "[host]\naudit = \"{TRAIL}\"\n{}\n[plugins.hello.limits]\nhttp_requests_per_call = 1\n",
+        server.allow_block("hello")
+    );
+    let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
+    let url = format!("{}/redirect?to={}/x", server.url, server.url);
+    host.tool_error("fetch_url", json!({"url": url})).await;
+    let record = last_call(&host);
+    let hops: Vec<(&Value, &Value)> = record["upstream"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (&u["path"], &u["refused"]))
+        .collect();
+    assert_eq!(
+        hops,
+        [
+            (&json!("/redirect"), &Value::Null),
+            (&json!("/x"), &json!("requests_per_call"))
+        ],
+        "{record}"
+    );
+}
+
+/// Runs `toolhost audit --verify PATH`: whether it succeeded, and its
+/// stdout and stderr together.
+fn verify_command(path: &Path) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["audit", "--verify"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[tokio::test]
+async fn the_chain_survives_rotation_and_restart_and_an_edit_a_deletion_or_a_swap_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trail.jsonl");
+    let config = format!(
+        "[host]\naudit = \"{}\"\naudit_max_bytes = 4096\naudit_keep = 3\n",
+        path.display()
+    );
+    // Two processes, one after the other, on the one trail.
+    let mut calls = 0;
+    for _ in 0..2 {
+        let host = Host::start(HostOptions::new(&["hello"]).config(config.clone())).await;
+        for _ in 0..6 {
+            host.ok("greet", json!({"name": format!("caller {calls}")}))
+                .await;
+            calls += 1;
+        }
+    }
+    let rotated = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
+    assert!(rotated(1).exists(), "the trail rotated");
+    let (ok, text) = verify_command(&path);
+    assert!(ok, "{text}");
+    assert!(text.contains("chain intact"), "{text}");
+    let kept: usize = [rotated(3), rotated(2), rotated(1), path.clone()]
+        .iter()
+        .map(|f| records(f).len())
+        .sum();
+    assert!(text.contains(&format!("{kept} records")), "{text}");
+    // Every line names the one before it, across files and processes.
+    let second = records(&path);
+    assert!(second.len() >= 2, "{second:#?}");
+    assert!(second.iter().all(|r| r["prev"].is_string()), "{second:#?}");
+
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let tampered = |lines: Vec<String>| {
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        verify_command(&path)
+    };
+    // One byte of a middle record: the line after it no longer matches.
+    let mut edited = lines.clone();
+    edited[0] = edited[0].replacen("\"ok\"", "\"ko\"", 1);
+    let (ok, text) = tampered(edited);
+    assert!(!ok && text.contains("line 2:"), "{text}");
+    let mut deleted = lines.clone();
+    deleted.remove(0);
+    let (ok, text) = tampered(deleted);
+    assert!(!ok && text.contains("line 1:"), "{text}");
+    let mut swapped = lines.clone();
+    swapped.swap(0, 1);
+    let (ok, text) = tampered(swapped);
+    assert!(!ok && text.contains("line 1:"), "{text}");
+    let (ok, text) = tampered(lines);
+    assert!(ok, "{text}");
+}
+
+#[tokio::test]
+async fn a_torn_last_line_is_marked_at_the_next_start_and_the_chain_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trail.jsonl");
+    let config = format!("[host]\naudit = \"{}\"\n", path.display());
+    let run = |name: &'static str| {
+        let config = config.clone();
+        async move {
+            let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
+            host.ok("greet", json!({"name": name})).await;
+        }
+    };
+    run("Ada").await;
+    // The process stopped in the middle of a line.
+    let fragment = r#"{"time":"2026-11-25T14:00:00.000Z","record":"ca"#;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, fragment.as_bytes()).unwrap();
+    let (ok, text) = verify_command(&path);
+    assert!(ok && text.contains("ends with a torn line"), "{text}");
+
+    run("Grace").await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[1], fragment, "the torn line is ended, not changed");
+    let chain: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(
+        (&chain["record"], &chain["torn_bytes"], &chain["prev"]),
+        (
+            &json!("chain"),
+            &json!(fragment.len()),
+            &json!(sha256_hex(lines[0]))
+        ),
+        "{chain}"
+    );
+    let after: Value = serde_json::from_str(lines[3]).unwrap();
+    assert_eq!(after["prev"], sha256_hex(lines[2]));
+    let (ok, report) = verify_command(&path);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("2 records") && report.contains("line 2: a torn line"),
+        "{report}"
+    );
+    // The table shows the two calls.
+    let table = audit_command(&["--file", path.to_str().unwrap()]);
+    assert_eq!(table.lines().count(), 3, "{table}");
 }

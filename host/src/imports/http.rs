@@ -184,6 +184,7 @@ impl Host for CallState {
         if let Some((reason, why)) = self.gate(request.method) {
             tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
             crate::metrics::policy_denial(&self.settings.name, reason);
+            self.audit_refused(request.method, &request.url, reason.label());
             self.violation.get_or_insert(why);
             return Err(wasmtime::format_err!(
                 "mutation refused by the confirmation gate"
@@ -197,6 +198,7 @@ impl Host for CallState {
                 "refused a {} request: the audit trail cannot record it (host.audit)",
                 method_name(request.method)
             );
+            self.audit_refused(request.method, &request.url, "audit_unwritable");
             self.stop.get_or_insert(Stop::Unaudited(
                 "the host cannot write its audit trail, and changes nothing it cannot record"
                     .to_string(),
@@ -227,6 +229,15 @@ impl CallState {
         audit.before_mutation(next).await
     }
 
+    /// Adds a request the host refused to send to the call's audit
+    /// record, with why (an unparsable URL, which cannot leave, is not
+    /// recorded).
+    fn audit_refused(&self, method: Method, url: &str, reason: &str) {
+        if let (Some(audit), Ok(url)) = (&self.audit, Url::parse(url)) {
+            audit.upstream(Upstream::refused(method_name(method), &url, reason));
+        }
+    }
+
     /// Adds a request sent (or tried) to the call's audit record.
     fn audit_upstream(
         &self,
@@ -243,6 +254,10 @@ impl CallState {
         match read {
             Ok(bytes) => entry.bytes = bytes,
             Err(error) => {
+                if matches!(error, Error::Denied(_)) {
+                    // The resolver's refusal: the request never left.
+                    entry.refused = Some(DenialReason::PrivateAddress.label().to_string());
+                }
                 let kind = match error {
                     Error::Timeout => "timeout",
                     Error::Denied(_) => "denied",
@@ -305,6 +320,10 @@ impl CallState {
                 );
                 tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
                 crate::metrics::policy_denial(&self.settings.name, DenialReason::MethodOverride);
+                if let Some(audit) = &self.audit {
+                    let label = DenialReason::MethodOverride.label();
+                    audit.upstream(Upstream::refused(method.as_str(), &url, label));
+                }
                 self.violation.get_or_insert(why.clone());
                 return Err(Error::Denied(why));
             }
@@ -327,11 +346,21 @@ impl CallState {
 
         for hop in 0..=MAX_REDIRECTS {
             if self.requests_made >= limits.http_requests_per_call {
+                if let Some(audit) = &self.audit {
+                    audit.upstream(Upstream::refused(
+                        method.as_str(),
+                        &url,
+                        "requests_per_call",
+                    ));
+                }
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
             let denied = |reason: DenialReason, why: String| {
                 tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
                 crate::metrics::policy_denial(&self.settings.name, reason);
+                if let Some(audit) = &self.audit {
+                    audit.upstream(Upstream::refused(method.as_str(), &url, reason.label()));
+                }
                 Error::Denied(if hop == 0 {
                     why
                 } else {

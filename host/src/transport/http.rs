@@ -442,7 +442,11 @@ async fn answer_what_rmcp_would_not(
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
-        Triage::Answer(answer) => json_rpc_answer(StatusCode::BAD_REQUEST, &answer),
+        Triage::Answer(answer) => {
+            // A tools/call refused here is on the audit trail too.
+            state.gateway.audit_malformed_call(&bytes, &parts).await;
+            json_rpc_answer(StatusCode::BAD_REQUEST, &answer)
+        }
         Triage::Skip => json_rpc_answer(
             StatusCode::BAD_REQUEST,
             &rmcp::model::ServerJsonRpcMessage::error(
