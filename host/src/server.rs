@@ -395,12 +395,18 @@ fn http_audit_context(
 }
 
 impl Gateway {
-    /// With `host.audit`, records a `tools/call` the HTTP transport
-    /// answered itself because rmcp cannot decode it (`message`, the
-    /// POSTed body; its `params` do not fit): `refused` with
-    /// `MALFORMED_REQUEST`, the tool name it sent and the hash of its
-    /// `arguments`, whatever they are. Any other message is not recorded.
-    pub async fn audit_malformed_call(&self, message: &[u8], parts: &axum::http::request::Parts) {
+    /// With `host.audit`, records a `tools/call` a transport answered
+    /// itself because rmcp cannot decode it (`message`, the POSTed body or
+    /// the stdin line; its `params` do not fit): `refused` with
+    /// `MALFORMED_REQUEST`, the tool name it sent (and its plugin, once
+    /// loaded) and the hash of its `arguments`, whatever they are. `parts`
+    /// is the HTTP request, `None` on stdio. Any other message is not
+    /// recorded.
+    pub async fn audit_malformed_call(
+        &self,
+        message: &[u8],
+        parts: Option<&axum::http::request::Parts>,
+    ) {
         let Some(log) = &self.inner.audit else {
             return;
         };
@@ -420,12 +426,11 @@ impl Gateway {
             .cloned()
             .unwrap_or(Value::Null);
         let protocol = parts
-            .headers
-            .get("mcp-protocol-version")
+            .and_then(|p| p.headers.get("mcp-protocol-version"))
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let identity = parts.extensions.get::<Identity>();
-        let context = http_audit_context(Some(parts), identity, protocol, "none");
+        let identity = parts.and_then(|p| p.extensions.get::<Identity>());
+        let context = http_audit_context(parts, identity, protocol, "none");
         let plugin = self.registry().tool(name).map(|t| t.plugin.clone());
         let audit = log.start_refused(context, plugin.as_deref(), name, &arguments);
         let _ = audit.finish(Ending::Refused("MALFORMED_REQUEST")).await;

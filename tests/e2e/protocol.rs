@@ -420,3 +420,55 @@ async fn a_last_line_without_newline_is_answered_and_the_server_exits_when_stdin
     assert!(status.success(), "{status}");
     wire.only_json_on_stdout();
 }
+
+#[tokio::test]
+async fn a_tools_call_answered_on_stdio_is_on_the_audit_trail() {
+    let trail_dir = tempfile::tempdir().unwrap();
+    let trail = trail_dir.path().join("audit.jsonl");
+    let config = format!("[host]\naudit = \"{}\"\n", trail.display());
+    let mut wire = Wire::start(Some(&config)).await;
+    // Loaded, so the records can name the tool's plugin.
+    wire.still_serving().await;
+    let answers = wire
+        .answers_to(
+            br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"greet","arguments":5}}
+"#,
+        )
+        .await;
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["error"]["code"], -32602, "{answers:?}");
+
+    // The line and the sentinel after it (whose arguments are an array):
+    // both refused by the transport, recorded before they were answered.
+    let records = crate::audit::records(&trail);
+    let refused: Vec<_> = records
+        .iter()
+        .filter(|r| r["result"] == "refused")
+        .collect();
+    assert_eq!(refused.len(), 2, "{records:#?}");
+    for (record, arguments) in refused.into_iter().zip(["5", "[1,2]"]) {
+        assert_eq!(
+            (
+                &record["caller"],
+                &record["tool"],
+                &record["plugin"],
+                &record["result"],
+                &record["issues"]
+            ),
+            (
+                &json!("stdio"),
+                &json!("greet"),
+                &json!("hello"),
+                &json!("refused"),
+                &json!(["MALFORMED_REQUEST"])
+            ),
+            "{record}"
+        );
+        assert_eq!(
+            record["arguments_sha256"],
+            crate::support::infra::sha256_hex(arguments),
+            "{record}"
+        );
+    }
+    wire.still_serving().await;
+}

@@ -444,7 +444,10 @@ async fn answer_what_rmcp_would_not(
         }
         Triage::Answer(answer) => {
             // A tools/call refused here is on the audit trail too.
-            state.gateway.audit_malformed_call(&bytes, &parts).await;
+            state
+                .gateway
+                .audit_malformed_call(&bytes, Some(&parts))
+                .await;
             json_rpc_answer(StatusCode::BAD_REQUEST, &answer)
         }
         Triage::Skip => json_rpc_answer(

@@ -36,10 +36,10 @@ use std::future::Future;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
+use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
-use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::bytes::BytesMut;
@@ -47,6 +47,7 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
 
 use super::triage::{Triage, too_long, triage};
 use crate::logging::escape_controls;
+use crate::server::Gateway;
 
 /// Decoded messages waiting for rmcp; when full, the reader stops reading
 /// (the client is sending faster than requests are taken).
@@ -241,16 +242,15 @@ impl Transport<RoleServer> for LineTransport {
     }
 }
 
-/// Serves `handler` on `input`/`output` until the input ends and rmcp has
+/// Serves `gateway` on `input`/`output` until the input ends and rmcp has
 /// finished. Lines are at most `max_message_bytes` long.
-pub async fn serve<S, R, W>(
-    handler: S,
+pub async fn serve<R, W>(
+    gateway: Gateway,
     input: R,
     output: W,
     max_message_bytes: usize,
 ) -> anyhow::Result<()>
 where
-    S: ServerHandler,
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
@@ -263,10 +263,11 @@ where
         max_message_bytes,
         deliver,
         outbox.clone(),
+        gateway.clone(),
     ));
     let transport = LineTransport { inbox, outbox };
     let served = async {
-        let service = handler.serve(transport).await?;
+        let service = gateway.serve(transport).await?;
         service.waiting().await?;
         anyhow::Ok(())
     }
@@ -287,6 +288,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
     max_message_bytes: usize,
     deliver: mpsc::Sender<ClientJsonRpcMessage>,
     outbox: Outbox,
+    gateway: Gateway,
 ) {
     let mut codec =
         AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), Vec::new(), max_message_bytes);
@@ -300,7 +302,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
         };
         match next {
             Ok(Some(line)) => {
-                if !handle_line(&line, &deliver, &outbox).await {
+                if !handle_line(&line, &deliver, &outbox, &gateway).await {
                     return;
                 }
             }
@@ -334,11 +336,12 @@ async fn read_lines<R: AsyncRead + Unpin>(
 }
 
 /// Handles one line; false when rmcp or the writer has gone and reading
-/// should stop.
+/// should stop. A `tools/call` answered here is on the audit trail.
 async fn handle_line(
     line: &[u8],
     deliver: &mpsc::Sender<ClientJsonRpcMessage>,
     outbox: &Outbox,
+    gateway: &Gateway,
 ) -> bool {
     match triage(line) {
         Triage::Skip => true,
@@ -351,6 +354,7 @@ async fn handle_line(
                     escape_controls(&e.error.message)
                 );
             }
+            gateway.audit_malformed_call(line, None).await;
             outbox.send(&answer).await.is_ok()
         }
         Triage::Ignore(why) => {
