@@ -624,8 +624,7 @@ async fn rsa_tokens_pass_and_algorithm_confusions_are_refused() {
         );
         assert!(challenge.contains(reason), "{what}: {challenge}");
     }
-    let log = defaults.stderr.lock().unwrap().clone();
-    assert!(log.contains("reason=\"key_mismatch\""), "{log}");
+    wait_for(&defaults.stderr, &defaults.grew, "reason=\"key_mismatch\"").await;
 
     let with_ps256 =
         HttpHost::start(&["hello"], &idp.auth_config_with(Some("[\"PS256\"]"), "")).await;
@@ -699,8 +698,7 @@ async fn token_types_other_than_access_tokens_are_refused() {
         );
         assert!(!challenge.contains(&token), "{what}: the token is echoed");
     }
-    let log = strict.stderr.lock().unwrap().clone();
-    assert!(log.contains("reason=\"not_at_jwt\""), "{log}");
+    wait_for(&strict.stderr, &strict.grew, "reason=\"not_at_jwt\"").await;
 }
 
 /// While the issuer holds a key-set fetch that a token with an unknown key
@@ -725,7 +723,9 @@ async fn a_key_set_fetch_in_flight_holds_up_no_cached_key_and_runs_once() {
         tokio::spawn(async move { host.refusal(&token).await.0 })
     };
     let held = call(rotated.sign(&idp.claims("alice")));
-    hold.arrived().await;
+    tokio::time::timeout(Duration::from_secs(60), hold.arrived())
+        .await
+        .expect("the fetch reaches the issuer");
     let made_up = SigningKey::new("unused");
     let waiting: Vec<_> = (0..4)
         .map(|i| {

@@ -291,7 +291,7 @@ fn has_userinfo(url: &url::Url) -> bool {
     !url.username().is_empty() || url.password().is_some()
 }
 
-/// `url` as messages and logs may show it: without user name, password,
+/// How messages and logs may show `url`: without user name, password,
 /// query and fragment, which can carry credentials (`https://host/path?…`
 /// says a query was there).
 pub(crate) fn url_for_display(url: &url::Url) -> String {

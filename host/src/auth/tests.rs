@@ -652,7 +652,7 @@ async fn a_cached_key_never_waits_for_a_fetch_in_flight() {
         let token = rotated.sign(&idp.claims());
         async move { auth.authenticate(&bearer(&token)).await }
     });
-    hold.arrived().await;
+    must_finish("the fetch reaching the issuer", hold.arrived()).await;
     let identity = must_finish(
         "a request with a cached key while a fetch is held",
         auth.authenticate(&bearer(&known.sign(&idp.claims()))),
