@@ -761,16 +761,18 @@ async fn a_key_set_fetch_in_flight_holds_up_no_cached_key_and_runs_once() {
 }
 
 /// No keys to be had from the issuer: 503 with `Retry-After`, the
-/// refetch interval.
+/// refetch interval. The log says why without the key-set URL's query,
+/// which may carry a credential.
 #[tokio::test]
 async fn an_unreachable_issuer_answers_503_with_retry_after() {
+    const SECRET: &str = "s3cret-in-the-query";
     let key = SigningKey::new("k1");
     let mut idp = Idp::start(&[&key]).await;
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap();
-    idp.jwks_url = format!("http://{closed}/jwks.json");
+    idp.jwks_url = format!("http://{closed}/jwks.json?access_token={SECRET}");
     let host = HttpHost::start(&["hello"], &idp.auth_config("jwks_refetch_min_secs = 30")).await;
     let response = host
         .raw_call(
@@ -782,4 +784,11 @@ async fn an_unreachable_issuer_answers_503_with_retry_after() {
     assert_eq!(response.headers()["retry-after"], "30");
     let body: Value = response.text().await.unwrap().parse().unwrap();
     assert_eq!(body["error"], "temporarily_unavailable");
+    let line = wait_for(&host.stderr, &host.grew, "cannot fetch the issuer's keys").await;
+    assert!(
+        line.contains(&format!("http://{closed}/jwks.json?…")),
+        "{line}"
+    );
+    let log = host.stderr.lock().unwrap().clone();
+    assert!(!log.contains(SECRET), "the query reached the log: {log}");
 }
