@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientServiceExt, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use toolhost_test_infra::idp::{Idp, SigningKey};
+use toolhost_test_infra::idp::{Idp, RsaSigningKey, SigningKey};
 
 use crate::support::{Era, Recorder, capture_stderr, component, test_cache_home};
 
@@ -32,6 +32,7 @@ const CI_TOKEN: &str = "ci-bot-static-token-0123456789";
 trait IdpExt {
     fn claims(&self, subject: &str) -> Value;
     fn auth_config(&self, extra_oauth: &str) -> String;
+    fn auth_config_with(&self, algorithms: Option<&str>, extra_oauth: &str) -> String;
 }
 
 impl IdpExt for Idp {
@@ -45,11 +46,21 @@ impl IdpExt for Idp {
         })
     }
 
-    /// `[auth]` trusting this provider and the static token [`CI_TOKEN`].
+    /// `[auth]` trusting this provider (`ES256` only) and the static token
+    /// [`CI_TOKEN`].
     fn auth_config(&self, extra_oauth: &str) -> String {
+        self.auth_config_with(Some("[\"ES256\"]"), extra_oauth)
+    }
+
+    /// As [`IdpExt::auth_config`], with `auth.oauth.algorithms` as given
+    /// (`None`: the default).
+    fn auth_config_with(&self, algorithms: Option<&str>, extra_oauth: &str) -> String {
+        let algorithms = algorithms
+            .map(|list| format!("algorithms = {list}\n"))
+            .unwrap_or_default();
         format!(
             "[auth]\nresource = \"{RESOURCE}\"\n\
-             [auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nalgorithms = [\"ES256\"]\n\
+             [auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\n{algorithms}\
              scopes = [\"mcp:tools\"]\nleeway_secs = 5\n{extra_oauth}\n\
              [[auth.tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
             self.issuer,
@@ -69,6 +80,8 @@ struct HttpHost {
     /// `http://127.0.0.1:PORT`.
     base: String,
     stderr: Arc<Mutex<String>>,
+    /// Notified whenever `stderr` grows.
+    grew: Arc<Notify>,
     _child: tokio::process::Child,
     _dir: tempfile::TempDir,
 }
@@ -107,6 +120,7 @@ impl HttpHost {
         HttpHost {
             base,
             stderr,
+            grew,
             _child: child,
             _dir: dir,
         }
@@ -164,6 +178,67 @@ impl HttpHost {
         }
         request.send().await.unwrap()
     }
+
+    /// Whether `token` is accepted: an rmcp client of the 2026-07-28 era
+    /// sending it lists the tools.
+    async fn accepts(&self, token: &str) -> bool {
+        crate::support::install_tls_provider();
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", self.base))
+                .auth_header(token),
+        );
+        let Ok(client) = ()
+            .serve_with_lifecycle(
+                transport,
+                rmcp::service::ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+        else {
+            return false;
+        };
+        let listed = client.list_all_tools().await.is_ok();
+        client.cancel().await.unwrap();
+        listed
+    }
+
+    /// The status and `WWW-Authenticate` of a call sending `token`, whose
+    /// tool (if it ran) would fetch from nowhere.
+    async fn refusal(&self, token: &str) -> (u16, String) {
+        let response = self
+            .raw_call(Some(&format!("Bearer {token}")), "http://127.0.0.1:9/")
+            .await;
+        (response.status().as_u16(), challenge(&response))
+    }
+}
+
+/// Waits until `needle` is in `count` lines of `stderr`.
+async fn wait_for_lines(stderr: &Mutex<String>, grew: &Notify, needle: &str, count: usize) {
+    let wait = async {
+        loop {
+            let notified = grew.notified();
+            if stderr
+                .lock()
+                .unwrap()
+                .lines()
+                .filter(|l| l.contains(needle))
+                .count()
+                >= count
+            {
+                return;
+            }
+            notified.await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "stderr never held {count} lines with {needle:?}:\n{}",
+                stderr.lock().unwrap()
+            )
+        })
 }
 
 async fn wait_for(stderr: &Mutex<String>, grew: &Notify, needle: &str) -> String {
@@ -495,4 +570,225 @@ fn access_rules_without_auth_are_refused_over_http() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("[[access]] rules need [auth]"), "{stderr}");
+}
+
+/// RS256 (a default algorithm) passes through the real binary; PS256 does
+/// when configured; HS256 keyed with the RSA public key, and an RS256
+/// token naming the issuer's EC key, are refused with the reason in the
+/// challenge.
+#[tokio::test]
+async fn rsa_tokens_pass_and_algorithm_confusions_are_refused() {
+    let ec = SigningKey::new("ec-1");
+    let rsa = RsaSigningKey::new("rsa-1");
+    let idp = Idp::start(&[&ec]).await;
+    idp.publish_jwk(rsa.jwk.clone());
+    let claims = idp.claims("alice");
+    let ps256 = rsa.sign_with_header(Header::new(Algorithm::PS256), &claims);
+    let mut hs256 = Header::new(Algorithm::HS256);
+    hs256.kid = Some(rsa.kid.clone());
+    let hs_with_pem = jsonwebtoken::encode(
+        &hs256,
+        &claims,
+        &EncodingKey::from_secret(rsa.public_pem.as_bytes()),
+    )
+    .unwrap();
+    let mut rs_naming_ec = Header::new(Algorithm::RS256);
+    rs_naming_ec.kid = Some(ec.kid.clone());
+    let rs_naming_ec = rsa.sign_with_header(rs_naming_ec, &claims);
+
+    let defaults = HttpHost::start(&["hello"], &idp.auth_config_with(None, "")).await;
+    assert!(defaults.accepts(&rsa.sign(&claims)).await, "RS256");
+    assert!(defaults.accepts(&ec.sign(&claims)).await, "ES256");
+    for (what, token, reason) in [
+        (
+            "PS256 without configuring it",
+            &ps256,
+            "signature algorithm is not accepted (auth.oauth.algorithms)",
+        ),
+        (
+            "HS256 keyed with the RSA public key",
+            &hs_with_pem,
+            "signature algorithm is not accepted (auth.oauth.algorithms)",
+        ),
+        (
+            "RS256 naming the EC key",
+            &rs_naming_ec,
+            "algorithm does not fit the key its key id (kid) names",
+        ),
+    ] {
+        let (status, challenge) = defaults.refusal(token).await;
+        assert_eq!(status, 401, "{what}");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{what}: {challenge}"
+        );
+        assert!(challenge.contains(reason), "{what}: {challenge}");
+    }
+    wait_for(&defaults.stderr, &defaults.grew, "reason=\"key_mismatch\"").await;
+
+    let with_ps256 =
+        HttpHost::start(&["hello"], &idp.auth_config_with(Some("[\"PS256\"]"), "")).await;
+    assert!(with_ps256.accepts(&ps256).await, "PS256 when configured");
+    let (status, _) = with_ps256.refusal(&rsa.sign(&claims)).await;
+    assert_eq!(status, 401, "RS256 when only PS256 is configured");
+}
+
+/// The token type (`typ`): by default `at+jwt`, `JWT` and none pass and
+/// other JWT types are refused; with `require_at_jwt` only `at+jwt`
+/// passes, so an ID token is refused for its type. Each refusal says why
+/// in the challenge, without the token.
+#[tokio::test]
+async fn token_types_other_than_access_tokens_are_refused() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let claims = idp.claims("alice");
+    let typed = |typ: Option<&str>, claims: &Value| {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = typ.map(str::to_string);
+        key.sign_with_header(header, claims)
+    };
+    let id_token = typed(
+        Some("JWT"),
+        &with(claims.clone(), "aud", json!("mcp-client")),
+    );
+
+    let default = HttpHost::start(&["hello"], &idp.auth_config("")).await;
+    for typ in [
+        Some("at+jwt"),
+        Some("application/at+jwt"),
+        Some("JWT"),
+        None,
+    ] {
+        assert!(default.accepts(&typed(typ, &claims)).await, "typ {typ:?}");
+    }
+    for typ in ["dpop+jwt", "logout+jwt", "secevent+jwt"] {
+        let token = typed(Some(typ), &claims);
+        let (status, challenge) = default.refusal(&token).await;
+        assert_eq!(status, 401, "{typ}");
+        assert!(
+            challenge.contains(
+                "error_description=\"the token is not an access token (its typ names another \
+                 kind of JWT)"
+            ),
+            "{typ}: {challenge}"
+        );
+        assert!(!challenge.contains(&token), "{typ}: the token is echoed");
+    }
+    let (status, challenge) = default.refusal(&id_token).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.contains("issued for another resource"),
+        "{challenge}"
+    );
+
+    let strict = HttpHost::start(&["hello"], &idp.auth_config("require_at_jwt = true")).await;
+    for typ in [Some("at+jwt"), Some("application/at+jwt")] {
+        assert!(strict.accepts(&typed(typ, &claims)).await, "typ {typ:?}");
+    }
+    for (what, token) in [
+        ("typ JWT", typed(Some("JWT"), &claims)),
+        ("no typ", typed(None, &claims)),
+        ("an ID token", id_token.clone()),
+    ] {
+        let (status, challenge) = strict.refusal(&token).await;
+        assert_eq!(status, 401, "{what}");
+        assert!(
+            challenge.contains("typ must be at+jwt, auth.oauth.require_at_jwt"),
+            "{what}: {challenge}"
+        );
+        assert!(!challenge.contains(&token), "{what}: the token is echoed");
+    }
+    wait_for(&strict.stderr, &strict.grew, "reason=\"not_at_jwt\"").await;
+}
+
+/// While the issuer holds a key-set fetch that a token with an unknown key
+/// id caused, a token whose key is cached is served; requests that also
+/// need a fetch wait for that one instead of fetching again; on release,
+/// the held request completes.
+#[tokio::test]
+async fn a_key_set_fetch_in_flight_holds_up_no_cached_key_and_runs_once() {
+    let known = SigningKey::new("2026-01");
+    let idp = Idp::start(&[&known]).await;
+    let host =
+        Arc::new(HttpHost::start(&["hello"], &idp.auth_config("jwks_refetch_min_secs = 0")).await);
+    let alice = known.sign(&idp.claims("alice"));
+    assert!(host.accepts(&alice).await);
+    assert_eq!(idp.fetches(), 1);
+
+    let rotated = SigningKey::new("2026-02");
+    idp.publish(&rotated);
+    let mut hold = idp.hold_next_fetch();
+    let call = |token: String| {
+        let host = host.clone();
+        tokio::spawn(async move { host.refusal(&token).await.0 })
+    };
+    let held = call(rotated.sign(&idp.claims("alice")));
+    tokio::time::timeout(Duration::from_secs(60), hold.arrived())
+        .await
+        .expect("the fetch reaches the issuer");
+    let made_up = SigningKey::new("unused");
+    let waiting: Vec<_> = (0..4)
+        .map(|i| {
+            let mut header = Header::new(Algorithm::ES256);
+            header.kid = Some(format!("made-up-{i}"));
+            call(made_up.sign_with_header(header, &idp.claims("mallory")))
+        })
+        .collect();
+    wait_for_lines(
+        &host.stderr,
+        &host.grew,
+        "waiting for the key-set fetch in flight",
+        waiting.len(),
+    )
+    .await;
+
+    let served = tokio::time::timeout(Duration::from_secs(60), host.accepts(&alice))
+        .await
+        .expect("a token with a cached key waited for the fetch in flight");
+    assert!(served);
+    assert!(!held.is_finished(), "the fetch is still held");
+
+    hold.release();
+    assert_eq!(held.await.unwrap(), 200, "the rotated key is accepted");
+    for request in waiting {
+        assert_eq!(request.await.unwrap(), 401);
+    }
+    assert_eq!(
+        idp.fetches(),
+        2,
+        "the requests that waited used the fetch in flight"
+    );
+}
+
+/// No keys to be had from the issuer: 503 with `Retry-After`, the
+/// refetch interval. The log says why without the key-set URL's query,
+/// which may carry a credential.
+#[tokio::test]
+async fn an_unreachable_issuer_answers_503_with_retry_after() {
+    const SECRET: &str = "s3cret-in-the-query";
+    let key = SigningKey::new("k1");
+    let mut idp = Idp::start(&[&key]).await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    idp.jwks_url = format!("http://{closed}/jwks.json?access_token={SECRET}");
+    let host = HttpHost::start(&["hello"], &idp.auth_config("jwks_refetch_min_secs = 30")).await;
+    let response = host
+        .raw_call(
+            Some(&format!("Bearer {}", key.sign(&idp.claims("alice")))),
+            "http://127.0.0.1:9/",
+        )
+        .await;
+    assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "30");
+    let body: Value = response.text().await.unwrap().parse().unwrap();
+    assert_eq!(body["error"], "temporarily_unavailable");
+    let line = wait_for(&host.stderr, &host.grew, "cannot fetch the issuer's keys").await;
+    assert!(
+        line.contains(&format!("http://{closed}/jwks.json?…")),
+        "{line}"
+    );
+    let log = host.stderr.lock().unwrap().clone();
+    assert!(!log.contains(SECRET), "the query reached the log: {log}");
 }

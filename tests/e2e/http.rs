@@ -259,6 +259,7 @@ async fn health_says_alive_and_readiness_says_whether_tools_are_served() {
         .await
         .unwrap();
     assert_eq!(ready.status(), 503);
+    assert_eq!(ready.headers()["retry-after"], "1");
     let body: Value = serde_json::from_str(&ready.text().await.unwrap()).unwrap();
     assert_eq!(body["ready"], false);
     assert!(

@@ -55,6 +55,9 @@ pub struct RawOAuth {
     pub jwks_refetch_min_secs: Option<u64>,
     /// `leeway_secs`: clock skew allowed on `exp` and `nbf`.
     pub leeway_secs: Option<u64>,
+    /// `require_at_jwt`: accept only tokens typed `at+jwt` (RFC 9068).
+    #[serde(default)]
+    pub require_at_jwt: bool,
 }
 
 /// One `[[auth.tokens]]` entry, as written.
@@ -122,6 +125,9 @@ pub struct OAuthSettings {
     pub jwks_refetch_min: Duration,
     /// Clock skew allowed on `exp` and `nbf`.
     pub leeway: Duration,
+    /// Accept only tokens whose `typ` is `at+jwt` (RFC 9068); otherwise
+    /// `JWT` and no `typ` pass too.
+    pub require_at_jwt: bool,
 }
 
 /// A static bearer token: only its digest is kept.
@@ -174,13 +180,25 @@ const LEEWAY_SECS: Range<u64> = Range {
 /// Resolves `[auth]`: parses the URLs, checks the algorithms, hashes the
 /// tokens read from files and the environment.
 pub fn resolve_auth(raw: RawAuth) -> Result<AuthSettings> {
-    let resource = url::Url::parse(&raw.resource)
-        .with_context(|| format!("`auth.resource` is not an absolute URL: {:?}", raw.resource))?;
+    // The value is never quoted: a URL can carry credentials.
+    let resource = url::Url::parse(&raw.resource).map_err(|e| {
+        anyhow::anyhow!(
+            "`auth.resource` is not an absolute URL ({e}): write the address clients use for \
+             this server, e.g. \"https://mcp.example.com/mcp\""
+        )
+    })?;
     if !matches!(resource.scheme(), "https" | "http") || resource.fragment().is_some() {
         bail!(
             "`auth.resource` must be an http(s) URL without a fragment, the address clients \
-             use for this server (e.g. \"https://mcp.example.com/mcp\"), not {:?}",
-            raw.resource
+             use for this server (e.g. \"https://mcp.example.com/mcp\"), not {}",
+            url_for_display(&resource)
+        );
+    }
+    if has_userinfo(&resource) {
+        bail!(
+            "`auth.resource` holds a user name or password ({}): remove them; the resource URI \
+             is published to every client in the protected-resource metadata",
+            url_for_display(&resource)
         );
     }
     let oauth = raw
@@ -216,8 +234,13 @@ pub fn resolve_auth(raw: RawAuth) -> Result<AuthSettings> {
 }
 
 fn resolve_oauth(raw: RawOAuth) -> Result<OAuthSettings> {
-    let jwks_url = url::Url::parse(&raw.jwks_url)
-        .with_context(|| format!("`auth.oauth.jwks_url` is not a URL: {:?}", raw.jwks_url))?;
+    // The value is never quoted: a URL can carry credentials.
+    let jwks_url = url::Url::parse(&raw.jwks_url).map_err(|e| {
+        anyhow::anyhow!(
+            "`auth.oauth.jwks_url` is not an absolute URL ({e}): write the issuer's key-set \
+             address, e.g. \"https://idp.example.com/.well-known/jwks.json\""
+        )
+    })?;
     let loopback = match jwks_url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -227,8 +250,16 @@ fn resolve_oauth(raw: RawOAuth) -> Result<OAuthSettings> {
     if jwks_url.scheme() != "https" && !(jwks_url.scheme() == "http" && loopback) {
         bail!(
             "`auth.oauth.jwks_url` must be https (plain http only to a loopback address), \
-             not {:?}: keys fetched in the clear could be replaced on the way",
-            raw.jwks_url
+             not {}: keys fetched in the clear could be replaced on the way; use the issuer's \
+             https address",
+            url_for_display(&jwks_url)
+        );
+    }
+    if has_userinfo(&jwks_url) {
+        bail!(
+            "`auth.oauth.jwks_url` holds a user name or password ({}): remove them; an \
+             issuer's key set is public and fetched without credentials",
+            url_for_display(&jwks_url)
         );
     }
     let algorithms = match raw.algorithms {
@@ -251,7 +282,30 @@ fn resolve_oauth(raw: RawOAuth) -> Result<OAuthSettings> {
             JWKS_REFETCH_MIN_SECS.check_or(raw.jwks_refetch_min_secs, 10)?,
         ),
         leeway: Duration::from_secs(LEEWAY_SECS.check_or(raw.leeway_secs, 30)?),
+        require_at_jwt: raw.require_at_jwt,
     })
+}
+
+/// Whether `url` carries a user name or password.
+fn has_userinfo(url: &url::Url) -> bool {
+    !url.username().is_empty() || url.password().is_some()
+}
+
+/// How messages and logs may show `url`: without user name, password,
+/// query and fragment, which can carry credentials (`https://host/path?…`
+/// says a query was there).
+pub(crate) fn url_for_display(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    let had_query = shown.query().is_some();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let mut text = shown.to_string();
+    if had_query {
+        text.push_str("?…");
+    }
+    text
 }
 
 /// An asymmetric signature algorithm by its JOSE name. `none` and the HMAC
@@ -390,6 +444,12 @@ mod tests {
         assert_eq!(o.jwks_refresh, Duration::from_secs(300));
         assert_eq!(o.jwks_refetch_min, Duration::from_secs(10));
         assert_eq!(o.leeway, Duration::from_secs(30));
+        assert!(!o.require_at_jwt);
+        let o = auth(&format!("{OAUTH}require_at_jwt = true\n"))
+            .unwrap()
+            .oauth
+            .unwrap();
+        assert!(o.require_at_jwt);
     }
 
     #[test]
@@ -424,11 +484,71 @@ mod tests {
         );
         let e = auth(&text).unwrap_err();
         assert!(format!("{e:#}").contains("must be https"), "{e:#}");
-        let text = OAUTH.replace(
-            "https://idp.example.com/jwks.json",
-            "http://127.0.0.1:9/jwks.json",
+        assert!(
+            format!("{e:#}").contains("use the issuer's https address"),
+            "{e:#}"
         );
-        auth(&text).unwrap();
+        for loopback in [
+            "http://127.0.0.1:9/jwks.json",
+            "http://[::1]:9/jwks.json",
+            "http://localhost:9/jwks.json",
+        ] {
+            auth(&OAUTH.replace("https://idp.example.com/jwks.json", loopback)).unwrap();
+        }
+    }
+
+    /// A URL can carry credentials (`user:password@`, `?access_token=`):
+    /// errors name the key and the problem and never show them.
+    #[test]
+    fn url_errors_never_show_credentials() {
+        const SECRET: &str = "s3cret-in-the-url";
+        let resource = |value: &str| OAUTH.replace("https://mcp.example.com/mcp", value);
+        let jwks = |value: &str| OAUTH.replace("https://idp.example.com/jwks.json", value);
+        let cases = [
+            (
+                resource(&format!("mcp.example.com/{SECRET}")),
+                "`auth.resource` is not an absolute URL",
+            ),
+            (
+                resource(&format!(
+                    "ftp://user:{SECRET}@mcp.example.com/mcp?t={SECRET}"
+                )),
+                "`auth.resource` must be an http(s) URL without a fragment, the address clients \
+                 use for this server (e.g. \"https://mcp.example.com/mcp\"), not \
+                 ftp://mcp.example.com/mcp?…",
+            ),
+            (
+                resource(&format!("https://user:{SECRET}@mcp.example.com/mcp")),
+                "`auth.resource` holds a user name or password (https://mcp.example.com/mcp): \
+                 remove them",
+            ),
+            (
+                jwks(&format!("idp.example.com/jwks.json?access_token={SECRET}")),
+                "`auth.oauth.jwks_url` is not an absolute URL",
+            ),
+            (
+                jwks(&format!(
+                    "http://idp.example.com/jwks.json?access_token={SECRET}"
+                )),
+                "`auth.oauth.jwks_url` must be https (plain http only to a loopback address), \
+                 not http://idp.example.com/jwks.json?…",
+            ),
+            (
+                jwks(&format!("https://ops:{SECRET}@idp.example.com/jwks.json")),
+                "`auth.oauth.jwks_url` holds a user name or password \
+                 (https://idp.example.com/jwks.json): remove them",
+            ),
+            (
+                jwks(&format!("http://{SECRET}@127.0.0.1:9/jwks.json")),
+                "`auth.oauth.jwks_url` holds a user name or password \
+                 (http://127.0.0.1:9/jwks.json): remove them",
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = format!("{:#}", auth(&text).unwrap_err());
+            assert!(e.contains(expected), "{e}\nexpected: {expected}");
+            assert!(!e.contains(SECRET), "a credential is shown: {e}");
+        }
     }
 
     #[test]

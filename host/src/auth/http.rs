@@ -10,7 +10,9 @@
 //! A refusal is `401` (no token, or a token that proves nothing) or `403`
 //! (a valid token without the required scopes), each with the
 //! `WWW-Authenticate: Bearer …` challenge MCP clients read to find the
-//! authorization server. The body says what to do. The token is never
+//! authorization server (with the reason as `error_description` when a
+//! token was sent), or `503` with `Retry-After` when the issuer's keys
+//! cannot be had. The body says what to do. The token is never
 //! echoed or logged; the reason is logged at `info` and counted in
 //! `toolhost_auth_failures_total{reason}`.
 
@@ -59,6 +61,7 @@ pub async fn require_identity(
 pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
     let metadata = format!("resource_metadata=\"{}\"", auth.metadata_url());
     let scope = auth.required_scopes().join(" ");
+    let description = format!("error_description=\"{}\"", quotable(&failure.to_string()));
     let (status, error, challenge) = match failure {
         AuthFailure::MissingToken | AuthFailure::MalformedHeader => {
             let mut challenge = format!("Bearer {metadata}");
@@ -71,7 +74,7 @@ pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
             StatusCode::FORBIDDEN,
             "insufficient_scope",
             Some(format!(
-                "Bearer error=\"insufficient_scope\", scope=\"{scope}\", {metadata}"
+                "Bearer error=\"insufficient_scope\", {description}, scope=\"{scope}\", {metadata}"
             )),
         ),
         AuthFailure::KeysUnavailable => (
@@ -82,7 +85,9 @@ pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
         _ => (
             StatusCode::UNAUTHORIZED,
             "invalid_token",
-            Some(format!("Bearer error=\"invalid_token\", {metadata}")),
+            Some(format!(
+                "Bearer error=\"invalid_token\", {description}, {metadata}"
+            )),
         ),
     };
     let body = Json(json!({
@@ -91,14 +96,31 @@ pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
         "resource_metadata": auth.metadata_url(),
     }));
     let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
     if let Some(challenge) = challenge
         && let Ok(value) = HeaderValue::from_str(&challenge)
     {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
+        headers.insert(header::WWW_AUTHENTICATE, value);
+    }
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        headers.insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(auth.retry_after().as_secs()),
+        );
     }
     response
+}
+
+/// `text` as an RFC 6750 `error_description` may hold it: printable ASCII
+/// without `"` and `\`.
+fn quotable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' => '\'',
+            ' '..='~' => c,
+            _ => '?',
+        })
+        .collect()
 }
 
 /// `GET /.well-known/oauth-protected-resource` and its path-suffixed form:

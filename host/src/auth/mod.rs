@@ -10,7 +10,7 @@
 //! | module | job |
 //! |---|---|
 //! | [`config`] | `[auth]` and `[[access]]`: raw tables → settings |
-//! | `jwt` | JWT access tokens: the issuer's key set (cached, rotated by `kid`), claims, scopes |
+//! | `jwt` | JWT access tokens: `alg` and `typ`, the issuer's key set (cached, rotated by `kid`, never locked for a cached key), claims, scopes |
 //! | [`access`] | which plugins an identity sees |
 //! | [`http`] | the axum side: the `require_identity` middleware, 401/403 answers, RFC 9728 metadata |
 //!
@@ -70,6 +70,23 @@ pub enum AuthFailure {
     /// A JWT signed with an algorithm outside `auth.oauth.algorithms`.
     #[error("the token's signature algorithm is not accepted (auth.oauth.algorithms)")]
     AlgorithmNotAllowed,
+    /// A JWT whose `typ` names another kind of JWT than an access token (an
+    /// ID token's is `JWT`; `dpop+jwt`, `logout+jwt`, `secevent+jwt` …).
+    #[error(
+        "the token is not an access token (its typ names another kind of JWT): send the access token the authorization server issued for this server"
+    )]
+    NotAnAccessToken,
+    /// With `auth.oauth.require_at_jwt`, a JWT whose `typ` is not `at+jwt`.
+    #[error(
+        "the token is not typed as an access token (typ must be at+jwt, auth.oauth.require_at_jwt): send an RFC 9068 access token, not an ID token"
+    )]
+    NotAtJwt,
+    /// A JWT whose key id names a key of another type than its algorithm
+    /// needs (an `RS256` token naming an EC key).
+    #[error(
+        "the token's algorithm does not fit the key its key id (kid) names: get a new token from the authorization server"
+    )]
+    KeyMismatch,
     /// A JWT whose key id is not in the issuer's key set, even after a
     /// refetch.
     #[error(
@@ -116,6 +133,9 @@ impl AuthFailure {
             AuthFailure::UnknownToken => "unknown_token",
             AuthFailure::MalformedToken => "malformed_token",
             AuthFailure::AlgorithmNotAllowed => "algorithm_not_allowed",
+            AuthFailure::NotAnAccessToken => "not_an_access_token",
+            AuthFailure::NotAtJwt => "not_at_jwt",
+            AuthFailure::KeyMismatch => "key_mismatch",
             AuthFailure::UnknownKey => "unknown_key",
             AuthFailure::BadSignature => "bad_signature",
             AuthFailure::Expired => "expired",
@@ -235,6 +255,16 @@ impl Authenticator {
     /// `WWW-Authenticate`.
     pub fn metadata_url(&self) -> &str {
         &self.inner.settings.metadata_url
+    }
+
+    /// How long a client should wait before retrying a request refused
+    /// because the issuer's keys cannot be had: the refetch interval
+    /// (`auth.oauth.jwks_refetch_min_secs`), at least a second.
+    pub fn retry_after(&self) -> Duration {
+        self.inner
+            .jwt
+            .as_ref()
+            .map_or(Duration::from_secs(1), JwtVerifier::retry_after)
     }
 
     /// The scopes every JWT must grant (`auth.oauth.scopes`).

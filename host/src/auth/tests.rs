@@ -14,7 +14,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use toolhost_test_infra::idp::{Idp, SigningKey};
+use toolhost_test_infra::idp::{Idp, RsaSigningKey, SigningKey};
 
 use super::config::resolve_auth;
 use super::http::{METADATA_PATH, metadata_router, require_identity};
@@ -65,6 +65,21 @@ fn bearer(token: &str) -> HeaderMap {
 fn with(mut claims: Value, key: &str, value: Value) -> Value {
     claims[key] = value;
     claims
+}
+
+/// A header of `alg` with `typ` set as given (`None`: no `typ`).
+fn typed(alg: Algorithm, typ: Option<&str>) -> Header {
+    let mut header = Header::new(alg);
+    header.typ = typ.map(str::to_string);
+    header
+}
+
+/// A hang guard: what it wraps must finish, and fails the test if it
+/// never does. It measures nothing.
+async fn must_finish<F: std::future::Future>(what: &str, future: F) -> F::Output {
+    tokio::time::timeout(std::time::Duration::from_secs(60), future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} never finished"))
 }
 
 #[tokio::test]
@@ -395,6 +410,14 @@ async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
     assert_eq!(expired.status(), StatusCode::UNAUTHORIZED);
     let c = challenge(&expired);
     assert!(c.contains("error=\"invalid_token\""), "{c}");
+    assert!(
+        c.contains("error_description=\"the token has expired: get a new one"),
+        "{c}"
+    );
+    assert!(
+        !c.contains(&expired_token),
+        "the token is never echoed: {c}"
+    );
     assert!(c.contains("resource_metadata="), "{c}");
     let body: Value = expired.text().await.unwrap().parse::<Value>().unwrap();
     assert_eq!(body["error"], "invalid_token");
@@ -415,6 +438,10 @@ async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
     assert_eq!(forbidden.status(), StatusCode::FORBIDDEN);
     let c = challenge(&forbidden);
     assert!(c.contains("error=\"insufficient_scope\""), "{c}");
+    assert!(
+        c.contains("error_description=\"the token lacks a required scope"),
+        "{c}"
+    );
     assert!(c.contains("scope=\"mcp:tools\""), "{c}");
 
     assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing refused ran");
@@ -447,5 +474,227 @@ async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
                 .unwrap()
                 .contains(&json!("mcp:tools"))
         );
+    }
+}
+
+/// RS256 is a default algorithm: an RSA key's token passes. PS256 passes
+/// only when configured. The classic confusions are refused: HS256 keyed
+/// with the RSA public key (PEM, modulus, JWK), and an RSA token naming an
+/// EC key (or the other way round), without fetching the keys again.
+#[tokio::test]
+async fn rsa_tokens_pass_and_algorithm_confusions_do_not() {
+    let ec = SigningKey::new("ec-1");
+    let rsa = RsaSigningKey::new("rsa-1");
+    let idp = Idp::start(&[&ec]).await;
+    idp.publish_jwk(rsa.jwk.clone());
+    let auth = idp.authenticator("");
+    let claims = idp.claims();
+
+    let identity = auth
+        .authenticate(&bearer(&rsa.sign(&claims)))
+        .await
+        .unwrap();
+    assert_eq!(identity.subject, "alice");
+    let ps256 = rsa.sign_with_header(Header::new(Algorithm::PS256), &claims);
+    assert_eq!(
+        auth.authenticate(&bearer(&ps256)).await,
+        Err(AuthFailure::AlgorithmNotAllowed),
+        "PS256 is not a default"
+    );
+    let with_ps256 = idp.authenticator("algorithms = [\"PS256\"]");
+    assert_eq!(
+        with_ps256
+            .authenticate(&bearer(&ps256))
+            .await
+            .unwrap()
+            .subject,
+        "alice"
+    );
+    assert_eq!(
+        with_ps256.authenticate(&bearer(&rsa.sign(&claims))).await,
+        Err(AuthFailure::AlgorithmNotAllowed),
+        "RS256 is not configured there"
+    );
+
+    let mut hs256 = Header::new(Algorithm::HS256);
+    hs256.kid = Some(rsa.kid.clone());
+    let secrets: [(&str, Vec<u8>); 3] = [
+        ("the PEM public key", rsa.public_pem.clone().into_bytes()),
+        (
+            "the modulus",
+            URL_SAFE_NO_PAD
+                .decode(rsa.jwk["n"].as_str().unwrap())
+                .unwrap(),
+        ),
+        ("the JWK", rsa.jwk.to_string().into_bytes()),
+    ];
+    for (what, secret) in secrets {
+        let token =
+            jsonwebtoken::encode(&hs256, &claims, &EncodingKey::from_secret(&secret)).unwrap();
+        assert_eq!(
+            auth.authenticate(&bearer(&token)).await,
+            Err(AuthFailure::AlgorithmNotAllowed),
+            "HS256 keyed with {what}"
+        );
+    }
+
+    let mut rs_naming_ec = Header::new(Algorithm::RS256);
+    rs_naming_ec.kid = Some(ec.kid.clone());
+    assert_eq!(
+        auth.authenticate(&bearer(&rsa.sign_with_header(rs_naming_ec, &claims)))
+            .await,
+        Err(AuthFailure::KeyMismatch)
+    );
+    let mut es_naming_rsa = Header::new(Algorithm::ES256);
+    es_naming_rsa.kid = Some(rsa.kid.clone());
+    assert_eq!(
+        auth.authenticate(&bearer(&ec.sign_with_header(es_naming_rsa, &claims)))
+            .await,
+        Err(AuthFailure::KeyMismatch)
+    );
+    assert_eq!(idp.fetches(), 2, "one fetch per authenticator, no refetch");
+}
+
+/// By default an access token may be typed `at+jwt`, `application/at+jwt`,
+/// `JWT` or not at all; any other JWT type is refused. An ID token (typed
+/// `JWT`) is refused for its audience, the client.
+#[tokio::test]
+async fn only_access_token_types_pass() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("");
+    let claims = idp.claims();
+    for typ in [
+        Some("at+jwt"),
+        Some("application/at+jwt"),
+        Some("AT+JWT"),
+        Some("JWT"),
+        Some("jwt"),
+        None,
+    ] {
+        let token = key.sign_with_header(typed(Algorithm::ES256, typ), &claims);
+        assert!(
+            auth.authenticate(&bearer(&token)).await.is_ok(),
+            "typ {typ:?}"
+        );
+    }
+    for typ in [
+        "dpop+jwt",
+        "logout+jwt",
+        "secevent+jwt",
+        "application/secevent+jwt",
+        "id_token+jwt",
+        "",
+    ] {
+        let token = key.sign_with_header(typed(Algorithm::ES256, Some(typ)), &claims);
+        assert_eq!(
+            auth.authenticate(&bearer(&token)).await,
+            Err(AuthFailure::NotAnAccessToken),
+            "typ {typ:?}"
+        );
+    }
+    let id_token = key.sign_with_header(
+        typed(Algorithm::ES256, Some("JWT")),
+        &with(claims.clone(), "aud", json!("my-mcp-client")),
+    );
+    assert_eq!(
+        auth.authenticate(&bearer(&id_token)).await,
+        Err(AuthFailure::WrongAudience)
+    );
+}
+
+/// `require_at_jwt = true`: only `at+jwt` (RFC 9068) passes; an ID token
+/// is refused for its type.
+#[tokio::test]
+async fn require_at_jwt_accepts_only_at_jwt() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator("require_at_jwt = true");
+    let claims = idp.claims();
+    for typ in ["at+jwt", "application/at+jwt", "Application/AT+JWT"] {
+        let token = key.sign_with_header(typed(Algorithm::ES256, Some(typ)), &claims);
+        assert!(auth.authenticate(&bearer(&token)).await.is_ok(), "{typ}");
+    }
+    for typ in [Some("JWT"), None, Some("dpop+jwt"), Some("at+jwt+x")] {
+        let token = key.sign_with_header(typed(Algorithm::ES256, typ), &claims);
+        assert_eq!(
+            auth.authenticate(&bearer(&token)).await,
+            Err(AuthFailure::NotAtJwt),
+            "typ {typ:?}"
+        );
+    }
+    let id_token = key.sign_with_header(
+        typed(Algorithm::ES256, Some("JWT")),
+        &with(claims, "aud", json!("my-mcp-client")),
+    );
+    assert_eq!(
+        auth.authenticate(&bearer(&id_token)).await,
+        Err(AuthFailure::NotAtJwt)
+    );
+}
+
+/// While a fetch for an unknown key id is held at the issuer, a token
+/// whose key is cached passes; the held request completes on release.
+#[tokio::test]
+async fn a_cached_key_never_waits_for_a_fetch_in_flight() {
+    let known = SigningKey::new("k1");
+    let idp = Idp::start(&[&known]).await;
+    let auth = idp.authenticator("jwks_refetch_min_secs = 0");
+    auth.authenticate(&bearer(&known.sign(&idp.claims())))
+        .await
+        .unwrap();
+    let rotated = SigningKey::new("k2");
+    idp.publish(&rotated);
+
+    let mut hold = idp.hold_next_fetch();
+    let held = tokio::spawn({
+        let auth = auth.clone();
+        let token = rotated.sign(&idp.claims());
+        async move { auth.authenticate(&bearer(&token)).await }
+    });
+    must_finish("the fetch reaching the issuer", hold.arrived()).await;
+    let identity = must_finish(
+        "a request with a cached key while a fetch is held",
+        auth.authenticate(&bearer(&known.sign(&idp.claims()))),
+    )
+    .await
+    .unwrap();
+    assert_eq!(identity.subject, "alice");
+    assert!(!held.is_finished(), "the held fetch is still held");
+
+    hold.release();
+    let identity = must_finish("the held request", held)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(identity.subject, "alice");
+    assert_eq!(idp.fetches(), 2);
+}
+
+/// No keys to be had: 503 with `Retry-After` (the refetch interval, at
+/// least a second), no challenge.
+#[tokio::test]
+async fn keys_unavailable_is_503_with_retry_after() {
+    let key = SigningKey::new("k1");
+    let mut idp = Idp::start(&[&key]).await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    idp.jwks_url = format!("http://{closed}/jwks.json");
+    for (extra, retry_after) in [
+        ("jwks_refetch_min_secs = 7", "7"),
+        ("jwks_refetch_min_secs = 0", "1"),
+    ] {
+        let auth = idp.authenticator(extra);
+        let failure = auth
+            .authenticate(&bearer(&key.sign(&idp.claims())))
+            .await
+            .unwrap_err();
+        assert_eq!(failure, AuthFailure::KeysUnavailable);
+        let response = http::refusal(&auth, failure);
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()["retry-after"], retry_after, "{extra}");
+        assert!(!response.headers().contains_key("www-authenticate"));
     }
 }

@@ -347,7 +347,7 @@ fn own_origins(local: SocketAddr) -> Vec<String> {
 }
 
 /// `/readyz`: ready once the initial load is in and at least one tool is
-/// served; not ready while shutting down.
+/// served; not ready (503 with `Retry-After`) while shutting down.
 async fn readiness(State(state): State<Arc<HttpState>>) -> Response {
     let registry = state.gateway.registry();
     let tools = registry.tools().count();
@@ -369,7 +369,14 @@ async fn readiness(State(state): State<Arc<HttpState>>) -> Response {
         StatusCode::SERVICE_UNAVAILABLE
     };
     let body = json!({ "ready": ready, "reason": reason, "tools": tools });
-    (status, axum::Json(body)).into_response()
+    let mut response = (status, axum::Json(body)).into_response();
+    if !ready {
+        // Every 503 this transport sends says when to ask again.
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
 }
 
 /// After shutdown began, requests outside an existing legacy session are

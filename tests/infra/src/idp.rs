@@ -1,10 +1,18 @@
 //! An OAuth identity provider's key endpoint on loopback, with the keys
 //! that sign its tokens: what toolhost's `[auth.oauth]` verifies tokens
 //! against, for the authenticator's unit tests and the end-to-end tests.
-//! Keys are EC P-256 (`ES256`), made fresh for each test.
+//! Keys are EC P-256 (`ES256`, [`SigningKey`]), made fresh for each test,
+//! or RSA (`RS256`/`PS256`, [`RsaSigningKey`]), one checked-in test key. A test can hold the next
+//! key-set response ([`Idp::hold_next_fetch`]) to see what the verifier does
+//! while a fetch is in flight.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+use rsa::pkcs1::{DecodeRsaPrivateKey, EncodeRsaPrivateKey};
+use rsa::pkcs8::{EncodePublicKey, LineEnding};
+use rsa::traits::PublicKeyParts;
+use tokio::sync::oneshot;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -55,7 +63,97 @@ impl SigningKey {
         jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.der))
             .expect("ES256 signs with a P-256 key")
     }
+
+    /// `claims` under `header` (its `alg` an ECDSA one), naming this key
+    /// unless `header` names another.
+    pub fn sign_with_header(&self, mut header: Header, claims: &Value) -> String {
+        header.kid.get_or_insert_with(|| self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_ec_der(&self.der))
+            .expect("a P-256 key signs")
+    }
 }
+
+/// An RSA test key (2048 bits, checked in: generating one takes 10 to 20
+/// seconds in a debug build), never used outside these tests.
+const RSA_TEST_KEY_PEM: &str = include_str!("../keys/rsa-2048-test-only.pem");
+
+/// An RSA signing key (2048 bits) and its public JWK, which names no `alg`,
+/// so the key verifies `RS256` and `PS256` tokens alike.
+pub struct RsaSigningKey {
+    /// The key id (`kid`) its tokens name.
+    pub kid: String,
+    /// The private key, PKCS#1 DER.
+    pub der: Vec<u8>,
+    /// The public key as PEM (SubjectPublicKeyInfo): the bytes the classic
+    /// algorithm-confusion attack uses as an HMAC secret.
+    pub public_pem: String,
+    /// The public key as the key set publishes it.
+    pub jwk: Value,
+}
+
+impl RsaSigningKey {
+    /// The checked-in test key, named `kid`.
+    pub fn new(kid: &str) -> RsaSigningKey {
+        let private = rsa::RsaPrivateKey::from_pkcs1_pem(RSA_TEST_KEY_PEM)
+            .expect("the checked-in RSA test key parses");
+        let public = private.to_public_key();
+        RsaSigningKey {
+            kid: kid.to_string(),
+            der: private
+                .to_pkcs1_der()
+                .expect("an RSA key encodes")
+                .as_bytes()
+                .to_vec(),
+            public_pem: public
+                .to_public_key_pem(LineEnding::LF)
+                .expect("an RSA public key encodes"),
+            jwk: json!({
+                "kty": "RSA", "use": "sig", "kid": kid,
+                "n": URL_SAFE_NO_PAD.encode(public.n().to_bytes_be()),
+                "e": URL_SAFE_NO_PAD.encode(public.e().to_bytes_be()),
+            }),
+        }
+    }
+
+    /// `claims` as an `RS256` JWT naming this key.
+    pub fn sign(&self, claims: &Value) -> String {
+        self.sign_with_header(Header::new(Algorithm::RS256), claims)
+    }
+
+    /// `claims` under `header` (its `alg` an RSA one: `RS*` or `PS*`),
+    /// naming this key unless `header` names another.
+    pub fn sign_with_header(&self, mut header: Header, claims: &Value) -> String {
+        header.kid.get_or_insert_with(|| self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &EncodingKey::from_rsa_der(&self.der))
+            .expect("an RSA key signs")
+    }
+}
+
+/// A held key-set response ([`Idp::hold_next_fetch`]): the fetch has
+/// arrived at the provider once [`FetchHold::arrived`] returns, and is
+/// answered when the hold is released or dropped.
+pub struct FetchHold {
+    arrived: oneshot::Receiver<()>,
+    release: oneshot::Sender<()>,
+}
+
+impl FetchHold {
+    /// Waits until the held fetch has reached the provider.
+    pub async fn arrived(&mut self) {
+        (&mut self.arrived)
+            .await
+            .expect("the identity provider is still running");
+    }
+
+    /// Lets the held fetch be answered, with the keys published by then.
+    pub fn release(self) {
+        let _ = self.release.send(());
+    }
+}
+
+/// The gate [`Idp::hold_next_fetch`] sets: who to tell of the arrival, and
+/// what to wait for.
+type Gate = Arc<Mutex<Option<(oneshot::Sender<()>, oneshot::Receiver<()>)>>>;
 
 /// The key endpoint (`/jwks.json`) on loopback, counting fetches; stops
 /// when dropped.
@@ -66,22 +164,32 @@ pub struct Idp {
     pub jwks_url: String,
     keys: Arc<Mutex<Vec<Value>>>,
     fetches: Arc<AtomicUsize>,
+    gate: Gate,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl Idp {
     /// Serves a key set holding `keys`.
     pub async fn start(keys: &[&SigningKey]) -> Idp {
-        let keys = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
+        let keys: Arc<Mutex<Vec<Value>>> =
+            Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect()));
         let fetches = Arc::new(AtomicUsize::new(0));
-        let (k, f) = (keys.clone(), fetches.clone());
+        let gate: Gate = Arc::default();
+        let (k, f, g) = (keys.clone(), fetches.clone(), gate.clone());
         let app = axum::Router::new().route(
             "/jwks.json",
             axum::routing::get(move || {
-                let (k, f) = (k.clone(), f.clone());
+                let (k, f, g) = (k.clone(), f.clone(), g.clone());
                 async move {
                     f.fetch_add(1, Ordering::SeqCst);
-                    axum::Json(json!({ "keys": *k.lock().unwrap() }))
+                    let held = g.lock().unwrap().take();
+                    if let Some((arrived, release)) = held {
+                        let _ = arrived.send(());
+                        // Released or dropped: answer either way.
+                        let _ = release.await;
+                    }
+                    let keys = k.lock().unwrap().clone();
+                    axum::Json(json!({ "keys": keys }))
                 }
             }),
         );
@@ -97,6 +205,7 @@ impl Idp {
             jwks_url: format!("http://{addr}/jwks.json"),
             keys,
             fetches,
+            gate,
             server,
         }
     }
@@ -104,6 +213,20 @@ impl Idp {
     /// Adds `key` to the published set (a rotation).
     pub fn publish(&self, key: &SigningKey) {
         self.keys.lock().unwrap().push(key.jwk.clone());
+    }
+
+    /// Adds a public key in JWK form to the published set.
+    pub fn publish_jwk(&self, jwk: Value) {
+        self.keys.lock().unwrap().push(jwk);
+    }
+
+    /// Holds the next key-set request (counted when it arrives) until the
+    /// returned hold is released or dropped.
+    pub fn hold_next_fetch(&self) -> FetchHold {
+        let (arrived_tx, arrived) = oneshot::channel();
+        let (release, release_rx) = oneshot::channel();
+        *self.gate.lock().unwrap() = Some((arrived_tx, release_rx));
+        FetchHold { arrived, release }
     }
 
     /// How many times the key set was fetched.
