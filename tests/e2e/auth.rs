@@ -372,7 +372,7 @@ async fn bad_credentials_are_refused_and_nothing_runs() {
 
     assert!(recorder.received().is_empty(), "a refused call ran");
     // The refusal's log line may follow its answer: wait for it.
-    let log = host.wait_for_stderr("reason=\"expired\"").await;
+    let log = wait_for(&host.stderr, &host.grew, "reason=\"expired\"").await;
     for (_, token) in &invalid {
         assert!(!log.contains(token.as_str()), "a token reached the log");
     }
