@@ -95,7 +95,118 @@ pub const EXPECTED_FAILURES: &[(&str, &str)] = &[
 
 /// Server scenarios of suite [`ALPHA`] expected to fail, each with why.
 /// Filled in from a run of that suite; docs/conformance.md explains them.
-pub const ALPHA_EXPECTED_FAILURES: &[(&str, &str)] = &[];
+pub const ALPHA_EXPECTED_FAILURES: &[(&str, &str)] = &[
+    (
+        "server-stateless",
+        "removed methods sent without their params get 400/-32602 (rmcp parses params before dispatch), not 404/-32601; its diagnostic tools need sampling or client logging",
+    ),
+    (
+        "logging-set-level",
+        "no logging capability: nothing is logged to the client",
+    ),
+    ("tools-call-image", "a tool returns JSON: no image content"),
+    ("tools-call-audio", "a tool returns JSON: no audio content"),
+    (
+        "tools-call-embedded-resource",
+        "a tool returns JSON: no embedded resources",
+    ),
+    (
+        "tools-call-mixed-content",
+        "a tool returns JSON: one text block, no image or resource",
+    ),
+    (
+        "tools-call-with-logging",
+        "a component's log is the operator's (stderr), never sent to the client",
+    ),
+    (
+        "tools-call-sampling",
+        "no import asks the client's model (sampling)",
+    ),
+    (
+        "elicitation-sep1034-defaults",
+        "confirm asks one fixed yes/no question; a tool cannot send its own form",
+    ),
+    (
+        "elicitation-sep1330-enums",
+        "confirm asks one fixed yes/no question; a tool cannot send its own form",
+    ),
+    (
+        "prompts-get-with-image",
+        "a prompt message holds text or an embedded resource (contract 0.2): no image",
+    ),
+    (
+        "http-custom-header-server-validation",
+        "no tool declares x-mcp-header parameters (SEP-2243): nothing to validate",
+    ),
+    (
+        "tasks-lifecycle",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-capability-negotiation",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-wire-fields",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-request-state-removal",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-mrtr-input",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-request-headers",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-dispatch-and-envelope",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-status-notifications",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-required-task-error",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "tasks-mrtr-composition",
+        "the tasks extension (SEP-2663) is not served",
+    ),
+    (
+        "input-required-result-basic-elicitation",
+        "the confirmation's input request is `confirm`, a yes/no, not the scenario's user_name form",
+    ),
+    (
+        "input-required-result-basic-sampling",
+        "no import asks the client's model (sampling)",
+    ),
+    (
+        "input-required-result-basic-list-roots",
+        "no import asks the client for its roots",
+    ),
+    (
+        "input-required-result-multiple-input-requests",
+        "one confirmation per round: no sampling or roots requests beside it",
+    ),
+    (
+        "input-required-result-multi-round",
+        "confirm asks one fixed yes/no question; a tool cannot send its own forms",
+    ),
+    (
+        "input-required-result-non-tool-request",
+        "a prompt get asks nothing: only tools confirm",
+    ),
+    (
+        "input-required-result-capability-check",
+        "expects a sampling input request; no import asks for sampling",
+    ),
+];
 
 /// The scenarios expected to fail in suite `version`, if its results are
 /// recorded.

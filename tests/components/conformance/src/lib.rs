@@ -13,6 +13,7 @@
 //! | `test_elicitation` | `tools-call-elicitation` (asks toolhost's yes/no confirmation) |
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` |
 //! | `test_reconnection` | `server-sse-polling` |
+//! | `test_input_required_result_elicitation`, `…_request_state`, `…_tampered_state` | suite 0.2.0-alpha.12's `input-required-result-*` (ask toolhost's confirmation) |
 //!
 //! And, through contract 0.2's resources and prompts:
 //!
@@ -187,6 +188,66 @@ impl Tool for Elicitation {
         })
     }
 }
+
+/// What the 2026-07-28 `input-required-result-*` scenarios' tools return.
+#[derive(Serialize, JsonSchema)]
+struct ConfirmationAnswer {
+    /// The answer to toolhost's confirmation: `confirmed`, `declined`,
+    /// `cancelled` or `unsupported`.
+    action: String,
+}
+
+/// Asks toolhost's confirmation (for a 2026-07-28 client, an
+/// `input_required` result with a sealed `requestState`) and reports the
+/// answer.
+fn ask_confirmation(question: &str) -> ConfirmationAnswer {
+    ConfirmationAnswer {
+        action: confirm::require_confirmation(question).as_str().to_string(),
+    }
+}
+
+/// A tool that asks toolhost's confirmation, under the name an
+/// `input-required-result-*` scenario calls.
+macro_rules! confirmation_tool {
+    ($type:ident, $name:literal, $scenario:literal) => {
+        #[doc = concat!("`", $scenario, "`: `", $name, "`.")]
+        struct $type;
+
+        impl Tool for $type {
+            type Input = NoArguments;
+            type Output = ConfirmationAnswer;
+            const NAME: &'static str = $name;
+            const TITLE: &'static str = "Input Required";
+            const DESCRIPTION: &'static str = concat!(
+                "Ask the user to confirm and report the answer. The conformance suite's ",
+                $scenario,
+                " scenario calls it: a 2026-07-28 client gets an input_required result \
+                 with a sealed requestState, and retries with the answer."
+            );
+            const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+            fn call(&self, _: NoArguments) -> Result<ConfirmationAnswer, ToolError> {
+                Ok(ask_confirmation("Proceed with the conformance check?"))
+            }
+        }
+    };
+}
+
+confirmation_tool!(
+    InputRequiredElicitation,
+    "test_input_required_result_elicitation",
+    "input-required-result-result-type"
+);
+confirmation_tool!(
+    InputRequiredRequestState,
+    "test_input_required_result_request_state",
+    "input-required-result-request-state"
+);
+confirmation_tool!(
+    InputRequiredTamperedState,
+    "test_input_required_result_tampered_state",
+    "input-required-result-tampered-state"
+);
 
 /// An address, the shared definition of `json_schema_2020_12_tool`'s
 /// schema.
@@ -467,6 +528,9 @@ toolhost_sdk::export_component! {
         Elicitation,
         JsonSchema2020,
         Reconnection,
+        InputRequiredElicitation,
+        InputRequiredRequestState,
+        InputRequiredTamperedState,
     ],
     resources: [StaticText, StaticBinary, WatchedResource],
     templates: [TemplateData],
