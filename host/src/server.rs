@@ -239,6 +239,13 @@ impl Gateway {
             |r: &Registry| r.resources().next().is_some() || r.templates().next().is_some();
         let resources = has_resources(before) || has_resources(&now);
         let prompts = before.prompts().next().is_some() || now.prompts().next().is_some();
+        self.notify_offer_lists(resources, prompts).await;
+    }
+
+    /// Sends `resources/list_changed` if `resources`, and
+    /// `prompts/list_changed` if `prompts`, to every legacy session and
+    /// listen stream.
+    async fn notify_offer_lists(&self, resources: bool, prompts: bool) {
         if !resources && !prompts {
             return;
         }
@@ -298,7 +305,9 @@ impl Gateway {
     /// Serves `registry`, built for a reloaded configuration (which it
     /// carries), from now on. Clients are told their tool list changed only
     /// if it may have: a tool's definition or served name, or the
-    /// `[[access]]` rules that decide who sees it, changed.
+    /// `[[access]]` rules that decide who sees it, changed; their resource
+    /// and prompt lists likewise; and subscribers of a URI whose block's
+    /// settings changed that it was updated.
     pub async fn replace_settings(&self, registry: Registry) {
         let before = self.registry();
         let listed = |r: &Registry| -> Vec<Value> {
@@ -309,10 +318,37 @@ impl Gateway {
         };
         let changed = listed(&before) != listed(&registry)
             || before.config().access != registry.config().access;
+        // A block added or removed (`unmatched_files = "skip"`) adds or
+        // removes what its components offer; a prefix renames prompts.
+        let resources = |r: &Registry| -> Vec<Value> {
+            let listed = r
+                .resources()
+                .map(|o| serde_json::to_value(mcp_resource(&o.item)));
+            let templates = r
+                .templates()
+                .map(|t| serde_json::to_value(mcp_template(&t.item.definition)));
+            listed
+                .chain(templates)
+                .map(|v| v.unwrap_or(Value::Null))
+                .collect()
+        };
+        let prompts = |r: &Registry| -> Vec<Value> {
+            r.prompts()
+                .map(|p| serde_json::to_value(mcp_prompt(&p.key, &p.item)).unwrap_or(Value::Null))
+                .collect()
+        };
+        let access_changed = before.config().access != registry.config().access;
+        let differ = |a: Vec<Value>, b: Vec<Value>| {
+            a != b || (access_changed && !(a.is_empty() && b.is_empty()))
+        };
+        let resources_changed = differ(resources(&before), resources(&registry));
+        let prompts_changed = differ(prompts(&before), prompts(&registry));
         self.inner.registry.store(Arc::new(registry));
         if changed {
             self.notify_tools_changed().await;
         }
+        self.notify_offer_lists(resources_changed, prompts_changed)
+            .await;
         self.notify_resources_updated(&before).await;
     }
 

@@ -882,3 +882,17 @@ async fn a_config_reload_tells_the_subscribers_of_the_blocks_it_changed() {
         [README, STATIC_TEXT]
     );
 }
+
+#[tokio::test]
+async fn a_config_reload_that_removes_a_block_announces_its_resources_gone() {
+    let config = |blocks: &str| format!("[host]\nunmatched_files = \"skip\"\n{blocks}");
+    let both =
+        "[plugins.offers]\nfiles = [\"offers.wasm\"]\n[plugins.hello]\nfiles = [\"hello.wasm\"]\n";
+    let host = Host::start(HostOptions::new(&["offers", "hello"]).config(config(both))).await;
+    assert_eq!(resource_uris(&host).await.len(), 5);
+    host.write_config(&config("[plugins.hello]\nfiles = [\"hello.wasm\"]\n"));
+    host.wait_for_seen(|s| s.resources_changed >= 1 && s.prompts_changed >= 1)
+        .await;
+    assert!(resource_uris(&host).await.is_empty());
+    assert!(host.client.list_all_prompts().await.unwrap().is_empty());
+}
