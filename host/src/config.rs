@@ -308,6 +308,9 @@ pub struct RawHost {
     pub audit_max_bytes: Option<u64>,
     /// `audit_keep`: rotated audit files kept.
     pub audit_keep: Option<u32>,
+    /// `resource_subscriptions`: resource URIs one session (or one
+    /// 2026-07-28 listen stream) may subscribe to.
+    pub resource_subscriptions: Option<u32>,
 }
 
 /// `[http]`: how the Streamable HTTP transport serves.
@@ -743,6 +746,9 @@ pub struct Config {
     /// The file this configuration was read from, when it came from one
     /// ([`Config::load`]); `serve` watches it ([`crate::reconfigure`]).
     pub path: Option<PathBuf>,
+    /// Resource URIs one session (or one 2026-07-28 listen stream) may
+    /// subscribe to (`host.resource_subscriptions`).
+    pub resource_subscriptions: usize,
 }
 
 /// The resolved `[oci]` table.
@@ -793,6 +799,7 @@ impl Default for Config {
             oci: OciSettings::default(),
             audit: None,
             path: None,
+            resource_subscriptions: DEFAULT_RESOURCE_SUBSCRIPTIONS as usize,
         }
     }
 }
@@ -897,6 +904,9 @@ impl Config {
             oci: resolve_oci(raw.oci)?,
             audit,
             path: None,
+            resource_subscriptions: RESOURCE_SUBSCRIPTIONS
+                .check_or(host.resource_subscriptions, DEFAULT_RESOURCE_SUBSCRIPTIONS)?
+                as usize,
         })
     }
 
@@ -1186,6 +1196,15 @@ const MAX_MESSAGE_BYTES: Range<u64> = Range {
     min: 1 << 10,
     max: 256 << 20,
     unit: "bytes",
+};
+/// The default of `host.resource_subscriptions`.
+pub const DEFAULT_RESOURCE_SUBSCRIPTIONS: u32 = 100;
+/// `host.resource_subscriptions`: 1 to 10,000.
+const RESOURCE_SUBSCRIPTIONS: Range<u32> = Range {
+    key: "host.resource_subscriptions",
+    min: 1,
+    max: 10_000,
+    unit: "URIs",
 };
 /// `limits.memory_mib`: up to 4 GiB, wasm32's whole address space.
 const MEMORY_MIB: Range<u64> = Range {

@@ -25,6 +25,10 @@
 //! percent-encoded, so `katana://items/A%2FB-1` holds the SKU `A/B-1`. A
 //! value that is not UTF-8 once decoded is refused before any guest code
 //! runs.
+//!
+//! **Which plugin serves a URI**, and whether that changed between two
+//! registries ([`offered_by`], [`offer_changed`]), decide what a resource
+//! subscription hears of (ADR 0027).
 
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
@@ -45,8 +49,9 @@ use crate::bindings::v0_2::{completion, prompts, resources};
 use crate::call::{
     CallEnv, CallState, FixedAnswer, Stop, Turn, code_name, new_store, trap_summary,
 };
-use crate::config::Limits;
+use crate::config::{Limits, PluginSettings};
 use crate::plugin::Plugin;
+use crate::registry::Registry;
 use crate::spec::{ToolSpec, is_valid_name};
 
 /// The version of the WIT contract a component targets.
@@ -747,6 +752,45 @@ pub async fn complete(
     let bytes = completions.values.iter().map(String::len).sum();
     within_output_limit(bytes, &plugin.settings.limits, "completing the argument")?;
     Ok(completions)
+}
+
+/// The plugin serving `uri` in `registry`: the one listing it as a
+/// resource, else the one whose template (the first by shape) it matches.
+pub fn offered_by<'a>(registry: &'a Registry, uri: &str) -> Option<&'a Arc<Plugin>> {
+    match registry.resource(uri) {
+        Some(r) => Some(&r.plugin),
+        None => registry.template_for(uri).map(|(t, _)| &t.plugin),
+    }
+}
+
+/// Whether what is read at `uri` may differ between `before` and `now`:
+/// another plugin serves it, or none does any more (or yet), or its
+/// component's bytes changed, or its block's settings that reach a read
+/// (values, network policy, credentials, limits). The trigger of
+/// `notifications/resources/updated` (ADR 0027).
+pub fn offer_changed(before: &Registry, now: &Registry, uri: &str) -> bool {
+    match (offered_by(before, uri), offered_by(now, uri)) {
+        (None, None) => false,
+        (Some(a), Some(b)) if Arc::ptr_eq(a, b) => false,
+        (Some(a), Some(b)) => {
+            a.file != b.file || a.digest != b.digest || !reads_alike(&a.settings, &b.settings)
+        }
+        _ => true,
+    }
+}
+
+/// Whether a read under settings `a` and one under `b` see the same
+/// configuration: the `config` values, the network policy, the
+/// credentials injected and the limits.
+fn reads_alike(a: &PluginSettings, b: &PluginSettings) -> bool {
+    a.values == b.values
+        && a.network == b.network
+        && a.limits == b.limits
+        && a.credentials.len() == b.credentials.len()
+        && a.credentials
+            .iter()
+            .zip(&b.credentials)
+            .all(|(x, y)| x.scope == y.scope && x.header == y.header && x.value == y.value)
 }
 
 #[cfg(test)]

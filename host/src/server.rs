@@ -41,7 +41,17 @@
 //!   that offers them may appear, and capabilities are fixed for a
 //!   session), with `listChanged`; a reload that
 //!   touches them sends `notifications/resources/list_changed` and
-//!   `notifications/prompts/list_changed` beside the tools' one.
+//!   `notifications/prompts/list_changed` beside the tools' one;
+//! - resource subscriptions (ADR 0027): `resources/subscribe` and
+//!   `resources/unsubscribe` for legacy sessions (over HTTP, per
+//!   `Mcp-Session-Id`), a listen stream's `resourceSubscriptions` for
+//!   2026-07-28 clients; only a URI a served component offers (a resource,
+//!   or one its template matches) and the caller may see, else
+//!   resource-not-found; at most `host.resource_subscriptions` per session
+//!   or stream. A hot or config reload that reloads, replaces or removes the
+//!   component behind a subscribed URI (or changes its block's settings)
+//!   sends `notifications/resources/updated` for it, after the list
+//!   changes. `resources.subscribe` is advertised with `resources`.
 //!
 //! Start-up (ADR 0006): [`serve_stdio`](crate::transport::serve_stdio) answers `initialize` at once and
 //! loads the plugin directory in the background. `tools/list` and
@@ -49,6 +59,7 @@
 //! past it they answer with what is serving, and every client is sent a
 //! list change once the load is in.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -58,7 +69,8 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, Prompt, PromptArgument, PromptMessage,
     PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, Resource, ResourceContents, ResourceTemplate, ResourcesCapability, Role,
+    Reference, Resource, ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam,
+    ResourcesCapability, Role, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
@@ -121,6 +133,10 @@ struct Inner {
     /// Whether hot reload follows the plugin directory, so a component
     /// offering resources or prompts may appear at any time.
     follows_reloads: AtomicBool,
+    /// Legacy sessions' resource subscriptions (`resources/subscribe`).
+    subscriptions: Mutex<Vec<SessionSubscriptions>>,
+    /// 2026-07-28 listen streams that subscribed to resource URIs.
+    resource_listeners: Mutex<Vec<ResourceListener>>,
 }
 
 impl Gateway {
@@ -151,6 +167,8 @@ impl Gateway {
                 answered_early: AtomicBool::new(false),
                 audit,
                 follows_reloads: AtomicBool::new(false),
+                subscriptions: Mutex::new(Vec::new()),
+                resource_listeners: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -211,6 +229,7 @@ impl Gateway {
         let before = self.inner.registry.swap(Arc::new(registry));
         self.notify_tools_changed().await;
         self.notify_offers_changed(&before).await;
+        self.notify_resources_updated(&before).await;
     }
 
     /// Sends `resources/list_changed` when `before` or the registry now
@@ -222,6 +241,13 @@ impl Gateway {
             |r: &Registry| r.resources().next().is_some() || r.templates().next().is_some();
         let resources = has_resources(before) || has_resources(&now);
         let prompts = before.prompts().next().is_some() || now.prompts().next().is_some();
+        self.notify_offer_lists(resources, prompts).await;
+    }
+
+    /// Sends `resources/list_changed` if `resources`, and
+    /// `prompts/list_changed` if `prompts`, to every legacy session and
+    /// listen stream.
+    async fn notify_offer_lists(&self, resources: bool, prompts: bool) {
         if !resources && !prompts {
             return;
         }
@@ -281,7 +307,9 @@ impl Gateway {
     /// Serves `registry`, built for a reloaded configuration (which it
     /// carries), from now on. Clients are told their tool list changed only
     /// if it may have: a tool's definition or served name, or the
-    /// `[[access]]` rules that decide who sees it, changed.
+    /// `[[access]]` rules that decide who sees it, changed; their resource
+    /// and prompt lists likewise; and subscribers of a URI whose block's
+    /// settings changed that it was updated.
     pub async fn replace_settings(&self, registry: Registry) {
         let before = self.registry();
         let listed = |r: &Registry| -> Vec<Value> {
@@ -292,10 +320,38 @@ impl Gateway {
         };
         let changed = listed(&before) != listed(&registry)
             || before.config().access != registry.config().access;
+        // A block added or removed (`unmatched_files = "skip"`) adds or
+        // removes what its components offer; a prefix renames prompts.
+        let resources = |r: &Registry| -> Vec<Value> {
+            let listed = r
+                .resources()
+                .map(|o| serde_json::to_value(mcp_resource(&o.item)));
+            let templates = r
+                .templates()
+                .map(|t| serde_json::to_value(mcp_template(&t.item.definition)));
+            listed
+                .chain(templates)
+                .map(|v| v.unwrap_or(Value::Null))
+                .collect()
+        };
+        let prompts = |r: &Registry| -> Vec<Value> {
+            r.prompts()
+                .map(|p| serde_json::to_value(mcp_prompt(&p.key, &p.item)).unwrap_or(Value::Null))
+                .collect()
+        };
+        let access_changed = before.config().access != registry.config().access;
+        let differ = |a: Vec<Value>, b: Vec<Value>| {
+            a != b || (access_changed && !(a.is_empty() && b.is_empty()))
+        };
+        let resources_changed = differ(resources(&before), resources(&registry));
+        let prompts_changed = differ(prompts(&before), prompts(&registry));
         self.inner.registry.store(Arc::new(registry));
         if changed {
             self.notify_tools_changed().await;
         }
+        self.notify_offer_lists(resources_changed, prompts_changed)
+            .await;
+        self.notify_resources_updated(&before).await;
     }
 
     /// The tools `identity` may see (`[[access]]`), as MCP tools.
@@ -588,6 +644,7 @@ impl ServerHandler for Gateway {
         if loading || plugins().any(|o| !o.resources.is_empty() || !o.templates.is_empty()) {
             let mut resources = ResourcesCapability::default();
             resources.list_changed = Some(true);
+            resources.subscribe = Some(true);
             capabilities.resources = Some(resources);
         }
         if loading || plugins().any(|o| !o.prompts.is_empty()) {
@@ -878,7 +935,9 @@ impl ServerHandler for Gateway {
                 )
             }),
         };
-        let not_found = |message: String| ErrorData::resource_not_found(message, None);
+        // The URI in `data`, as MCP's example and SEP-2164 have it.
+        let not_found =
+            |message: String| ErrorData::resource_not_found(message, Some(json!({ "uri": uri })));
         let Some((plugin, variables, target)) =
             found.filter(|(p, _, _)| self.allows(identity.as_ref(), &p.settings.name))
         else {
@@ -1139,10 +1198,38 @@ impl ServerHandler for Gateway {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(requested.supported_by(&self.get_info().capabilities))
+        let mut accepted = requested.supported_by(&self.get_info().capabilities);
+        // Only URIs served now; the acknowledgement says which.
+        if let Some(uris) = &mut accepted.resource_subscriptions {
+            let registry = self.registry();
+            uris.retain(|uri| {
+                uri.len() <= MAX_SUBSCRIBED_URI_BYTES
+                    && crate::offers::offered_by(&registry, uri).is_some()
+            });
+        }
+        Some(accepted)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.wait_until_loaded().await;
+        self.subscribe_session(request.uri, &context)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unsubscribe_session(&request.uri, &context);
+        Ok(())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let resources = self.listen_to_resources(&context)?;
         let sink = context.sink().clone();
         let id = sink.id().clone();
         self.inner
@@ -1156,6 +1243,13 @@ impl ServerHandler for Gateway {
             .lock()
             .expect("not poisoned")
             .retain(|s| s.id() != &id);
+        if resources {
+            self.inner
+                .resource_listeners
+                .lock()
+                .expect("not poisoned")
+                .retain(|l| l.sink.id() != &id);
+        }
         Ok(())
     }
 }
@@ -1233,4 +1327,235 @@ fn mcp_prompt(name: &str, p: &PromptDefinition) -> Prompt {
     let mut prompt = Prompt::new(name.to_string(), p.description.clone(), Some(arguments));
     prompt.title = p.title.clone();
     prompt
+}
+
+/// The longest URI a session may subscribe to, in bytes: with
+/// `host.resource_subscriptions`, what bounds the memory one session's
+/// subscriptions hold.
+pub const MAX_SUBSCRIBED_URI_BYTES: usize = 4096;
+
+/// The resource URIs one legacy session subscribed to
+/// (`resources/subscribe`), kept until it unsubscribes or the session ends.
+struct SessionSubscriptions {
+    /// The session's `Mcp-Session-Id` over HTTP; `None` over stdio, which
+    /// serves one session.
+    session: Option<String>,
+    /// Where its `notifications/resources/updated` go; closed once the
+    /// session ended, and then the entry is dropped.
+    peer: Peer<RoleServer>,
+    /// Who subscribed (HTTP with `[auth]`): an update is sent only for a URI
+    /// this identity may see (`[[access]]`).
+    identity: Option<Identity>,
+    /// The URIs, each one a served resource's or one a template matches
+    /// when it was subscribed to.
+    uris: BTreeSet<String>,
+}
+
+/// A 2026-07-28 `subscriptions/listen` stream whose acknowledged filter
+/// holds resource URIs: it hears of those URIs until it closes.
+struct ResourceListener {
+    /// The stream; its accepted filter holds the URIs.
+    sink: SubscriptionSink,
+    /// Who opened it, as for [`SessionSubscriptions::identity`].
+    identity: Option<Identity>,
+}
+
+/// The legacy session a request belongs to: its `Mcp-Session-Id` over
+/// HTTP, `None` over stdio.
+fn session_of(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()?
+        .headers
+        .get("mcp-session-id")?
+        .to_str()
+        .ok()
+        .map(str::to_string)
+}
+
+/// Whether `identity` may see what `registry` serves at `uri`.
+fn may_see(registry: &Registry, identity: Option<&Identity>, uri: &str) -> bool {
+    crate::offers::offered_by(registry, uri)
+        .is_some_and(|p| registry.config().access.allows(identity, &p.settings.name))
+}
+
+/// The refusal of a subscription past `host.resource_subscriptions`.
+fn too_many_subscriptions(limit: usize, holder: &str, instead: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "{holder} may subscribe to at most {limit} resource URIs (host.resource_subscriptions); \
+             {instead}, or raise host.resource_subscriptions"
+        ),
+        None,
+    )
+}
+
+impl Gateway {
+    /// `resources/subscribe`: adds `uri`, which some served component must
+    /// offer (a resource, or a URI one of its templates matches) and the
+    /// caller may see, to the session's subscriptions, up to
+    /// `host.resource_subscriptions`. Subscribing twice is one
+    /// subscription.
+    fn subscribe_session(
+        &self,
+        uri: String,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if uri.len() > MAX_SUBSCRIBED_URI_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "a subscribed URI is at most {MAX_SUBSCRIBED_URI_BYTES} bytes; this one is {}",
+                    uri.len()
+                ),
+                None,
+            ));
+        }
+        let registry = self.registry();
+        let identity = caller(context);
+        if !may_see(&registry, identity.as_ref(), &uri) {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource at {uri:?} to subscribe to; call resources/list and \
+                     resources/templates/list to see what is served"
+                ),
+                Some(json!({ "uri": uri })),
+            ));
+        }
+        let limit = registry.config().resource_subscriptions;
+        let session = session_of(context);
+        let mut sessions = self.inner.subscriptions.lock().expect("not poisoned");
+        sessions.retain(|s| !s.peer.is_transport_closed());
+        let index = match sessions.iter().position(|s| s.session == session) {
+            Some(index) => index,
+            None => {
+                sessions.push(SessionSubscriptions {
+                    session,
+                    peer: context.peer.clone(),
+                    identity: None,
+                    uris: BTreeSet::new(),
+                });
+                sessions.len() - 1
+            }
+        };
+        let held = &mut sessions[index];
+        held.identity = identity;
+        if !held.uris.contains(&uri) && held.uris.len() >= limit {
+            return Err(too_many_subscriptions(
+                limit,
+                "a session",
+                "unsubscribe (resources/unsubscribe) from one first",
+            ));
+        }
+        tracing::debug!(uri = %uri, "resource subscribed to");
+        held.uris.insert(uri);
+        Ok(())
+    }
+
+    /// `resources/unsubscribe`: drops `uri` from the session's
+    /// subscriptions. A URI it does not hold is no error: unsubscribing
+    /// twice (a retry) ends in the same state.
+    fn unsubscribe_session(&self, uri: &str, context: &RequestContext<RoleServer>) {
+        let session = session_of(context);
+        let mut sessions = self.inner.subscriptions.lock().expect("not poisoned");
+        sessions.retain(|s| !s.peer.is_transport_closed());
+        let removed = sessions
+            .iter_mut()
+            .find(|s| s.session == session)
+            .is_some_and(|s| s.uris.remove(uri));
+        sessions.retain(|s| !s.uris.is_empty());
+        if !removed {
+            tracing::debug!(uri = %uri, "unsubscribe from a URI the session did not hold");
+        }
+    }
+
+    /// Registers a listen stream whose acknowledged filter holds resource
+    /// URIs; `false` when it holds none. More URIs than
+    /// `host.resource_subscriptions` end the stream with an error naming
+    /// the limit.
+    fn listen_to_resources(&self, context: &SubscriptionContext) -> Result<bool, ErrorData> {
+        let accepted = context
+            .accepted()
+            .resource_subscriptions
+            .as_ref()
+            .map_or(0, Vec::len);
+        if accepted == 0 {
+            return Ok(false);
+        }
+        let limit = self.registry().config().resource_subscriptions;
+        if accepted > limit {
+            return Err(too_many_subscriptions(
+                limit,
+                "a subscriptions/listen stream",
+                "listen to fewer URIs per stream",
+            ));
+        }
+        self.inner
+            .resource_listeners
+            .lock()
+            .expect("not poisoned")
+            .push(ResourceListener {
+                sink: context.sink().clone(),
+                identity: caller(context.request_context()),
+            });
+        Ok(true)
+    }
+
+    /// Sends `notifications/resources/updated` for every subscribed URI
+    /// whose offering changed from `before` to the registry now served
+    /// ([`crate::offers::offer_changed`]: its component reloaded, replaced
+    /// or removed, or its block's settings changed), to each legacy session
+    /// and listen stream that subscribed to it and may see it, in URI order.
+    async fn notify_resources_updated(&self, before: &Registry) {
+        let now = self.registry();
+        let due = |identity: Option<&Identity>, uri: &str| {
+            crate::offers::offer_changed(before, &now, uri)
+                && (may_see(before, identity, uri) || may_see(&now, identity, uri))
+        };
+        let sessions: Vec<(Peer<RoleServer>, Vec<String>)> = {
+            let mut sessions = self.inner.subscriptions.lock().expect("not poisoned");
+            sessions.retain(|s| !s.peer.is_transport_closed());
+            sessions
+                .iter()
+                .map(|s| {
+                    let uris = s.uris.iter().filter(|u| due(s.identity.as_ref(), u));
+                    (s.peer.clone(), uris.cloned().collect())
+                })
+                .collect()
+        };
+        for (peer, uris) in sessions {
+            for uri in uris {
+                let update = ResourceUpdatedNotificationParam::new(uri);
+                if let Err(e) = peer.notify_resource_updated(update).await {
+                    tracing::debug!("cannot send resources/updated: {e}");
+                }
+            }
+        }
+        let listeners: Vec<(SubscriptionSink, Vec<String>)> = self
+            .inner
+            .resource_listeners
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .map(|l| {
+                let mut uris: Vec<String> = l
+                    .sink
+                    .accepted()
+                    .resource_subscriptions
+                    .iter()
+                    .flatten()
+                    .filter(|u| due(l.identity.as_ref(), u))
+                    .cloned()
+                    .collect();
+                uris.sort();
+                uris.dedup();
+                (l.sink.clone(), uris)
+            })
+            .collect();
+        for (sink, uris) in listeners {
+            for uri in uris {
+                if let Err(e) = sink.notify_resource_updated(uri).await {
+                    tracing::debug!("cannot notify listen stream: {e}");
+                }
+            }
+        }
+    }
 }

@@ -126,3 +126,33 @@ fn every_expected_conformance_failure_is_explained() {
         );
     }
 }
+
+#[test]
+fn every_result_of_the_newer_suite_is_recorded() {
+    let runner = read("xtask/src/conformance.rs");
+    let doc = read("docs/conformance.md");
+    let list = runner
+        .split("pub const ALPHA_EXPECTED_FAILURES")
+        .nth(1)
+        .and_then(|rest| rest.split("\n];").next())
+        .expect("xtask/src/conformance.rs has ALPHA_EXPECTED_FAILURES");
+    let scenarios: Vec<&str> = list
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("(\"").or_else(|| l.strip_prefix('"')))
+        .filter_map(|l| l.split('"').next())
+        .filter(|s| !s.contains(' '))
+        .collect();
+    assert!(scenarios.len() >= 20, "{scenarios:?}");
+    let section = doc
+        .split("## The newer suite")
+        .nth(1)
+        .expect("docs/conformance.md records the newer suite");
+    for scenario in scenarios {
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{scenario}` |")))
+            .unwrap_or_else(|| panic!("docs/conformance.md has no newer-suite row for {scenario}"));
+        assert!(row.contains("| fail |"), "{row}");
+    }
+}

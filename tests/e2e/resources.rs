@@ -7,11 +7,11 @@
 use rmcp::ServiceError;
 use rmcp::model::{
     ContentBlock, GetPromptRequestParams, ReadResourceRequestParams, ResourceContents,
-    SubscriptionFilter,
+    ServerNotification, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use serde_json::{Value, json};
 
-use crate::support::{ERAS, Era, Host, HostOptions, Recorder, component};
+use crate::support::{ERAS, Era, Host, HostOptions, Recorder, component, write_then_rename};
 
 /// The JSON-RPC error of a failed request.
 fn rpc_error(result: Result<impl std::fmt::Debug, ServiceError>) -> (i32, String) {
@@ -117,6 +117,17 @@ async fn an_unknown_uri_is_resource_not_found_and_serving_goes_on() {
         let (code, message) = rpc_error(read(&host, "test://nothing-here").await);
         assert_eq!(code, not_found_code(era), "{era:?}: {message}");
         assert!(message.contains("resources/list"), "{message}");
+        // The URI in the error's data, as MCP's example has it.
+        match read(&host, "test://nothing-here").await {
+            Err(ServiceError::McpError(e)) => {
+                assert_eq!(
+                    e.data,
+                    Some(json!({"uri": "test://nothing-here"})),
+                    "{era:?}"
+                )
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
 
         // A template URI the component says does not exist: the same error.
         let (code, message) = rpc_error(read(&host, "test://colors/purple").await);
@@ -599,4 +610,289 @@ async fn katana_reads_a_sku_decoded_once() {
         assert_eq!(code, not_found_code(era), "{era:?}: {message}");
         assert!(message.contains("\"KNF%2D8IN%2DBLK\""), "{message}");
     }
+}
+
+/// `name`'s component with a custom section naming `build` appended: the
+/// same code, other bytes, as a rebuild of the component would be.
+fn rebuilt(name: &str, build: u8) -> Vec<u8> {
+    const SECTION: &[u8] = b"toolhost-test-build";
+    let mut bytes = component(name);
+    // Custom section (id 0), its size, then the name and the payload; every
+    // length is below 128, so one LEB128 byte each.
+    bytes.extend([0, (1 + SECTION.len() + 1) as u8, SECTION.len() as u8]);
+    bytes.extend(SECTION);
+    bytes.push(build);
+    bytes
+}
+
+/// A host serving `components` to an `era` client over stdio, or over HTTP
+/// when `http`, with `config` as its `toolhost.toml`.
+async fn start(components: &[&str], era: Era, http: bool, config: &str) -> Host {
+    let mut options = HostOptions::new(components).era(era).config(config);
+    if http {
+        options = options.http();
+    }
+    Host::start(options).await
+}
+
+/// `resources/subscribe` (legacy clients).
+async fn subscribe(host: &Host, uri: &str) -> Result<(), ServiceError> {
+    #[allow(deprecated)]
+    host.client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+}
+
+/// `resources/unsubscribe` (legacy clients).
+async fn unsubscribe(host: &Host, uri: &str) -> Result<(), ServiceError> {
+    #[allow(deprecated)]
+    host.client
+        .unsubscribe(UnsubscribeRequestParams::new(uri))
+        .await
+}
+
+/// How many `resources/updated` for `uri` a legacy client has received.
+fn updates_of(host: &Host, uri: &str) -> usize {
+    let seen = host.handler.seen.lock().unwrap();
+    seen.updated.iter().filter(|u| *u == uri).count()
+}
+
+/// The next notification on a listen stream.
+async fn next_on(stream: &mut rmcp::service::Subscription) -> ServerNotification {
+    tokio::time::timeout(std::time::Duration::from_secs(30), stream.next())
+        .await
+        .expect("a notification arrives in time")
+        .expect("the stream works")
+        .expect("the stream is open")
+}
+
+/// The URI of an update, or `"list_changed"` for the resource list's change.
+fn update_uri(notification: ServerNotification) -> String {
+    match notification {
+        ServerNotification::ResourceUpdatedNotification(n) => n.params.uri,
+        ServerNotification::ResourceListChangedNotification(_) => "list_changed".into(),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+const README: &str = "test://readme";
+const RED: &str = "test://colors/red";
+const STATIC_TEXT: &str = "test://static-text";
+
+#[tokio::test]
+async fn subscribers_hear_that_a_resource_changed_when_its_component_is_replaced() {
+    for http in [false, true] {
+        // Legacy: `resources/subscribe` and `resources/unsubscribe`.
+        let host = start(&["offers", "conformance"], Era::Legacy, http, "").await;
+        for uri in [README, RED, STATIC_TEXT] {
+            subscribe(&host, uri).await.unwrap();
+        }
+        // Subscribing twice is one subscription.
+        subscribe(&host, README).await.unwrap();
+
+        write_then_rename(&host.plugins, "offers.wasm", &rebuilt("offers", 1));
+        host.wait_for_seen(|s| s.updated.len() >= 2).await;
+        unsubscribe(&host, README).await.unwrap();
+        // Unsubscribing again changes nothing and is no error.
+        unsubscribe(&host, README).await.unwrap();
+        write_then_rename(&host.plugins, "offers.wasm", &rebuilt("offers", 2));
+        host.wait_for_seen(|s| s.updated.iter().filter(|u| *u == RED).count() >= 2)
+            .await;
+        // Everything of the first reload arrived before the second's.
+        assert_eq!(updates_of(&host, README), 1, "http: {http}");
+        assert_eq!(
+            updates_of(&host, STATIC_TEXT),
+            0,
+            "its component did not change"
+        );
+        assert_eq!(host.handler.seen.lock().unwrap().updated.len(), 3);
+
+        // 2026-07-28: the URIs of a `subscriptions/listen` stream.
+        let host = start(&["offers", "conformance"], Era::Modern, http, "").await;
+        host.tools().await;
+        let filter = SubscriptionFilter::builder()
+            .resources_list_changed()
+            .resource_subscriptions([README, RED, STATIC_TEXT, "test://nothing-here"])
+            .build();
+        let mut all = host.client.listen(filter).await.unwrap();
+        assert_eq!(
+            all.acknowledged().resource_subscriptions.as_deref(),
+            Some(&[README.to_string(), RED.into(), STATIC_TEXT.into()][..]),
+            "a URI nothing serves is not acknowledged"
+        );
+        let only_red = SubscriptionFilter::builder()
+            .resource_subscription(RED)
+            .build();
+        let mut red = host.client.listen(only_red).await.unwrap();
+
+        write_then_rename(&host.plugins, "offers.wasm", &rebuilt("offers", 1));
+        assert_eq!(update_uri(next_on(&mut red).await), RED, "http: {http}");
+        write_then_rename(&host.plugins, "offers.wasm", &rebuilt("offers", 2));
+        let mut heard = Vec::new();
+        for _ in 0..6 {
+            heard.push(update_uri(next_on(&mut all).await));
+        }
+        let one_reload = ["list_changed", RED, README];
+        assert_eq!(heard, [one_reload, one_reload].concat(), "http: {http}");
+        assert_eq!(update_uri(next_on(&mut red).await), RED);
+    }
+}
+
+#[tokio::test]
+async fn each_http_session_hears_of_its_own_subscriptions_only() {
+    let first = start(&["offers"], Era::Legacy, true, "").await;
+    let second = first
+        .another_client(Era::Legacy, crate::support::Elicitation::Unsupported, None)
+        .await;
+    subscribe(&first, README).await.unwrap();
+    subscribe(&second, RED).await.unwrap();
+    // The second session unsubscribing a URI the first holds leaves the
+    // first's subscription alone.
+    unsubscribe(&second, README).await.unwrap();
+
+    write_then_rename(&first.plugins, "offers.wasm", &rebuilt("offers", 1));
+    first.wait_for_seen(|s| !s.updated.is_empty()).await;
+    second.wait_for_seen(|s| !s.updated.is_empty()).await;
+    write_then_rename(&first.plugins, "offers.wasm", &rebuilt("offers", 2));
+    first.wait_for_seen(|s| s.updated.len() >= 2).await;
+    second.wait_for_seen(|s| s.updated.len() >= 2).await;
+    assert_eq!(first.handler.seen.lock().unwrap().updated, [README, README]);
+    assert_eq!(second.handler.seen.lock().unwrap().updated, [RED, RED]);
+}
+
+#[tokio::test]
+async fn removing_the_component_tells_its_subscribers_and_others_hear_nothing() {
+    let host = start(&["offers", "conformance"], Era::Legacy, false, "").await;
+    subscribe(&host, STATIC_TEXT).await.unwrap();
+    subscribe(&host, README).await.unwrap();
+    std::fs::remove_file(host.plugins.join("offers.wasm")).unwrap();
+    host.wait_for_seen(|s| !s.updated.is_empty()).await;
+    // The conformance component's reload is the barrier: its update comes
+    // after everything the removal sent.
+    write_then_rename(
+        &host.plugins,
+        "conformance.wasm",
+        &rebuilt("conformance", 1),
+    );
+    host.wait_for_seen(|s| s.updated.len() >= 2).await;
+    assert_eq!(
+        host.handler.seen.lock().unwrap().updated,
+        [README, STATIC_TEXT]
+    );
+    // A removed resource reads as not found; its subscription stays, so
+    // the component coming back is announced too.
+    let (code, _) = rpc_error(read(&host, README).await);
+    assert_eq!(code, -32002);
+}
+
+#[tokio::test]
+async fn subscribing_to_a_uri_nothing_serves_is_resource_not_found() {
+    for http in [false, true] {
+        let host = start(&["offers"], Era::Legacy, http, "").await;
+        let (code, message) = rpc_error(subscribe(&host, "test://nothing-here").await);
+        assert_eq!(code, -32002, "the code resources/read uses: {message}");
+        assert!(message.contains("resources/list"), "{message}");
+        // A template URI is served (the component is asked only on a read).
+        subscribe(&host, "test://colors/anything").await.unwrap();
+        let long = format!("test://colors/{}", "x".repeat(5000));
+        let (code, message) = rpc_error(subscribe(&host, &long).await);
+        assert_eq!(code, -32602, "{message}");
+        assert!(message.contains("at most 4096 bytes"), "{message}");
+        // Still serving.
+        assert!(!read(&host, README).await.unwrap().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_session_holds_at_most_host_resource_subscriptions() {
+    let config = "[host]\nresource_subscriptions = 2\n";
+    for http in [false, true] {
+        let host = start(&["offers"], Era::Legacy, http, config).await;
+        subscribe(&host, README).await.unwrap();
+        subscribe(&host, RED).await.unwrap();
+        // Again: no new subscription, so within the limit.
+        subscribe(&host, RED).await.unwrap();
+        let (code, message) = rpc_error(subscribe(&host, "test://logo").await);
+        assert_eq!(code, -32602, "{message}");
+        assert!(
+            message.contains("at most 2 resource URIs (host.resource_subscriptions)"),
+            "{message}"
+        );
+        unsubscribe(&host, README).await.unwrap();
+        subscribe(&host, "test://logo").await.unwrap();
+
+        // 2026-07-28: a listen stream for more URIs ends with the same
+        // limit named.
+        let host = start(&["offers"], Era::Modern, http, config).await;
+        host.tools().await;
+        let filter = SubscriptionFilter::builder()
+            .resource_subscriptions([README, RED, "test://logo"])
+            .build();
+        let mut stream = host.client.listen(filter).await.unwrap();
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(30), stream.next())
+            .await
+            .expect("the stream ends in time");
+        let (code, message) = rpc_error(ended);
+        assert_eq!(code, -32602, "{message}");
+        assert!(message.contains("host.resource_subscriptions"), "{message}");
+        let two = SubscriptionFilter::builder()
+            .resource_subscriptions([README, RED])
+            .build();
+        let stream = host.client.listen(two).await.unwrap();
+        assert_eq!(
+            stream
+                .acknowledged()
+                .resource_subscriptions
+                .as_ref()
+                .map(Vec::len),
+            Some(2)
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_resources_capability_says_subscribe() {
+    let host = start(&["offers"], Era::Legacy, false, "").await;
+    host.tools().await;
+    let info = host.client.peer_info().expect("the server's info");
+    let resources = info.capabilities.resources.as_ref().expect("resources");
+    assert_eq!(resources.subscribe, Some(true));
+}
+
+#[tokio::test]
+async fn a_config_reload_tells_the_subscribers_of_the_blocks_it_changed() {
+    let config = |offers: &str, conformance: &str| {
+        format!(
+            "[plugins.offers]\nfiles = [\"offers.wasm\"]\n[plugins.offers.config]\nmark = \"{offers}\"\n\
+             [plugins.conformance]\nfiles = [\"conformance.wasm\"]\n[plugins.conformance.config]\nmark = \"{conformance}\"\n"
+        )
+    };
+    let host =
+        Host::start(HostOptions::new(&["offers", "conformance"]).config(config("a", "a"))).await;
+    subscribe(&host, README).await.unwrap();
+    subscribe(&host, STATIC_TEXT).await.unwrap();
+    // Only the offers block's settings change, then only the conformance
+    // block's: each edit tells the subscribers of its own block's URIs.
+    host.write_config(&config("b", "a"));
+    host.wait_for_seen(|s| !s.updated.is_empty()).await;
+    host.write_config(&config("b", "b"));
+    host.wait_for_seen(|s| s.updated.len() >= 2).await;
+    assert_eq!(
+        host.handler.seen.lock().unwrap().updated,
+        [README, STATIC_TEXT]
+    );
+}
+
+#[tokio::test]
+async fn a_config_reload_that_removes_a_block_announces_its_resources_gone() {
+    let config = |blocks: &str| format!("[host]\nunmatched_files = \"skip\"\n{blocks}");
+    let both =
+        "[plugins.offers]\nfiles = [\"offers.wasm\"]\n[plugins.hello]\nfiles = [\"hello.wasm\"]\n";
+    let host = Host::start(HostOptions::new(&["offers", "hello"]).config(config(both))).await;
+    assert_eq!(resource_uris(&host).await.len(), 5);
+    host.write_config(&config("[plugins.hello]\nfiles = [\"hello.wasm\"]\n"));
+    host.wait_for_seen(|s| s.resources_changed >= 1 && s.prompts_changed >= 1)
+        .await;
+    assert!(resource_uris(&host).await.is_empty());
+    assert!(host.client.list_all_prompts().await.unwrap().is_empty());
 }

@@ -83,6 +83,9 @@ pub struct Seen {
     pub resources_changed: usize,
     /// `prompts/list_changed` notifications (legacy).
     pub prompts_changed: usize,
+    /// The URIs of `resources/updated` notifications, in arrival order
+    /// (legacy).
+    pub updated: Vec<String>,
 }
 
 /// The test client.
@@ -179,6 +182,15 @@ impl ClientHandler for TestClient {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.seen.lock().unwrap().prompts_changed += 1;
+        self.changed.notify_waiters();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.seen.lock().unwrap().updated.push(params.uri);
         self.changed.notify_waiters();
     }
 

@@ -17,9 +17,10 @@
 //!   (`tests/fuzz`) for SECONDS (default 60). Needs `cargo install cargo-fuzz`.
 //! - `bench [harness args]`: `build-plugins`, then build and run the
 //!   benchmark harness in release mode (see `bench.rs`).
-//! - `conformance [SCENARIO…]`: `build-plugins`, then run the official MCP
-//!   conformance suite's server scenarios against toolhost over Streamable
-//!   HTTP (see `conformance.rs`); installs Node.js 22 and the suite under
+//! - `conformance [--suite VERSION] [SCENARIO…]`: `build-plugins`, then run
+//!   the official MCP conformance suite's server scenarios against toolhost
+//!   over Streamable HTTP (see `conformance.rs`); installs Node.js 22 and the
+//!   suite (the pinned stable version, or `VERSION`) under
 //!   `target/conformance/` when missing.
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
@@ -72,7 +73,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [SCENARIO...]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...]>"
             );
             std::process::exit(2);
         }

@@ -13,6 +13,7 @@
 //! | `test_elicitation` | `tools-call-elicitation` (asks toolhost's yes/no confirmation) |
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` |
 //! | `test_reconnection` | `server-sse-polling` |
+//! | `test_input_required_result_elicitation`, `…_request_state`, `…_tampered_state` | suite 0.2.0-alpha.12's `input-required-result-*` (ask toolhost's confirmation) |
 //!
 //! And, through contract 0.2's resources and prompts:
 //!
@@ -21,15 +22,16 @@
 //! | `test://static-text` | `resources-read-text` |
 //! | `test://static-binary` | `resources-read-binary` |
 //! | `test://template/{id}/data` | `resources-templates-read` |
+//! | `test://watched-resource` | `resources-subscribe`, `resources-unsubscribe` (the host serves the subscription) |
 //! | `test_simple_prompt` | `prompts-get-simple` |
-//! | `test_prompt_with_arguments` | `prompts-get-with-args` |
+//! | `test_prompt_with_arguments` | `prompts-get-with-args`, `completion-complete` (`arg1` completes by prefix) |
 //! | `test_prompt_with_embedded_resource` | `prompts-get-embedded-resource` |
 //!
 //! Not here, because the contract cannot express them: image, audio and
 //! embedded-resource content in a tool's result (a tool returns JSON) and
 //! image content in a prompt, sampling (no import asks the client's
 //! model), elicitation forms of the tool's own (`confirm` asks one fixed
-//! yes/no question), and resource subscriptions.
+//! yes/no question).
 
 use std::borrow::Cow;
 
@@ -187,6 +189,66 @@ impl Tool for Elicitation {
     }
 }
 
+/// What the 2026-07-28 `input-required-result-*` scenarios' tools return.
+#[derive(Serialize, JsonSchema)]
+struct ConfirmationAnswer {
+    /// The answer to toolhost's confirmation: `confirmed`, `declined`,
+    /// `cancelled` or `unsupported`.
+    action: String,
+}
+
+/// Asks toolhost's confirmation (for a 2026-07-28 client, an
+/// `input_required` result with a sealed `requestState`) and reports the
+/// answer.
+fn ask_confirmation(question: &str) -> ConfirmationAnswer {
+    ConfirmationAnswer {
+        action: confirm::require_confirmation(question).as_str().to_string(),
+    }
+}
+
+/// A tool that asks toolhost's confirmation, under the name an
+/// `input-required-result-*` scenario calls.
+macro_rules! confirmation_tool {
+    ($type:ident, $name:literal, $scenario:literal) => {
+        #[doc = concat!("`", $scenario, "`: `", $name, "`.")]
+        struct $type;
+
+        impl Tool for $type {
+            type Input = NoArguments;
+            type Output = ConfirmationAnswer;
+            const NAME: &'static str = $name;
+            const TITLE: &'static str = "Input Required";
+            const DESCRIPTION: &'static str = concat!(
+                "Ask the user to confirm and report the answer. The conformance suite's ",
+                $scenario,
+                " scenario calls it: a 2026-07-28 client gets an input_required result \
+                 with a sealed requestState, and retries with the answer."
+            );
+            const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+            fn call(&self, _: NoArguments) -> Result<ConfirmationAnswer, ToolError> {
+                Ok(ask_confirmation("Proceed with the conformance check?"))
+            }
+        }
+    };
+}
+
+confirmation_tool!(
+    InputRequiredElicitation,
+    "test_input_required_result_elicitation",
+    "input-required-result-result-type"
+);
+confirmation_tool!(
+    InputRequiredRequestState,
+    "test_input_required_result_request_state",
+    "input-required-result-request-state"
+);
+confirmation_tool!(
+    InputRequiredTamperedState,
+    "test_input_required_result_tampered_state",
+    "input-required-result-tampered-state"
+);
+
 /// An address, the shared definition of `json_schema_2020_12_tool`'s
 /// schema.
 #[derive(Deserialize, Serialize)]
@@ -294,6 +356,24 @@ impl Resource for StaticText {
     }
 }
 
+/// `resources-subscribe`, `resources-unsubscribe`: `test://watched-resource`,
+/// the URI those scenarios subscribe to. toolhost serves the subscription;
+/// the resource is told updated when its component is reloaded.
+struct WatchedResource;
+
+impl Resource for WatchedResource {
+    const URI: &'static str = "test://watched-resource";
+    const NAME: &'static str = "watched-resource";
+    const TITLE: &'static str = "Watched Resource";
+    const DESCRIPTION: &'static str = "A fixed sentence; the conformance suite's \
+        resources-subscribe and resources-unsubscribe scenarios subscribe to it.";
+    const MIME_TYPE: &'static str = "text/plain";
+
+    fn read(&self) -> Result<Contents, ToolError> {
+        Ok("This resource is watched for updates.".into())
+    }
+}
+
 /// A 1×1 PNG.
 const PIXEL: [u8; 67] = [
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
@@ -370,7 +450,12 @@ struct TwoArguments {
     arg2: String,
 }
 
-/// `prompts-get-with-args`: `test_prompt_with_arguments`.
+/// The values `test_prompt_with_arguments` completes its arguments from.
+const ARGUMENT_VALUES: [&str; 6] = ["hello", "help", "test", "testing", "tested", "world"];
+
+/// `prompts-get-with-args`: `test_prompt_with_arguments`; its arguments
+/// complete (`completion-complete`) from [`ARGUMENT_VALUES`] that start
+/// with what was typed, ignoring case.
 struct PromptWithArguments;
 
 impl Prompt for PromptWithArguments {
@@ -378,13 +463,29 @@ impl Prompt for PromptWithArguments {
     const NAME: &'static str = "test_prompt_with_arguments";
     const TITLE: &'static str = "Prompt With Arguments";
     const DESCRIPTION: &'static str = "A prompt that puts its two arguments into its \
-        message; the conformance suite's prompts-get-with-args scenario gets it.";
+        message; the conformance suite's prompts-get-with-args scenario gets it, and \
+        completion-complete completes its arg1.";
+    const COMPLETABLE: &'static [&'static str] = &["arg1", "arg2"];
 
     fn get(&self, a: TwoArguments) -> Result<Vec<Message>, ToolError> {
         Ok(vec![Message::user(format!(
             "Prompt with arguments: arg1='{}', arg2='{}'",
             a.arg1, a.arg2
         ))])
+    }
+
+    fn complete(
+        &self,
+        _argument: &str,
+        value: &str,
+        _context: &[(String, String)],
+    ) -> Result<Vec<String>, ToolError> {
+        let typed = value.to_lowercase();
+        Ok(ARGUMENT_VALUES
+            .iter()
+            .filter(|v| v.starts_with(&typed))
+            .map(|v| v.to_string())
+            .collect())
     }
 }
 
@@ -427,8 +528,11 @@ toolhost_sdk::export_component! {
         Elicitation,
         JsonSchema2020,
         Reconnection,
+        InputRequiredElicitation,
+        InputRequiredRequestState,
+        InputRequiredTamperedState,
     ],
-    resources: [StaticText, StaticBinary],
+    resources: [StaticText, StaticBinary, WatchedResource],
     templates: [TemplateData],
     prompts: [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource],
 }
