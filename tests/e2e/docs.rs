@@ -89,22 +89,28 @@ fn every_config_key_is_documented() {
     }
 }
 
-#[test]
-fn every_expected_conformance_failure_is_explained() {
+/// The scenario names of the list `name` (`EXPECTED_FAILURES`, …) in
+/// xtask/src/conformance.rs.
+fn expected_failures(name: &str) -> Vec<String> {
     let runner = read("xtask/src/conformance.rs");
-    let doc = read("docs/conformance.md");
     let list = runner
-        .split("pub const EXPECTED_FAILURES")
+        .split(&format!("pub const {name}"))
         .nth(1)
         .and_then(|rest| rest.split("\n];").next())
-        .expect("xtask/src/conformance.rs has EXPECTED_FAILURES");
-    let scenarios: Vec<&str> = list
-        .lines()
+        .unwrap_or_else(|| panic!("xtask/src/conformance.rs has {name}"));
+    list.lines()
         .map(str::trim)
         .filter_map(|l| l.strip_prefix("(\"").or_else(|| l.strip_prefix('"')))
         .filter_map(|l| l.split('"').next())
         .filter(|s| !s.contains(' '))
-        .collect();
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_expected_conformance_failure_is_explained() {
+    let doc = read("docs/conformance.md");
+    let scenarios = expected_failures("EXPECTED_FAILURES");
     assert!(scenarios.len() >= 10, "{scenarios:?}");
     let why = doc
         .split("## Why the failing scenarios fail")
@@ -129,20 +135,8 @@ fn every_expected_conformance_failure_is_explained() {
 
 #[test]
 fn every_result_of_the_newer_suite_is_recorded() {
-    let runner = read("xtask/src/conformance.rs");
     let doc = read("docs/conformance.md");
-    let list = runner
-        .split("pub const ALPHA_EXPECTED_FAILURES")
-        .nth(1)
-        .and_then(|rest| rest.split("\n];").next())
-        .expect("xtask/src/conformance.rs has ALPHA_EXPECTED_FAILURES");
-    let scenarios: Vec<&str> = list
-        .lines()
-        .map(str::trim)
-        .filter_map(|l| l.strip_prefix("(\"").or_else(|| l.strip_prefix('"')))
-        .filter_map(|l| l.split('"').next())
-        .filter(|s| !s.contains(' '))
-        .collect();
+    let scenarios = expected_failures("ALPHA_EXPECTED_FAILURES");
     assert!(scenarios.len() >= 20, "{scenarios:?}");
     let section = doc
         .split("## The newer suite")
