@@ -765,6 +765,31 @@ impl ServerHandler for Gateway {
             match (&request.request_state, &request.input_responses) {
                 (None, None) => Box::new(Replay::new(Vec::new())),
                 (Some(state), Some(responses)) => {
+                    // The answer is read before the state is opened: opening
+                    // spends it, and a client that sent a malformed answer
+                    // can send the same state again with a proper one.
+                    let answer = match responses.get(CONFIRM_KEY).cloned() {
+                        Some(answer) => answer,
+                        None => {
+                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
+                            return Err(ErrorData::invalid_params(
+                                format!("inputResponses has no {CONFIRM_KEY:?} answer"),
+                                None,
+                            ));
+                        }
+                    };
+                    let answer: ElicitResult = match serde_json::from_value(answer) {
+                        Ok(answer) => answer,
+                        Err(e) => {
+                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
+                            return Err(ErrorData::invalid_params(
+                                format!(
+                                    "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
+                                ),
+                                None,
+                            ));
+                        }
+                    };
                     let opened = match self.inner.states.open(&binding, state).await {
                         Ok(opened) => opened,
                         Err(e @ StateError::StoreUnavailable(_)) => {
@@ -787,28 +812,6 @@ impl ServerHandler for Gateway {
                             tracing::warn!(tool = %tool.name, code, "refused a requestState: {e}");
                             audit_finish(&audit, Ending::Refused(code)).await;
                             return Err(ErrorData::invalid_params(e.to_string(), None));
-                        }
-                    };
-                    let answer = match responses.get(CONFIRM_KEY).cloned() {
-                        Some(answer) => answer,
-                        None => {
-                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
-                            return Err(ErrorData::invalid_params(
-                                format!("inputResponses has no {CONFIRM_KEY:?} answer"),
-                                None,
-                            ));
-                        }
-                    };
-                    let answer: ElicitResult = match serde_json::from_value(answer) {
-                        Ok(answer) => answer,
-                        Err(e) => {
-                            audit_finish(&audit, Ending::Refused(INVALID_INPUT_RESPONSES)).await;
-                            return Err(ErrorData::invalid_params(
-                                format!(
-                                    "inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"
-                                ),
-                                None,
-                            ));
                         }
                     };
                     let outcome = outcome_of(&answer);

@@ -1164,7 +1164,8 @@ async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record
     host.wait_for_stderr("refused a requestState").await;
 
     // Malformed continuations: a state without answers, answers without a
-    // state, answers with no `confirm`, a `confirm` that is no answer.
+    // state, answers with no `confirm`, a `confirm` that is no answer. None
+    // spends the state: the same state with a proper answer then runs.
     let (params, state) = asked(&host, &server).await;
     for (state, responses) in [
         (Some(state.as_str()), None),
@@ -1172,6 +1173,10 @@ async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record
         (
             Some(state.as_str()),
             Some(json!({"other": {"action": "accept"}})),
+        ),
+        (
+            Some(state.as_str()),
+            Some(json!({"confirm": {"action": 7}})),
         ),
     ] {
         assert!(
@@ -1181,16 +1186,20 @@ async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record
         );
         assert_refused_record(&last_call(&host), "INVALID_INPUT_RESPONSES");
     }
-    let (params, state) = asked(&host, &server).await;
-    let not_an_answer = json!({"confirm": {"action": 7}});
-    assert!(
-        call_once(&host, answer(&params, Some(&state), Some(not_an_answer)))
-            .await
-            .is_err()
-    );
-    assert_refused_record(&last_call(&host), "INVALID_INPUT_RESPONSES");
     assert_eq!(posts_to(&server), 1);
-    assert_changes_recorded(&trail_of(&host), &[("POST".into(), "/hook".into())]);
+    let done = call_once(&host, answer(&params, Some(&state), Some(yes()))).await;
+    assert!(
+        matches!(done, Ok(rmcp::model::CallToolResponse::Complete(_))),
+        "a malformed answer left the state unspent: {done:?}"
+    );
+    assert_eq!(posts_to(&server), 2);
+    assert_changes_recorded(
+        &trail_of(&host),
+        &[
+            ("POST".into(), "/hook".into()),
+            ("POST".into(), "/hook".into()),
+        ],
+    );
 }
 
 #[tokio::test]
