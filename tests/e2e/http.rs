@@ -266,6 +266,30 @@ async fn health_says_alive_and_readiness_says_whether_tools_are_served() {
         body["reason"].as_str().unwrap().contains("no tools"),
         "{body}"
     );
+
+    // A file no block names, under `unmatched_files = "skip"`: not loaded,
+    // and the reason says which setting to look at.
+    let skipped = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config("[host]\nunmatched_files = \"skip\"\n"),
+    )
+    .await;
+    skipped.tools().await;
+    let ready = raw()
+        .get(format!("{}/readyz", base(&skipped)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    let body: Value = serde_json::from_str(&ready.text().await.unwrap()).unwrap();
+    assert!(
+        body["reason"]
+            .as_str()
+            .unwrap()
+            .contains("host.unmatched_files = \"skip\""),
+        "{body}"
+    );
     let alive = raw()
         .get(format!("{}/healthz", base(&empty)))
         .send()

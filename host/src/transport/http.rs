@@ -62,7 +62,7 @@ use tokio_util::sync::CancellationToken;
 use super::triage::{Triage, too_long, triage};
 use crate::auth::Identity;
 use crate::call::CallEnv;
-use crate::config::HttpSettings;
+use crate::config::{HttpSettings, UnmatchedFiles};
 use crate::plugin::Loader;
 use crate::server::Gateway;
 
@@ -355,6 +355,13 @@ async fn readiness(State(state): State<Arc<HttpState>>) -> Response {
         (false, "shutting down")
     } else if !state.gateway.is_loaded() {
         (false, "the plugin directory is still loading")
+    } else if tools == 0 && registry.config().unmatched_files == UnmatchedFiles::Skip {
+        (
+            false,
+            "no tools are served: with host.unmatched_files = \"skip\" only files a \
+             [plugins.NAME] block names are loaded; check the blocks, the plugin directory \
+             and the log",
+        )
     } else if tools == 0 {
         (
             false,
