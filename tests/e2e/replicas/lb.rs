@@ -353,6 +353,7 @@ async fn without_stickiness_a_legacy_session_breaks_on_the_next_replica() {
     // The control for the test above: the same clients through a balancer
     // that does not stick cannot keep a session (another replica answers
     // 404 for a session it never opened). 2026-07-28 clients are unaffected.
+    crate::support::install_tls_provider();
     let handler = crate::support::TestClient::new(Elicitation::Unsupported);
     let transport =
         rmcp::transport::StreamableHttpClientTransport::from_uri(cluster.lb.url.clone());
