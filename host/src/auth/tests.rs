@@ -53,6 +53,12 @@ impl IdpExt for Idp {
     }
 }
 
+/// The headers of a request bearing `key`'s token for `idp`'s default
+/// claims.
+fn signed_by(key: &SigningKey, idp: &Idp) -> HeaderMap {
+    bearer(&key.sign(&idp.claims()))
+}
+
 fn bearer(token: &str) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -87,10 +93,7 @@ async fn a_valid_token_establishes_its_subject_and_scopes() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
     let auth = idp.authenticator("");
-    let identity = auth
-        .authenticate(&bearer(&key.sign(&idp.claims())))
-        .await
-        .unwrap();
+    let identity = auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
     assert_eq!(identity.subject, "alice");
     assert_eq!(
         identity.scopes,
@@ -272,9 +275,7 @@ async fn static_tokens_match_by_digest() {
         Err(AuthFailure::UnknownToken)
     );
     assert_eq!(
-        only_static
-            .authenticate(&bearer(&key.sign(&idp.claims())))
-            .await,
+        only_static.authenticate(&signed_by(&key, &idp)).await,
         Err(AuthFailure::UnknownToken)
     );
 }
@@ -284,17 +285,12 @@ async fn a_rotated_key_is_fetched_when_a_token_names_it() {
     let old = SigningKey::new("2026-01");
     let idp = Idp::start(&[&old]).await;
     let auth = idp.authenticator("jwks_refetch_min_secs = 0");
-    auth.authenticate(&bearer(&old.sign(&idp.claims())))
-        .await
-        .unwrap();
+    auth.authenticate(&signed_by(&old, &idp)).await.unwrap();
     assert_eq!(idp.fetches(), 1);
 
     let new = SigningKey::new("2026-02");
     idp.publish(&new);
-    let identity = auth
-        .authenticate(&bearer(&new.sign(&idp.claims())))
-        .await
-        .unwrap();
+    let identity = auth.authenticate(&signed_by(&new, &idp)).await.unwrap();
     assert_eq!(identity.subject, "alice");
     assert_eq!(idp.fetches(), 2, "one refetch for the new key id");
 }
@@ -304,9 +300,7 @@ async fn a_flood_of_unknown_key_ids_fetches_the_keys_once_per_interval() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
     let auth = idp.authenticator("jwks_refetch_min_secs = 3600");
-    auth.authenticate(&bearer(&key.sign(&idp.claims())))
-        .await
-        .unwrap();
+    auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
     let random = SigningKey::new("unused");
     for i in 0..50 {
         let mut header = Header::new(Algorithm::ES256);
@@ -328,9 +322,7 @@ async fn a_flood_of_unknown_key_ids_fetches_the_keys_once_per_interval() {
         "unknown key ids within the interval fetch nothing"
     );
     // The known key still works.
-    auth.authenticate(&bearer(&key.sign(&idp.claims())))
-        .await
-        .unwrap();
+    auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
 }
 
 #[tokio::test]
@@ -345,7 +337,7 @@ async fn an_unreachable_issuer_is_unavailable_not_unauthorised() {
     idp.jwks_url = format!("http://{closed}/jwks.json");
     let auth = idp.authenticator("");
     assert_eq!(
-        auth.authenticate(&bearer(&key.sign(&idp.claims()))).await,
+        auth.authenticate(&signed_by(&key, &idp)).await,
         Err(AuthFailure::KeysUnavailable)
     );
 }
@@ -640,9 +632,7 @@ async fn a_cached_key_never_waits_for_a_fetch_in_flight() {
     let known = SigningKey::new("k1");
     let idp = Idp::start(&[&known]).await;
     let auth = idp.authenticator("jwks_refetch_min_secs = 0");
-    auth.authenticate(&bearer(&known.sign(&idp.claims())))
-        .await
-        .unwrap();
+    auth.authenticate(&signed_by(&known, &idp)).await.unwrap();
     let rotated = SigningKey::new("k2");
     idp.publish(&rotated);
 
@@ -655,7 +645,7 @@ async fn a_cached_key_never_waits_for_a_fetch_in_flight() {
     must_finish("the fetch reaching the issuer", hold.arrived()).await;
     let identity = must_finish(
         "a request with a cached key while a fetch is held",
-        auth.authenticate(&bearer(&known.sign(&idp.claims()))),
+        auth.authenticate(&signed_by(&known, &idp)),
     )
     .await
     .unwrap();
@@ -687,10 +677,7 @@ async fn keys_unavailable_is_503_with_retry_after() {
         ("jwks_refetch_min_secs = 0", "1"),
     ] {
         let auth = idp.authenticator(extra);
-        let failure = auth
-            .authenticate(&bearer(&key.sign(&idp.claims())))
-            .await
-            .unwrap_err();
+        let failure = auth.authenticate(&signed_by(&key, &idp)).await.unwrap_err();
         assert_eq!(failure, AuthFailure::KeysUnavailable);
         let response = http::refusal(&auth, failure);
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
