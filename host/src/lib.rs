@@ -4,14 +4,14 @@
 //!
 //! | module         | job                                                             |
 //! |----------------|-----------------------------------------------------------------|
+//! | [`serve`]      | the composition root: builds the Gateway, starts reloads, picks a transport |
 //! | [`transport`]  | stdio: an answer to every line, one writer; HTTP: `/mcp`, bounded |
 //! | [`auth`]       | HTTP callers: bearer tokens → `Identity`; which plugins it sees   |
-//! | [`server`]     | the MCP handler (rmcp): both protocol eras, tools/list, tools/call |
+//! | [`server`]     | the MCP handler (rmcp): one request context, access, audit, every method |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
-//! | [`watch`]      | initial load and hot reload: the plugin directory → the registry |
-//! | [`reconfigure`] | config reload: `toolhost.toml` → new settings and registry, or none |
+//! | [`reload`]     | initial load, hot reload of the directory, config reload → the registry |
 //! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
 //! | [`imports`]    | the host side of each WIT import                                 |
 //! | [`policy`]     | which destinations a plugin may reach                            |
@@ -50,12 +50,12 @@ pub mod oci;
 pub mod offers;
 pub mod plugin;
 pub mod policy;
-pub mod reconfigure;
 pub mod registry;
+pub mod reload;
 pub mod replay;
 pub mod scaffold;
+pub mod serve;
 pub mod server;
 pub mod spec;
 pub mod table;
 pub mod transport;
-pub mod watch;

@@ -195,7 +195,7 @@ impl PluginArgs {
     async fn load(&self) -> Result<(CallEnv, Loader, Registry)> {
         self.install_components().await?;
         let loader = self.loader().await?;
-        let registry = Registry::load_dir(&loader, &self.plugins).await?;
+        let registry = toolhost::reload::dir::load_dir(&loader, &self.plugins).await?;
         let env = CallEnv {
             runtime: loader.runtime.clone(),
             http: loader.http.clone(),
@@ -259,20 +259,12 @@ fn main() -> Result<()> {
             } => {
                 plugins.install_components().await?;
                 let loader = plugins.loader().await?;
-                if let Some(addr) = loader.config.metrics {
-                    toolhost::metrics::serve(addr).await?;
-                }
-                let env = CallEnv {
-                    runtime: loader.runtime.clone(),
-                    http: loader.http.clone(),
+                let options = toolhost::serve::ServeOptions {
+                    dir: plugins.plugins.clone(),
+                    watch: !no_watch,
+                    http,
                 };
-                let dir = plugins.plugins.clone();
-                match http.or(loader.config.http.listen) {
-                    Some(addr) => {
-                        toolhost::transport::serve_http(env, loader, dir, !no_watch, addr).await
-                    }
-                    None => toolhost::transport::serve_stdio(env, loader, dir, !no_watch).await,
-                }
+                toolhost::serve::serve(loader, options).await
             }
             Command::List(args) => {
                 let (_, _, registry) = args.load().await?;

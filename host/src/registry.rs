@@ -47,7 +47,7 @@ use std::sync::Arc;
 use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
 use crate::config::{Config, served_name};
 use crate::offers::TemplateSpec;
-use crate::plugin::{Loader, Plugin};
+use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
 
 /// A resource, template or prompt and the plugin that serves it.
@@ -204,7 +204,7 @@ impl Registry {
     }
 
     /// This registry, for `config` (its plugins carry their own block's
-    /// settings; see [`crate::watch::Reloader`]).
+    /// settings; see [`crate::reload::dir::Reloader`]).
     pub fn for_config(mut self, config: Arc<Config>) -> Registry {
         self.config = config;
         self
@@ -424,14 +424,6 @@ impl Registry {
     /// Every prompt, by name.
     pub fn prompts(&self) -> impl Iterator<Item = &Offered<PromptDefinition>> {
         self.prompts.values()
-    }
-
-    /// Loads every `*.wasm` in `dir` (the first scan of a
-    /// [`Reloader`](crate::watch::Reloader)). A file that fails is skipped
-    /// with an error on stderr naming it and the reason.
-    pub async fn load_dir(loader: &Loader, dir: &Path) -> anyhow::Result<Registry> {
-        let mut reloader = crate::watch::Reloader::new(dir, loader.clone());
-        Ok(reloader.rescan(&Registry::default()).await?.registry)
     }
 }
 

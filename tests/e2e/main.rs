@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod access;
 mod audit;
 mod auth;
 mod bounds;

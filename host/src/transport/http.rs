@@ -6,7 +6,7 @@
 //! the GET stream, DELETE; stateless 2026-07-28 requests). This module puts
 //! it on a socket and bounds what a client can hold. A request travels:
 //!
-//! 1. [`serve_http`]'s accept loop: a connection takes one of
+//! 1. [`serve`]'s accept loop: a connection takes one of
 //!    `http.max_connections` permits, or is closed at once;
 //! 2. hyper's HTTP/1 connection: headers must arrive within
 //!    `http.header_read_timeout_secs` (slow-header clients are cut off);
@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -60,10 +60,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::triage::{Triage, too_long, triage};
-use crate::auth::Identity;
-use crate::call::CallEnv;
+use crate::auth::{Authenticator, Identity};
 use crate::config::{HttpSettings, UnmatchedFiles};
-use crate::plugin::Loader;
 use crate::server::Gateway;
 
 /// The MCP endpoint's path.
@@ -73,42 +71,31 @@ pub const MCP_PATH: &str = "/mcp";
 /// end, before the process exits anyway.
 const CONNECTION_CLOSE_WAIT: Duration = Duration::from_secs(5);
 
-/// Serves the tools of the plugin directory `dir` over Streamable HTTP on
-/// `addr` until SIGTERM or SIGINT, watching `dir` for changes when `watch`
-/// is set.
-pub async fn serve_http(
-    env: CallEnv,
-    loader: Loader,
-    dir: std::path::PathBuf,
-    watch: bool,
-    addr: SocketAddr,
+/// What the HTTP transport needs of the configuration (all restart-only).
+pub struct HttpOptions {
+    /// `[http]`.
+    pub settings: HttpSettings,
+    /// `host.max_message_bytes`: the largest request body.
+    pub max_body: usize,
+    /// Whether `GET /metrics` is served on this listener (no
+    /// `host.metrics` listener of its own).
+    pub metrics_here: bool,
+}
+
+/// Serves `gateway` over Streamable HTTP on `listener` until SIGTERM or
+/// SIGINT, authenticating callers with `auth` if given.
+pub async fn serve(
+    gateway: Gateway,
+    listener: TcpListener,
+    auth: Option<Authenticator>,
+    options: HttpOptions,
 ) -> Result<()> {
-    crate::registry::wasm_files(&dir)?;
-    let auth = crate::auth::Authenticator::from_config(&loader.config)?;
-    refuse_unauthenticated_exposure(addr, auth.is_some())?;
-    if auth.is_none() && loader.config.access.is_restricted() {
-        bail!(
-            "[[access]] rules need [auth] over HTTP: without it no caller has an identity, so \
-             the rules could not apply and every caller would see every tool. Add [auth] \
-             (docs/auth.md) or remove the [[access]] rules"
-        );
-    }
-    let settings = loader.config.http.clone();
-    let max_body = loader.config.max_message_bytes;
-    let loader_metrics = loader.config.metrics;
-    let listener = TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
+    let HttpOptions {
+        settings,
+        max_body,
+        metrics_here,
+    } = options;
     let local = listener.local_addr()?;
-
-    let gateway = Gateway::loading(env, &loader)?;
-    let watch = if watch {
-        Some(crate::watch::watch_dir(&dir)?)
-    } else {
-        None
-    };
-    tokio::spawn(crate::watch::run(dir, loader, gateway.clone(), watch));
-
     let streams_closed = CancellationToken::new();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(settings.session_idle);
@@ -123,8 +110,6 @@ pub async fn serve_http(
         session_owners: Mutex::new(HashMap::new()),
     });
     tokio::spawn(housekeeping(Arc::downgrade(&state)));
-    // Metrics on this listener unless the operator gave them their own.
-    let metrics_here = loader_metrics.is_none();
     let app = router(
         state.clone(),
         &settings,
@@ -164,19 +149,6 @@ pub async fn serve_http(
         tracing::debug!("some connections did not close in time");
     }
     tracing::info!("stopped");
-    Ok(())
-}
-
-/// Refuses to serve a non-loopback address without authentication: anyone
-/// who can reach the port could call every tool.
-pub fn refuse_unauthenticated_exposure(addr: SocketAddr, authenticated: bool) -> Result<()> {
-    if !addr.ip().is_loopback() && !authenticated {
-        bail!(
-            "refusing to serve {addr} without authentication: anyone who can reach it could \
-             call every tool. Configure [auth] (docs/auth.md), or listen on loopback \
-             (127.0.0.1 or [::1]) behind a proxy that authenticates"
-        );
-    }
     Ok(())
 }
 
@@ -452,9 +424,29 @@ async fn answer_what_rmcp_would_not(
         }
     };
     match triage(&bytes) {
-        Triage::Deliver(_) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+        Triage::Deliver(mut message) => {
+            let mut parts = parts;
+            // A listen stream is acknowledged before any handler runs: the
+            // server narrows its resource URIs to what this caller may see
+            // first.
+            let identity = parts.extensions.get::<Identity>();
+            let body = if state.gateway.narrow_listen_request(&mut message, identity) {
+                match serde_json::to_vec(&message) {
+                    Ok(narrowed) => {
+                        parts
+                            .headers
+                            .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
+                        Body::from(narrowed)
+                    }
+                    Err(e) => {
+                        tracing::error!("cannot encode a narrowed listen request: {e}");
+                        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                    }
+                }
+            } else {
+                Body::from(bytes)
+            };
+            next.run(Request::from_parts(parts, body)).await
         }
         Triage::Answer(answer) => {
             // A tools/call refused here is on the audit trail too.

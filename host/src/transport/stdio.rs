@@ -242,6 +242,16 @@ impl Transport<RoleServer> for LineTransport {
     }
 }
 
+/// Serves `gateway` on this process's stdin/stdout until the client goes
+/// away. Lines are at most `max_message_bytes` long.
+pub async fn serve_process(gateway: Gateway, max_message_bytes: usize) -> anyhow::Result<()> {
+    tracing::info!("serving on stdio");
+    let mut restore = BlockingRestored::default();
+    let input = input(&mut restore);
+    let output = output(&mut restore);
+    serve(gateway, input, output, max_message_bytes).await
+}
+
 /// Serves `gateway` on `input`/`output` until the input ends and rmcp has
 /// finished. Lines are at most `max_message_bytes` long.
 pub async fn serve<R, W>(

@@ -54,7 +54,6 @@ use wasmtime::component::Component;
 
 use crate::plugin::{LoadError, Loader, Plugin};
 use crate::registry::Registry;
-use crate::server::Gateway;
 
 /// How long the directory must be quiet before a rescan.
 pub const QUIET: Duration = Duration::from_millis(75);
@@ -598,7 +597,7 @@ pub struct DirWatch {
     /// Kept alive as long as the watch.
     _watcher: RecommendedWatcher,
     /// One message per relevant event.
-    events: mpsc::UnboundedReceiver<()>,
+    pub(crate) events: mpsc::UnboundedReceiver<()>,
 }
 
 /// Starts watching `dir` for changes to `*.wasm` files.
@@ -630,101 +629,12 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
     })
 }
 
-/// Loads `dir` and publishes the result on `gateway` (the initial load),
-/// then, given a watch, keeps `gateway`'s registry in step with the
-/// directory, and its settings with the config file the loader's
-/// configuration came from ([`crate::reconfigure`]), until the process
-/// ends.
-pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<DirWatch>) {
-    let started = Instant::now();
-    if watch.is_some() {
-        gateway.follow_reloads();
-    }
-    let config = loader.config.clone();
-    // Watched before the first scan, like the directory.
-    let mut config_reload = watch
-        .as_ref()
-        .and_then(|_| crate::reconfigure::ConfigReload::new(config.clone()));
-    let mut config_watch = match &config_reload {
-        Some(reload) => match crate::reconfigure::watch_config(reload.path()) {
-            Ok(watch) => Some(watch),
-            Err(e) => {
-                tracing::error!("configuration changes need a restart: {e:#}");
-                None
-            }
-        },
-        None => None,
-    };
-    let mut reloader = Reloader::new(&dir, loader);
-    match reloader.rescan(&Registry::empty(config.clone())).await {
-        Ok(first) => {
-            tracing::info!(
-                tools = first.registry.tools().count(),
-                ms = started.elapsed().as_millis() as u64,
-                "plugin directory loaded: {first}"
-            );
-            crate::metrics::loaded(&first.registry, first.failed);
-            gateway.publish_initial(first.registry).await;
-        }
-        Err(e) => {
-            tracing::error!("cannot load the plugin directory: {e:#}");
-            gateway.publish_initial(Registry::empty(config)).await;
-        }
-    }
-    let Some(mut watch) = watch else { return };
-    loop {
-        let config_event = async {
-            match &mut config_watch {
-                Some(w) => w.events.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            event = watch.events.recv() => {
-                if event.is_none() {
-                    return;
-                }
-                // Wait for the directory to go quiet.
-                while let Ok(Some(())) = tokio::time::timeout(QUIET, watch.events.recv()).await {}
-                rescan_and_publish(&mut reloader, &gateway).await;
-                // A config edit refused because a component would not load
-                // may load now.
-                if let Some(reload) = &mut config_reload {
-                    reload.retry(&mut reloader, &gateway).await;
-                }
-            }
-            Some(()) = config_event => {
-                let events = &mut config_watch.as_mut().expect("an event came from it").events;
-                while let Ok(Some(())) = tokio::time::timeout(QUIET, events.recv()).await {}
-                if let Some(reload) = &mut config_reload {
-                    reload.apply(&mut reloader, &gateway).await;
-                }
-            }
-        }
-    }
-}
-
-/// Rescans the plugin directory and publishes the next registry if it
-/// changed.
-async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) {
-    match reloader.rescan(&gateway.registry()).await {
-        Ok(rescan) if rescan.changed => {
-            tracing::debug!("plugin directory rescanned: {rescan}");
-            // Recorded before clients hear of the change.
-            crate::metrics::reload(crate::metrics::ReloadResult::Changed);
-            crate::metrics::loaded(&rescan.registry, rescan.failed);
-            gateway.replace_registry(rescan.registry).await;
-        }
-        Ok(rescan) => {
-            tracing::debug!("plugin directory rescanned: no changes ({rescan})");
-            crate::metrics::reload(crate::metrics::ReloadResult::Unchanged);
-            crate::metrics::loaded(&rescan.registry, rescan.failed);
-        }
-        Err(e) => {
-            tracing::error!("cannot rescan the plugin directory: {e:#}");
-            crate::metrics::reload(crate::metrics::ReloadResult::Failed);
-        }
-    }
+/// Loads every `*.wasm` in `dir` once (`toolhost list`, `call`): the
+/// first scan of a [`Reloader`]. A file that fails is skipped with an
+/// error on stderr naming it and the reason.
+pub async fn load_dir(loader: &Loader, dir: &Path) -> Result<Registry> {
+    let mut reloader = Reloader::new(dir, loader.clone());
+    Ok(reloader.rescan(&Registry::default()).await?.registry)
 }
 
 #[cfg(test)]

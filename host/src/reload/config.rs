@@ -1,9 +1,9 @@
 //! Config reload: `serve` keeps serving while `toolhost.toml` changes.
 //!
-//! The flow, beside the plugin directory's ([`crate::watch`], same task, so
+//! The flow, beside the plugin directory's ([`super::dir`], same task, so
 //! a rescan and a reload never overlap): `notify` reports an event on the
 //! config file (its directory is watched, so an editor's write-then-rename
-//! is seen) → wait until quiet for [`QUIET`](crate::watch::QUIET) → read
+//! is seen) → wait until quiet for [`QUIET`](crate::reload::dir::QUIET) → read
 //! the file; content already seen (applied or refused) is ignored → parse
 //! and resolve it off to the side ([`Config::parse_at`]) → keep the
 //! running value of every setting that cannot change live
@@ -48,11 +48,11 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
+use super::dir::Reloader;
 use crate::config::Config;
 use crate::imports::http::HttpClient;
 use crate::plugin::Loader;
 use crate::server::Gateway;
-use crate::watch::Reloader;
 
 /// Settings that cannot change while serving, as `(table, key)` (`None`:
 /// the whole table). A changed value is logged as needing a restart, and
@@ -97,7 +97,7 @@ pub fn watch_config(path: &Path) -> Result<ConfigWatch> {
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
             Ok(event)
-                if crate::watch::changes_content(&event.kind)
+                if super::dir::changes_content(&event.kind)
                     && (event.need_rescan()
                         || event.paths.iter().any(|p| is_config_entry(p, &name))) =>
             {

@@ -1,0 +1,439 @@
+//! The MCP server: the only module (with [`crate::confirmation`]) that knows
+//! MCP's methods. It knows no transport; [`crate::transport`] serves it.
+//!
+//! A request travels: rmcp decodes it and calls [`Gateway`]'s
+//! `ServerHandler` impl, which only dispatches: it begins the request's context
+//! ([`request::Request::begin`]: registry and its config, identity, era,
+//! what the caller may see) and calls the method's handler, one file per
+//! kind of thing served:
+//!
+//! | file               | methods                                                        |
+//! |--------------------|----------------------------------------------------------------|
+//! | [`request`]        | the request context, the one access check, audit and metrics   |
+//! | `tools.rs`         | `tools/list`, `tools/call` (confirmation in both eras)          |
+//! | `resources.rs`     | `resources/list`, `resources/templates/list`, `resources/read`  |
+//! | `prompts.rs`       | `prompts/list`, `prompts/get`                                   |
+//! | `completion.rs`    | `completion/complete`                                           |
+//! | `subscriptions.rs` | `resources/subscribe`, `unsubscribe`, `subscriptions/listen`    |
+//! | `notify.rs`        | list changes and resource updates sent to clients               |
+//! | `convert.rs`       | what components define, as MCP's types                          |
+//!
+//! What each method does:
+//! - `tools/list` lists the tools the caller may see; `tools/call` looks
+//!   the tool up (unknown or hidden: JSON-RPC `-32602`, the same text for
+//!   both, so the answer does not reveal that a hidden tool exists), picks
+//!   the [`Confirmer`](crate::call::Confirmer) for this client, runs the
+//!   call with [`run_call_audited`](crate::call::run_call_audited), and
+//!   maps the [`CallOutcome`](crate::call::CallOutcome): success →
+//!   `structuredContent` plus the same JSON as text; failure → `isError`
+//!   with the envelope `{"ok":false,"result":null,"issues":[…]}`; a
+//!   confirmation for a 2026-07-28 client → `input_required`;
+//! - over HTTP, the caller's [`Identity`](crate::auth::Identity) (put into
+//!   the request's extensions by [`crate::auth::http::require_identity`])
+//!   decides which plugins it sees (`[[access]]`, ADR 0012), by the rules
+//!   of the configuration the request's registry was built for, so a
+//!   config reload reaches every method at once. The subject is logged
+//!   with each call and never reaches the guest. Over stdio there is no
+//!   identity and everything is served;
+//! - with `host.audit`, every `tools/call` leaves one [`crate::audit`]
+//!   record, written before the answer goes out: a cancelled call, and a
+//!   call refused before it ran (an unknown or hidden tool, a forged,
+//!   replayed or stale `requestState`, a missing or malformed
+//!   `inputResponses`), too, with the refusal's code;
+//! - list changes go to legacy sessions as `notifications/tools/list_changed`
+//!   and to 2026-07-28 clients on their `subscriptions/listen` streams;
+//! - what `toolhost:plugin@0.2.0` components offer beside tools (ADR 0017):
+//!   `resources/list`, `resources/templates/list`, `resources/read`,
+//!   `prompts/list`, `prompts/get` and `completion/complete`, each read, get
+//!   and completion run by [`crate::offers`] in a fresh instance under the
+//!   plugin's limits and policy. An unknown URI is MCP's resource-not-found
+//!   error (`-32002`; rmcp sends 2026-07-28 clients `-32602`, as that
+//!   revision asks); a guest's failure is an internal error naming the
+//!   cause. A template's variables reach the guest percent-decoded; one
+//!   that is not UTF-8 decoded is invalid params. Each read, get and
+//!   completion that runs guest code is counted in the metrics
+//!   (`toolhost_offer_calls_total`) and, with `host.audit`, leaves one
+//!   audit record (`kind` and `target`, [`crate::audit`]), written before
+//!   the answer. The `resources`, `prompts` and `completions` capabilities are
+//!   advertised when a served component offers them, and always while the
+//!   initial load runs or hot reload follows the directory (a component
+//!   that offers them may appear, and capabilities are fixed for a
+//!   session), with `listChanged`; a reload that
+//!   touches them sends `notifications/resources/list_changed` and
+//!   `notifications/prompts/list_changed` beside the tools' one;
+//! - resource subscriptions (ADR 0027): `resources/subscribe` and
+//!   `resources/unsubscribe` for legacy sessions (over HTTP, per
+//!   `Mcp-Session-Id`), a listen stream's `resourceSubscriptions` for
+//!   2026-07-28 clients; only a URI a served component offers (a resource,
+//!   or one its template matches) and the caller may see, else
+//!   resource-not-found (a listen stream's acknowledgement leaves such a
+//!   URI out); at most `host.resource_subscriptions` per session or
+//!   stream. A hot or config reload that reloads, replaces or removes the
+//!   component behind a subscribed URI (or changes its block's settings)
+//!   sends `notifications/resources/updated` for it, after the list
+//!   changes. `resources.subscribe` is advertised with `resources`.
+//!
+//! Start-up (ADR 0006): the transports answer `initialize` at once while
+//! the plugin directory loads in the background. Every method that reads
+//! the registry waits for that initial load, up to `host.load_wait_secs`;
+//! past it it answers with what is serving, and every client is sent a
+//! list change once the load is in.
+//!
+//! **Architecture invariant:** the Gateway holds no configuration. A
+//! handler reads settings from the registry its request holds
+//! ([`Registry::config`]); what is fixed at start (the audit trail, the
+//! confirmation-state keys) is held as live objects, not as settings.
+
+mod completion;
+mod convert;
+mod notify;
+mod prompts;
+pub(crate) mod request;
+mod resources;
+mod subscriptions;
+mod tools;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
+};
+use rmcp::{ErrorData, ServerHandler};
+
+use crate::audit::AuditLog;
+use crate::auth::Identity;
+use crate::call::CallEnv;
+use crate::confirmation::RequestStates;
+use crate::plugin::Loader;
+use crate::registry::Registry;
+use request::Request;
+
+pub use subscriptions::MAX_SUBSCRIBED_URI_BYTES;
+
+/// The MCP server: shared by every request of every session. rmcp serves
+/// it as a `Service`; clones share one state.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The engine and HTTP client calls run with.
+    env: CallEnv,
+    /// What is served, with the configuration it was built for; replaced
+    /// whole on change.
+    registry: ArcSwap<Registry>,
+    /// Seals `requestState` for 2026-07-28 confirmation rounds.
+    states: RequestStates,
+    /// The legacy sessions' peers, each once its `initialized` arrived
+    /// (one over stdio; one per `Mcp-Session-Id` over HTTP).
+    legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Open `subscriptions/listen` streams (2026-07-28).
+    listeners: Mutex<Vec<SubscriptionSink>>,
+    /// Whether the initial load of the plugin directory is in.
+    loaded: tokio::sync::watch::Sender<bool>,
+    /// Whether a request was answered before the initial load was in (so
+    /// its result will need a list change).
+    answered_early: AtomicBool,
+    /// The audit trail (`host.audit`), if any.
+    audit: Option<AuditLog>,
+    /// Whether hot reload follows the plugin directory, so a component
+    /// offering resources or prompts may appear at any time.
+    follows_reloads: AtomicBool,
+    /// Legacy sessions' resource subscriptions (`resources/subscribe`).
+    subscriptions: Mutex<Vec<subscriptions::SessionSubscriptions>>,
+    /// 2026-07-28 listen streams that subscribed to resource URIs.
+    resource_listeners: Mutex<Vec<subscriptions::ResourceListener>>,
+}
+
+impl Gateway {
+    /// A gateway serving `registry`.
+    pub fn new(env: CallEnv, loader: &Loader, registry: Registry) -> anyhow::Result<Gateway> {
+        let gateway = Gateway::loading(env, loader)?;
+        gateway.inner.registry.store(Arc::new(registry));
+        gateway.inner.loaded.send_replace(true);
+        Ok(gateway)
+    }
+
+    /// A gateway whose tools are still loading: it serves nothing yet, and
+    /// requests wait (up to `host.load_wait_secs`) for
+    /// [`Gateway::publish_initial`].
+    pub fn loading(env: CallEnv, loader: &Loader) -> anyhow::Result<Gateway> {
+        let config = loader.config.clone();
+        let audit = config.audit.clone().map(AuditLog::new);
+        let states = RequestStates::configured(config.elicitation_timeout, &config.state)?;
+        Ok(Gateway {
+            inner: Arc::new(Inner {
+                env,
+                states,
+                // Empty, but with the settings: the wait for the initial
+                // load reads `host.load_wait_secs` from it.
+                registry: ArcSwap::from_pointee(Registry::empty(config)),
+                legacy_peers: Mutex::new(Vec::new()),
+                listeners: Mutex::new(Vec::new()),
+                loaded: tokio::sync::watch::Sender::new(false),
+                answered_early: AtomicBool::new(false),
+                audit,
+                follows_reloads: AtomicBool::new(false),
+                subscriptions: Mutex::new(Vec::new()),
+                resource_listeners: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// Serves the initial load's `registry` from now on. Clients hear of it
+    /// only if a request was answered before it was in.
+    pub async fn publish_initial(&self, registry: Registry) {
+        self.inner.registry.store(Arc::new(registry));
+        self.inner.loaded.send_replace(true);
+        if self.inner.answered_early.load(Ordering::SeqCst) {
+            self.notify_tools_changed().await;
+        }
+    }
+
+    /// Waits until the initial load is in, or `host.load_wait_secs` have
+    /// passed since this request began waiting.
+    async fn wait_until_loaded(&self) {
+        if *self.inner.loaded.borrow() {
+            return;
+        }
+        tracing::debug!("a request waits for the plugin directory to load");
+        let mut loaded = self.inner.loaded.subscribe();
+        let load_wait = self.registry().config().load_wait;
+        let wait = tokio::time::timeout(load_wait, loaded.wait_for(|l| *l));
+        if !matches!(wait.await, Ok(Ok(_))) {
+            // Set before the registry is read: the initial load, published
+            // after that read, sees it and sends a list change.
+            if !self.inner.answered_early.swap(true, Ordering::SeqCst) {
+                tracing::warn!(
+                    "answering before the plugin directory has loaded (host.load_wait_secs): \
+                     clients get a tool-list change once it has"
+                );
+            }
+        }
+    }
+
+    /// Notes that hot reload follows the plugin directory: the resources,
+    /// prompts and completions capabilities are advertised from now on,
+    /// since a component offering them may appear at any time and
+    /// capabilities cannot change within a session.
+    pub fn follow_reloads(&self) {
+        self.inner.follows_reloads.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the initial load of the plugin directory is in.
+    pub fn is_loaded(&self) -> bool {
+        *self.inner.loaded.borrow()
+    }
+
+    /// The registry being served.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.inner.registry.load_full()
+    }
+
+    /// The audit trail, with `host.audit`.
+    fn audit_log(&self) -> Option<&AuditLog> {
+        self.inner.audit.as_ref()
+    }
+
+    /// With `host.audit`, records a `tools/call` a transport answered
+    /// itself because rmcp cannot decode it (`message`, the POSTed body or
+    /// the stdin line; its `params` do not fit): `refused` with
+    /// `MALFORMED_REQUEST`, the tool name it sent (and its plugin, once
+    /// loaded) and the hash of its `arguments`, whatever they are. `parts`
+    /// is the HTTP request, `None` on stdio. Any other message is not
+    /// recorded.
+    pub async fn audit_malformed_call(
+        &self,
+        message: &[u8],
+        parts: Option<&axum::http::request::Parts>,
+    ) {
+        tools::audit_malformed_call(self, message, parts).await;
+    }
+
+    /// Narrows a decoded `subscriptions/listen` request's resource URIs to
+    /// those `identity` may see, before rmcp acknowledges it; whether it
+    /// removed any. rmcp sends the acknowledgement before the handler runs
+    /// and asks for the accepted filter without the request's context, so
+    /// the HTTP transport, which knows the caller, hands the request here
+    /// first (over stdio there is no identity and nothing to narrow).
+    pub fn narrow_listen_request(
+        &self,
+        message: &mut ClientJsonRpcMessage,
+        identity: Option<&Identity>,
+    ) -> bool {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return false;
+        };
+        let ClientRequest::SubscriptionsListenRequest(listen) = &mut request.request else {
+            return false;
+        };
+        let registry = self.registry();
+        let visible = request::Visible::new(&registry, identity);
+        subscriptions::narrow_to_visible(visible, &mut listen.params.notifications)
+    }
+
+    /// What the server advertises: tools always; resources, prompts and
+    /// completions when a served component offers them, while the initial
+    /// load runs, or while hot reload follows the directory.
+    fn server_config(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // While the initial load runs, what components offer is not known
+        // yet; under hot reload it can change at any time: then every
+        // capability is advertised, and empty lists are answers.
+        let registry = self.registry();
+        let loading = !self.is_loaded() || self.inner.follows_reloads.load(Ordering::SeqCst);
+        let plugins = || registry.plugins().filter_map(|p| p.offers.as_ref());
+        if loading || plugins().any(|o| !o.resources.is_empty() || !o.templates.is_empty()) {
+            let mut resources = ResourcesCapability::default();
+            resources.list_changed = Some(true);
+            resources.subscribe = Some(true);
+            capabilities.resources = Some(resources);
+        }
+        if loading || plugins().any(|o| !o.prompts.is_empty()) {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        if loading || plugins().any(|o| o.completes()) {
+            capabilities.completions = Some(rmcp::model::JsonObject::new());
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Tools served by toolhost from sandboxed WebAssembly components. Tools that change \
+                 data preview first (confirm=false) and ask the user before acting (confirm=true).",
+            )
+    }
+}
+
+/// rmcp's `ServerHandler`: it only dispatches. Each method begins the
+/// request's context and calls its handler.
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        self.server_config()
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.add_legacy_peer(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        Ok(tools::list(&request))
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        tools::call(self, &request, params, &context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        Ok(resources::list(&request))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        Ok(resources::list_templates(&request))
+    }
+
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        resources::read(self, &request, params, &context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        Ok(prompts::list(&request))
+    }
+
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        prompts::get(self, &request, params, &context).await
+    }
+
+    async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let request = Request::begin(self, &context).await;
+        completion::complete(self, &request, params, &context).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // The URIs were narrowed to what the caller may see before rmcp
+        // asked ([`Gateway`]'s `Service` impl).
+        Some(subscriptions::accepted_filter(self, requested))
+    }
+
+    async fn subscribe(
+        &self,
+        params: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let request = Request::begin(self, &context).await;
+        subscriptions::subscribe(self, &request, params.uri, &context)
+    }
+
+    async fn unsubscribe(
+        &self,
+        params: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let request = Request::now(self, &context);
+        subscriptions::unsubscribe(self, &request, &params.uri);
+        Ok(())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let request = Request::now(self, context.request_context());
+        subscriptions::listen(self, &request, context).await
+    }
+}

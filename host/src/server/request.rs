@@ -1,0 +1,491 @@
+//! One MCP request's context, taken once when the request begins: the
+//! registry it runs against (with the configuration that registry was
+//! built for), the caller's identity, the protocol era, and what the
+//! caller may see; and [`Record`], the audit record and metrics of a
+//! request that runs plugin code, finished in one place.
+//!
+//! **Architecture invariant:** [`Visible`] is the only access check. Every
+//! handler (tools, resources, templates, prompts, completion,
+//! subscriptions, listen acknowledgements, notifications) asks it, and it
+//! reads `[[access]]` from the registry the request holds, never from a
+//! configuration fixed at start, so a config reload that changes
+//! `[[access]]` reaches every method at once.
+//!
+//! **Architecture invariant:** audit records and call metrics are written
+//! by [`Record`] and [`Request::refuse_unknown_tool`] only; handlers say
+//! how a request ended, not how that is recorded.
+
+use std::sync::Arc;
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+
+use super::Gateway;
+use crate::audit::{CallAudit, CallContext, Ending};
+use crate::auth::Identity;
+use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
+use crate::call::CallOutcome;
+use crate::metrics;
+use crate::offers::{OfferKind, TemplateSpec};
+use crate::plugin::Plugin;
+use crate::registry::{Offered, Registry, ToolRef};
+
+/// Which protocol era a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// A session opened with `initialize` (2025-11-25 and before): the
+    /// server may send requests (elicitation) back to the client.
+    Legacy,
+    /// 2026-07-28 or later: no server-to-client requests; confirmations
+    /// travel in `input_required` results.
+    Modern,
+}
+
+/// One request's context. Made by [`Request::begin`]; a handler reads the
+/// registry, the identity and the era from it and nowhere else.
+pub(crate) struct Request {
+    /// The registry this request runs against, with the configuration it
+    /// was built for: kept for the whole request, however the directory or
+    /// the configuration change meanwhile.
+    pub registry: Arc<Registry>,
+    /// The caller over HTTP (from the request's extensions, put there by
+    /// [`crate::auth::http::require_identity`]); `None` over stdio and over
+    /// HTTP without `[auth]`.
+    pub identity: Option<Identity>,
+    /// The protocol era.
+    pub era: Era,
+    /// Whether the client declared the elicitation capability.
+    pub can_elicit: bool,
+    /// Whether the request came over HTTP.
+    over_http: bool,
+    /// The client's protocol version, for the audit trail.
+    protocol: Option<String>,
+    /// The legacy HTTP session (`Mcp-Session-Id`); `None` over stdio and
+    /// for 2026-07-28 requests.
+    pub session: Option<String>,
+}
+
+impl Request {
+    /// Begins a request: waits for the initial load of the plugin directory
+    /// (up to `host.load_wait_secs`), then takes the registry being served
+    /// and who calls.
+    pub async fn begin(gateway: &Gateway, context: &RequestContext<RoleServer>) -> Request {
+        gateway.wait_until_loaded().await;
+        Request::now(gateway, context)
+    }
+
+    /// A request's context without waiting for the initial load (what a
+    /// listen acknowledgement or an unsubscribe needs).
+    pub fn now(gateway: &Gateway, context: &RequestContext<RoleServer>) -> Request {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        Request {
+            registry: gateway.registry(),
+            identity: parts.and_then(|p| p.extensions.get::<Identity>()).cloned(),
+            era: if context
+                .protocol_version()
+                .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+            {
+                Era::Modern
+            } else {
+                Era::Legacy
+            },
+            can_elicit: context
+                .client_capabilities()
+                .and_then(|c| c.elicitation)
+                .is_some(),
+            over_http: parts.is_some(),
+            protocol: context.protocol_version().map(|v| v.to_string()),
+            session: parts.and_then(session_header),
+        }
+    }
+
+    /// What this caller may see of this request's registry.
+    pub fn visible(&self) -> Visible<'_> {
+        Visible::new(&self.registry, self.identity.as_ref())
+    }
+
+    /// Who calls and how, for the audit trail, with confirmations asked
+    /// `via`.
+    pub fn audit_context(&self, via: &'static str) -> CallContext {
+        call_context(
+            self.identity.as_ref(),
+            self.over_http,
+            self.session.clone(),
+            self.protocol.clone(),
+            via,
+        )
+    }
+
+    /// Records a `tools/call` of `name` that found no tool this caller may
+    /// see: counted as an unknown tool and, with `host.audit`, recorded as
+    /// refused (`PERMISSION_DENIED` with the plugin for a hidden tool,
+    /// `UNKNOWN_TOOL` otherwise).
+    pub async fn refuse_unknown_tool(&self, gateway: &Gateway, name: &str, arguments: &Value) {
+        metrics::unknown_tool();
+        let Some(log) = gateway.audit_log() else {
+            return;
+        };
+        // Recorded for the operator: a hidden tool by its plugin.
+        let hidden = self.registry.tool(name).map(|t| t.plugin.clone());
+        let code = if hidden.is_some() {
+            "PERMISSION_DENIED"
+        } else {
+            "UNKNOWN_TOOL"
+        };
+        let audit = log.start_refused(
+            self.audit_context("none"),
+            hidden.as_deref(),
+            name,
+            arguments,
+        );
+        let _ = audit.finish(Ending::Refused(code)).await;
+    }
+
+    /// Starts the record of a call of `tool` with `arguments`, its
+    /// confirmations asked `via`.
+    pub fn record_call(
+        &self,
+        gateway: &Gateway,
+        tool: &ToolRef,
+        arguments: &Value,
+        via: &'static str,
+    ) -> Record {
+        let audit = gateway.audit_log().map(|log| {
+            log.start_call(
+                self.audit_context(via),
+                &tool.plugin,
+                &tool.spec,
+                &tool.name,
+                arguments,
+            )
+        });
+        Record {
+            audit,
+            count: Some(Count::Call(metrics::CallCount::start(&tool.name))),
+            finished: false,
+        }
+    }
+
+    /// Starts the record of a read, get or completion (`kind` of `target`)
+    /// of `plugin`'s code, with the client's `arguments`.
+    pub fn record_offer(
+        &self,
+        gateway: &Gateway,
+        plugin: &Plugin,
+        (kind, target): (OfferKind, &str),
+        arguments: &Value,
+    ) -> Record {
+        let audit = gateway.audit_log().map(|log| {
+            log.start_offer(self.audit_context("none"), plugin, kind, target, arguments)
+        });
+        Record {
+            audit,
+            count: Some(Count::Offer(metrics::OfferCount::start(
+                &plugin.settings.name,
+                kind,
+            ))),
+            finished: false,
+        }
+    }
+}
+
+/// The `Mcp-Session-Id` of an HTTP request.
+fn session_header(parts: &axum::http::request::Parts) -> Option<String> {
+    parts
+        .headers
+        .get("mcp-session-id")?
+        .to_str()
+        .ok()
+        .map(str::to_string)
+}
+
+/// Who calls and how, for the audit trail: the identity's subject over
+/// HTTP with `[auth]`, `http` without, `stdio` otherwise; the protocol
+/// version and the HTTP session.
+pub(crate) fn call_context(
+    identity: Option<&Identity>,
+    over_http: bool,
+    session: Option<String>,
+    protocol: Option<String>,
+    via: &'static str,
+) -> CallContext {
+    let caller = match (identity, over_http) {
+        (Some(identity), _) => identity.subject.clone(),
+        (None, true) => "http".to_string(),
+        (None, false) => "stdio".to_string(),
+    };
+    CallContext {
+        caller,
+        protocol,
+        session,
+        via,
+    }
+}
+
+/// [`call_context`] for an HTTP request's `parts` (or stdio, `None`),
+/// reading the protocol version from its header: for a message rmcp could
+/// not decode, which has no [`RequestContext`].
+pub(crate) fn call_context_of_parts(
+    parts: Option<&axum::http::request::Parts>,
+    via: &'static str,
+) -> CallContext {
+    let protocol = parts
+        .and_then(|p| p.headers.get("mcp-protocol-version"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let identity = parts.and_then(|p| p.extensions.get::<Identity>());
+    call_context(
+        identity,
+        parts.is_some(),
+        parts.and_then(session_header),
+        protocol,
+        via,
+    )
+}
+
+/// What `identity` may see of `registry`: the one place `[[access]]` is
+/// applied, for every kind of thing a plugin serves.
+#[derive(Clone, Copy)]
+pub(crate) struct Visible<'a> {
+    registry: &'a Registry,
+    identity: Option<&'a Identity>,
+}
+
+/// Where a resource URI is served: the plugin, the template's variables
+/// (none for a listed resource), and what the audit trail names as the
+/// target (the resource's URI or the template).
+pub(crate) struct ResourceTarget {
+    /// The plugin serving it.
+    pub plugin: Arc<Plugin>,
+    /// The variables a template matched, still percent-encoded.
+    pub variables: Vec<(String, String)>,
+    /// The resource's URI or the template's URI template.
+    pub target: String,
+}
+
+impl<'a> Visible<'a> {
+    /// What `identity` may see of `registry`, by the `[[access]]` rules of
+    /// the configuration `registry` was built for.
+    pub fn new(registry: &'a Registry, identity: Option<&'a Identity>) -> Visible<'a> {
+        Visible { registry, identity }
+    }
+
+    /// Whether the caller may see what `plugin`'s block serves.
+    fn allows(&self, plugin: &Plugin) -> bool {
+        self.registry
+            .config()
+            .access
+            .allows(self.identity, &plugin.settings.name)
+    }
+
+    /// The tools the caller may see.
+    pub fn tools(self) -> impl Iterator<Item = &'a ToolRef> {
+        self.registry
+            .tools()
+            .filter(move |t| self.allows(&t.plugin))
+    }
+
+    /// The tool served as `name`, if the caller may see it.
+    pub fn tool(self, name: &str) -> Option<&'a ToolRef> {
+        self.registry.tool(name).filter(|t| self.allows(&t.plugin))
+    }
+
+    /// The resources the caller may see.
+    pub fn resources(self) -> impl Iterator<Item = &'a Offered<ResourceDefinition>> {
+        self.registry
+            .resources()
+            .filter(move |r| self.allows(&r.plugin))
+    }
+
+    /// The resource templates the caller may see.
+    pub fn templates(self) -> impl Iterator<Item = &'a Offered<TemplateSpec>> {
+        self.registry
+            .templates()
+            .filter(move |t| self.allows(&t.plugin))
+    }
+
+    /// The resource template `uri_template`, if the caller may see it.
+    pub fn template(self, uri_template: &str) -> Option<&'a Offered<TemplateSpec>> {
+        self.registry
+            .template(uri_template)
+            .filter(|t| self.allows(&t.plugin))
+    }
+
+    /// The prompts the caller may see.
+    pub fn prompts(self) -> impl Iterator<Item = &'a Offered<PromptDefinition>> {
+        self.registry
+            .prompts()
+            .filter(move |p| self.allows(&p.plugin))
+    }
+
+    /// The prompt served as `name`, if the caller may see it.
+    pub fn prompt(self, name: &str) -> Option<&'a Offered<PromptDefinition>> {
+        self.registry
+            .prompt(name)
+            .filter(|p| self.allows(&p.plugin))
+    }
+
+    /// Where `uri` is served (a resource, or a URI a template matches), if
+    /// the caller may see it.
+    pub fn resource_at(self, uri: &str) -> Option<ResourceTarget> {
+        let found = match self.registry.resource(uri) {
+            Some(r) => ResourceTarget {
+                plugin: r.plugin.clone(),
+                variables: Vec::new(),
+                target: r.item.uri.clone(),
+            },
+            None => {
+                let (t, variables) = self.registry.template_for(uri)?;
+                ResourceTarget {
+                    plugin: t.plugin.clone(),
+                    variables,
+                    target: t.item.definition.uri_template.clone(),
+                }
+            }
+        };
+        self.allows(&found.plugin).then_some(found)
+    }
+
+    /// Whether the caller may see something served at `uri`.
+    pub fn serves_uri(self, uri: &str) -> bool {
+        crate::offers::offered_by(self.registry, uri).is_some_and(|p| self.allows(p))
+    }
+}
+
+/// The metrics a [`Record`] keeps.
+enum Count {
+    /// A `tools/call` of a known tool.
+    Call(metrics::CallCount),
+    /// A read, get or completion.
+    Offer(metrics::OfferCount),
+}
+
+/// What one request that reaches plugin code leaves behind: its audit
+/// record (with `host.audit`) and its metrics, finished together by one of
+/// the `finish`/`refuse` methods. Dropped unfinished (the transport dropped
+/// the request), it is recorded as cancelled.
+pub(crate) struct Record {
+    /// The audit record; imports add upstream requests and answers to it.
+    audit: Option<Arc<CallAudit>>,
+    /// The metrics; a count dropped unfinished records itself as
+    /// cancelled (or, before a call ran, rejected).
+    count: Option<Count>,
+    /// Whether the record was written.
+    finished: bool,
+}
+
+impl Record {
+    /// The audit record, for the call or offer to add to while it runs.
+    pub fn audit(&self) -> Option<Arc<CallAudit>> {
+        self.audit.clone()
+    }
+
+    /// The call starts running: a drop from now on counts as cancelled.
+    pub fn running(&mut self) {
+        if let Some(Count::Call(count)) = &mut self.count {
+            count.running();
+        }
+    }
+
+    /// Writes the audit record (a failure is logged and counted by the
+    /// trail; the answer stands).
+    async fn write(&mut self, ending: Ending<'_>) {
+        self.finished = true;
+        if let Some(audit) = &self.audit {
+            let _ = audit.finish(ending).await;
+        }
+    }
+
+    /// The request was refused before its code ran, with `code`.
+    pub async fn refused(mut self, code: &'static str) {
+        self.write(Ending::Refused(code)).await;
+    }
+
+    /// The call failed with a tool error of `code` before it ran (the
+    /// confirmation-state store was out of reach): counted as that error,
+    /// recorded as refused.
+    pub async fn failed_before_running(mut self, code: &'static str) {
+        if let Some(Count::Call(count)) = &mut self.count {
+            count.failed_before_running(code);
+        }
+        self.write(Ending::Refused(code)).await;
+    }
+
+    /// The call ran to `outcome`; on record before the client hears it.
+    pub async fn finish_call(mut self, outcome: &CallOutcome) {
+        if let Some(Count::Call(count)) = &mut self.count {
+            count.finish(outcome);
+        }
+        self.write(Ending::Outcome(outcome)).await;
+    }
+
+    /// The read, get or completion ended: `Ok`, or with the error's code.
+    pub async fn finish_offer(mut self, result: Result<(), &str>) {
+        if let Some(Count::Offer(count)) = &mut self.count {
+            count.finish(result);
+        }
+        self.write(Ending::Offer(result)).await;
+    }
+
+    /// The client cancelled the request.
+    pub async fn cancelled(mut self) {
+        // A count dropped while running records itself as cancelled:
+        // counted before the record is written.
+        drop(self.count.take());
+        self.write(Ending::Cancelled).await;
+    }
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        // The transport dropped the request mid-way: what ran is still
+        // recorded, as cancelled, off the dropped task.
+        if let Some(audit) = self.audit.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = audit.finish(Ending::Cancelled).await;
+            });
+        }
+    }
+}
+
+impl Request {
+    /// Runs one read, get or completion of `plugin`'s code (`run`, given
+    /// the audit record to add upstream requests to): counted in the
+    /// metrics and, with `host.audit`, recorded as `kind` of `target` with
+    /// the client's `arguments` (see [`crate::audit`]) before the answer.
+    /// `None` when the client cancelled it (`cancelled`).
+    pub async fn run_offer<T, F>(
+        &self,
+        gateway: &Gateway,
+        cancelled: &tokio_util::sync::CancellationToken,
+        plugin: &Arc<Plugin>,
+        (kind, target): (OfferKind, &str),
+        arguments: Value,
+        run: impl FnOnce(Option<Arc<CallAudit>>) -> F,
+    ) -> Option<Result<T, crate::offers::OfferError>>
+    where
+        F: std::future::Future<Output = Result<T, crate::offers::OfferError>>,
+    {
+        let record = self.record_offer(gateway, plugin, (kind, target), &arguments);
+        let result = tokio::select! {
+            result = run(record.audit()) => result,
+            _ = cancelled.cancelled() => {
+                record.cancelled().await;
+                tracing::info!(plugin = %plugin.file, "{} cancelled by the client", kind.label());
+                return None;
+            }
+        };
+        let ending = result
+            .as_ref()
+            .map(|_| ())
+            .map_err(crate::offers::OfferError::code);
+        record.finish_offer(ending).await;
+        Some(result)
+    }
+}

@@ -1,0 +1,295 @@
+//! `tools/list` and `tools/call`: the tools the caller may see, and one
+//! call of one of them with the confirmer its client needs.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequest, ElicitResult,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, ListToolsResult,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::Gateway;
+use super::convert::{PeerProgress, mcp_tool};
+use super::request::{Era, Record, Request, call_context_of_parts};
+use crate::audit::Ending;
+use crate::call::{CallOutcome, Confirmer, ProgressSink, run_call_audited};
+use crate::confirmation::{
+    CallBinding, Elicit, Replay, StateError, elicitation_params, outcome_of, without_elicitation,
+};
+use crate::metrics;
+use crate::registry::ToolRef;
+
+/// The key of the confirmation in `inputRequests` / `inputResponses`.
+const CONFIRM_KEY: &str = "confirm";
+
+/// The audit trail's code for a continuation whose `inputResponses` is
+/// missing, malformed, or sent without its `requestState` (or the state
+/// without it).
+const INVALID_INPUT_RESPONSES: &str = "INVALID_INPUT_RESPONSES";
+
+/// `tools/list`: the tools the caller may see, under their served names.
+pub(super) fn list(request: &Request) -> ListToolsResult {
+    ListToolsResult::with_all_items(request.visible().tools().map(mcp_tool).collect())
+}
+
+/// `tools/call`.
+pub(super) async fn call(
+    gateway: &Gateway,
+    request: &Request,
+    mut params: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    // A tool this caller may not see is unknown to it: same error, same
+    // text, so the answer does not reveal that it exists.
+    let Some(tool) = request.visible().tool(&params.name).cloned() else {
+        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        request
+            .refuse_unknown_tool(gateway, &params.name, &arguments)
+            .await;
+        return Err(ErrorData::invalid_params(
+            format!(
+                "unknown tool {:?}; call tools/list to see the tools available",
+                params.name
+            ),
+            None,
+        ));
+    };
+    let arguments = Value::Object(params.arguments.take().unwrap_or_default());
+    // A sealed state belongs to this tool, these arguments and the
+    // component serving the tool now.
+    let binding = CallBinding {
+        tool: &tool.name,
+        arguments: &arguments,
+        component: &tool.plugin.digest,
+    };
+    let via = match (request.can_elicit, request.era) {
+        (false, _) => "policy",
+        (true, Era::Legacy) => "elicitation",
+        (true, Era::Modern) => "input_required",
+    };
+    // Counts and records the call however it ends, an early return
+    // included.
+    let mut record = request.record_call(gateway, &tool, &arguments, via);
+    let confirmer = match confirmer(gateway, request, &params, &binding, context).await {
+        Ok(confirmer) => confirmer,
+        Err(refusal) => return refusal.answer(record).await,
+    };
+    let progress: Option<Arc<dyn ProgressSink>> = context.meta.get_progress_token().map(|token| {
+        Arc::new(PeerProgress {
+            peer: context.peer.clone(),
+            token,
+        }) as _
+    });
+    let call = run_call_audited(
+        &gateway.inner.env,
+        &tool.plugin,
+        &tool.spec,
+        &arguments,
+        confirmer,
+        progress,
+        record.audit(),
+    )
+    .instrument(call_span(request, &tool));
+    record.running();
+    let outcome = tokio::select! {
+        outcome = call => outcome,
+        _ = context.ct.cancelled() => {
+            record.cancelled().await;
+            tracing::info!(tool = %tool.name, "call cancelled by the client");
+            return Err(ErrorData::invalid_request("the request was cancelled", None));
+        }
+    };
+    // On record before the client hears the result.
+    record.finish_call(&outcome).await;
+    Ok(match outcome {
+        CallOutcome::Success(value) => CallToolResult::structured(value).into(),
+        CallOutcome::Failed(issues) => {
+            CallToolResult::structured_error(json!({"ok": false, "result": null, "issues": issues}))
+                .into()
+        }
+        CallOutcome::InputRequired { message, answered } => {
+            let state = gateway.inner.states.seal(&binding, &answered, &message);
+            let mut requests = InputRequests::new();
+            requests.insert(
+                CONFIRM_KEY.to_string(),
+                InputRequest::Elicitation(ElicitRequest::new(elicitation_params(&message))),
+            );
+            InputRequiredResult::new(Some(requests), Some(state)).into()
+        }
+    })
+}
+
+/// Every line of a call names the tool as clients know it (its served
+/// name) and, over HTTP, the subject, which never reaches the guest.
+fn call_span(request: &Request, tool: &ToolRef) -> tracing::Span {
+    match &request.identity {
+        Some(identity) => {
+            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.subject);
+            span.in_scope(|| tracing::info!(tool = %tool.name, "tool call"));
+            span
+        }
+        None => tracing::info_span!("call", tool = %tool.name),
+    }
+}
+
+/// Why a call was refused before its tool ran.
+enum Refusal {
+    /// A protocol error (invalid params), recorded as refused with `code`.
+    Invalid {
+        /// The audit trail's code.
+        code: &'static str,
+        /// What the client is told.
+        message: String,
+    },
+    /// The confirmation-state store is out of reach: a tool error the
+    /// client may retry, since nothing was spent.
+    Transient(String),
+}
+
+impl Refusal {
+    /// Records the refusal and answers the client.
+    async fn answer(self, record: Record) -> Result<CallToolResponse, ErrorData> {
+        match self {
+            Refusal::Invalid { code, message } => {
+                record.refused(code).await;
+                Err(ErrorData::invalid_params(message, None))
+            }
+            Refusal::Transient(message) => {
+                record.failed_before_running("TRANSIENT").await;
+                Ok(CallToolResult::structured_error(json!({
+                    "ok": false,
+                    "result": null,
+                    "issues": [{
+                        "code": "TRANSIENT",
+                        "message": message,
+                        "retry_after_ms": 1000,
+                    }],
+                }))
+                .into())
+            }
+        }
+    }
+}
+
+/// The confirmer for this call's client: the operator's policy for a
+/// client that cannot elicit, elicitation for a legacy session, and for a
+/// 2026-07-28 client the answers its sealed `requestState` and
+/// `inputResponses` carry (none on a first round).
+async fn confirmer(
+    gateway: &Gateway,
+    request: &Request,
+    params: &CallToolRequestParams,
+    binding: &CallBinding<'_>,
+    context: &RequestContext<RoleServer>,
+) -> Result<Box<dyn Confirmer>, Refusal> {
+    let config = request.registry.config();
+    if !request.can_elicit {
+        return Ok(Box::new(without_elicitation(
+            config.confirmation,
+            binding.arguments,
+        )));
+    }
+    if request.era == Era::Legacy {
+        return Ok(Box::new(Elicit {
+            peer: context.peer.clone(),
+            timeout: config.elicitation_timeout,
+        }));
+    }
+    let (state, responses) = match (&params.request_state, &params.input_responses) {
+        (None, None) => return Ok(Box::new(Replay::new(Vec::new()))),
+        (Some(state), Some(responses)) => (state, responses),
+        _ => {
+            return Err(Refusal::Invalid {
+                code: INVALID_INPUT_RESPONSES,
+                message: "send requestState and inputResponses together, as the input_required \
+                          result asked"
+                    .into(),
+            });
+        }
+    };
+    // The answer is read before the state is opened: opening spends it,
+    // and a client that sent a malformed answer can send the same state
+    // again with a proper one.
+    let answer = read_answer(responses)?;
+    let opened = match gateway.inner.states.open(binding, state).await {
+        Ok(opened) => opened,
+        // Nothing was spent: the same retry can succeed later.
+        Err(e @ StateError::StoreUnavailable(_)) => return Err(Refusal::Transient(e.to_string())),
+        Err(e) => {
+            let code = refused_state_code(&e);
+            tracing::warn!(tool = %binding.tool, code, "refused a requestState: {e}");
+            return Err(Refusal::Invalid {
+                code,
+                message: e.to_string(),
+            });
+        }
+    };
+    let outcome = outcome_of(&answer);
+    metrics::confirmation_answered(outcome);
+    Ok(Box::new(Replay::new(opened.with_answer(outcome))))
+}
+
+/// The user's answer to the confirmation in a continuation's
+/// `inputResponses`.
+fn read_answer(responses: &InputResponses) -> Result<ElicitResult, Refusal> {
+    let Some(answer) = responses.get(CONFIRM_KEY).cloned() else {
+        return Err(Refusal::Invalid {
+            code: INVALID_INPUT_RESPONSES,
+            message: format!("inputResponses has no {CONFIRM_KEY:?} answer"),
+        });
+    };
+    serde_json::from_value(answer).map_err(|e| Refusal::Invalid {
+        code: INVALID_INPUT_RESPONSES,
+        message: format!("inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"),
+    })
+}
+
+/// The audit trail's code for a refused `requestState`: a replay and a
+/// state from a replaced component each have their own; anything else
+/// (altered, forged, expired, another server's) is `INVALID_REQUEST_STATE`.
+fn refused_state_code(error: &StateError) -> &'static str {
+    match error {
+        StateError::Replayed => "REPLAYED_REQUEST_STATE",
+        StateError::ComponentChanged => "STALE_REQUEST_STATE",
+        StateError::StoreUnavailable(_) => "TRANSIENT",
+        StateError::Invalid => "INVALID_REQUEST_STATE",
+    }
+}
+
+/// See [`Gateway::audit_malformed_call`].
+pub(super) async fn audit_malformed_call(
+    gateway: &Gateway,
+    message: &[u8],
+    parts: Option<&axum::http::request::Parts>,
+) {
+    let Some(log) = gateway.audit_log() else {
+        return;
+    };
+    let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(message) else {
+        return;
+    };
+    if request.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return;
+    }
+    let params = request.get("params");
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let arguments = params
+        .and_then(|p| p.get("arguments"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let plugin = gateway.registry().tool(name).map(|t| t.plugin.clone());
+    let audit = log.start_refused(
+        call_context_of_parts(parts, "none"),
+        plugin.as_deref(),
+        name,
+        &arguments,
+    );
+    let _ = audit.finish(Ending::Refused("MALFORMED_REQUEST")).await;
+}
