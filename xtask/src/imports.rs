@@ -32,7 +32,8 @@
 //! It then finds the strongly connected components (Tarjan) and prints, for
 //! each component of more than one module, the modules and every edge
 //! between them with one place that makes it (`a → b (file:line)`), plus
-//! how many places make it. An edge made only by test code (under
+//! how many places make it: paths that name `crate::b`, so a `use` counts
+//! once however often the name it imports is used. An edge made only by test code (under
 //! `#[cfg(test)]` or `#[test]`) is marked `tests only`: it counts, since it
 //! is compiled into the crate's tests, but a split into crates could keep it
 //! as a dev-dependency, which Cargo lets form a cycle. The report ends with
