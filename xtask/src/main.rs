@@ -22,9 +22,14 @@
 //!   over Streamable HTTP (see `conformance.rs`); installs Node.js 22 and the
 //!   suite (the pinned stable version, or `VERSION`) under
 //!   `target/conformance/` when missing.
+//! - `imports [--graph] [SRC_DIR…]`: fail when the top-level modules of a
+//!   crate (default `host/src`) import each other in a cycle, naming each
+//!   cycle's modules and the edges between them with a file and line (see
+//!   `imports.rs`); `--graph` prints every edge first. Builds nothing.
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
-//! can be an MCP client's server command.
+//! can be an MCP client's server command, and the report of `imports`,
+//! which is the command's answer.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,6 +39,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod conformance;
 mod demo;
+mod imports;
 mod python;
 
 fn main() -> Result<()> {
@@ -71,9 +77,17 @@ fn main() -> Result<()> {
             let components = build_plugins(&root)?;
             conformance::run(&root, &components, &args[1..])
         }
+        Some("imports") => {
+            // A cycle is a finding, not a failure of the task: its report is
+            // already printed, so exit without an error's backtrace.
+            if !imports::run(&root, &args[1..])? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...]>"
             );
             std::process::exit(2);
         }
