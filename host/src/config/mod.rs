@@ -1,10 +1,19 @@
 //! `toolhost.toml`: the operator's configuration, parsed and checked.
 //!
-//! Parsing is two steps, as ripgrep does with its flags: serde reads the raw
-//! file ([`RawConfig`], in [`raw`]), then [`Config::from_raw`] resolves it
-//! into what the host uses ([`resolve`]: environment variables read, files
-//! read, defaults applied), with errors that name the key and say how to fix
-//! it. Every key is documented in `docs/configuration.md`.
+//! Three parts, as ripgrep has for its flags:
+//!
+//! | module | job |
+//! |---|---|
+//! | [`keys`] | the table of keys: each key's path, default, range, unit, whether it needs a restart, its doc |
+//! | [`raw`] | the file as written: the serde structs ([`RawConfig`]) and the TOML reading ([`TomlError`]) |
+//! | `resolve` | [`Config::from_raw`]: environment variables and files read, defaults and ranges from [`keys`] |
+//!
+//! and this module, the resolved [`Config`] the host uses. Errors name the
+//! key and say how to fix it. A default is what resolution makes of an
+//! absent key (`Limits::default()` resolves an empty `[plugins.NAME.limits]`),
+//! so no default is written twice. The key tables of
+//! `docs/configuration.md` are generated from [`keys`] (`cargo xtask
+//! config-docs`).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -16,18 +25,27 @@ use serde::Deserialize;
 
 use crate::policy::{CredentialScope, NetworkPolicy};
 
+pub mod keys;
 pub mod raw;
 mod resolve;
 #[cfg(test)]
 mod tests;
 
+/// The row of [`keys::KEYS`] for a path, found while compiling: a path
+/// with no row fails the build, so a key the code reads is always one the
+/// table (and the doc generated from it) has.
+macro_rules! key {
+    ($path:literal) => {
+        const { $crate::config::keys::key($path) }
+    };
+}
+pub(crate) use key;
+
 pub use raw::{
     RawAllow, RawConfig, RawCredential, RawHost, RawHttp, RawLimits, RawOci, RawPlugin, RawState,
     RawStateKey, TomlError, parse_toml,
 };
-pub use resolve::DEFAULT_RESOURCE_SUBSCRIPTIONS;
-pub(crate) use resolve::Range;
-use resolve::resolve_audit;
+use resolve::{resolve_audit, resolve_limits, resolve_oci};
 
 /// What to do when a tool asks for confirmation and the client cannot show
 /// an elicitation.
@@ -122,19 +140,9 @@ pub struct HttpSettings {
 }
 
 impl Default for HttpSettings {
+    /// An absent `[http]` table and `host.http`, resolved.
     fn default() -> Self {
-        HttpSettings {
-            listen: None,
-            allowed_origins: Vec::new(),
-            allowed_hosts: Vec::new(),
-            header_read_timeout: Duration::from_secs(10),
-            body_read_timeout: Duration::from_secs(30),
-            requests_per_identity: 64,
-            streams_per_identity: 8,
-            max_connections: 1024,
-            session_idle: Duration::from_secs(600),
-            shutdown_grace: Duration::from_secs(30),
-        }
+        HttpSettings::resolve(None, RawHttp::default()).expect("an absent [http] resolves")
     }
 }
 
@@ -175,24 +183,9 @@ pub struct Limits {
 }
 
 impl Default for Limits {
+    /// An absent `[plugins.NAME.limits]`, resolved.
     fn default() -> Self {
-        Limits {
-            memory_bytes: 64 << 20,
-            call_timeout: Duration::from_secs(30),
-            output_bytes: 1 << 20,
-            http_body_bytes: 8 << 20,
-            http_timeout: Duration::from_secs(10),
-            http_requests_per_call: 200,
-            concurrent_calls: 16,
-            confirmations_per_call: 2,
-            log_messages_per_call: 1000,
-            log_bytes_per_call: 256 << 10,
-            wasm_bytes: 128 << 20,
-            compile_timeout: Duration::from_secs(300),
-            tools_per_component: 256,
-            definition_bytes: 64 << 10,
-            schema_bytes: 32 << 10,
-        }
+        resolve_limits(RawLimits::default()).expect("an absent [plugins.NAME.limits] resolves")
     }
 }
 
@@ -328,40 +321,16 @@ pub struct OciSettings {
 }
 
 impl Default for OciSettings {
+    /// An absent `[oci]`, resolved.
     fn default() -> Self {
-        OciSettings {
-            trusted_keys: Vec::new(),
-            require_signature: true,
-            max_manifest_bytes: DEFAULT_MAX_MANIFEST_BYTES,
-            max_blob_bytes: Limits::default().wasm_bytes,
-            store_dir: None,
-        }
+        resolve_oci(RawOci::default()).expect("an absent [oci] resolves")
     }
 }
 
-/// Default of `host.load_wait_secs`.
-pub const DEFAULT_LOAD_WAIT_SECS: u64 = 45;
-
 impl Default for Config {
+    /// An empty file, resolved: what `serve` runs with without `--config`.
     fn default() -> Self {
-        Config {
-            confirmation: NoElicitationPolicy::Deny,
-            elicitation_timeout: Duration::from_secs(300),
-            plugins: Vec::new(),
-            unmatched_files: UnmatchedFiles::Serve,
-            load_wait: Duration::from_secs(DEFAULT_LOAD_WAIT_SECS),
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            metrics: None,
-            http: HttpSettings::default(),
-            state: StateSettings::default(),
-            auth: None,
-            access: crate::auth::Access::default(),
-            components: Vec::new(),
-            oci: OciSettings::default(),
-            audit: None,
-            path: None,
-            resource_subscriptions: DEFAULT_RESOURCE_SUBSCRIPTIONS as usize,
-        }
+        Config::from_raw(RawConfig::default()).expect("an empty file resolves")
     }
 }
 
@@ -437,16 +406,13 @@ impl Config {
         self.plugins
             .iter()
             .map(|p| p.limits.memory_bytes)
-            .chain([Limits::default().memory_bytes])
-            .max()
-            .unwrap_or(64 << 20)
+            .fold(Limits::default().memory_bytes, u64::max)
     }
 }
 
-/// The default of `host.max_message_bytes`: 16 MiB, what rmcp's own stdio
-/// transport accepts.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 << 20;
+/// The default of `host.max_message_bytes`, from [`keys`].
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = key!("host.max_message_bytes").default_int() as usize;
 
-/// Default of `oci.max_manifest_bytes`: 4 MiB, the size registries must
-/// accept.
-pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 4 << 20;
+/// The default of `oci.max_manifest_bytes`, from [`keys`]: what `toolhost
+/// push` reads back, with no config file.
+pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = key!("oci.max_manifest_bytes").default_int();

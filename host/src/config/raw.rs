@@ -1,7 +1,12 @@
 //! `toolhost.toml` as written: the serde structs the file deserialises
-//! into, before anything is checked or defaulted ([`super::resolve`] does
-//! that), and the reading of the TOML text itself, whose errors never quote
-//! the file ([`TomlError`]).
+//! into, before anything is checked or defaulted (resolution does that),
+//! and the reading of the TOML text itself, whose errors never quote the
+//! file ([`TomlError`]).
+//!
+//! An absent key is `None` (or serde's empty value) here: its default, its
+//! range and its documentation are its row of [`super::keys`]. Each field's
+//! doc comment starts with the key in backticks; a docs test holds every
+//! such key to a mention in `docs/configuration.md`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,6 +15,7 @@ use serde::Deserialize;
 
 use super::{NoElicitationPolicy, UnmatchedFiles};
 use crate::policy::PortRule;
+
 /// The whole file, as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,7 +81,7 @@ pub struct RawOci {
     #[serde(default)]
     pub trusted_keys: Vec<PathBuf>,
     /// `require_signature`: refuse OCI components without a trusted
-    /// signature. Default: true.
+    /// signature.
     pub require_signature: Option<bool>,
     /// `max_manifest_bytes`: largest manifest read from a registry.
     pub max_manifest_bytes: Option<u64>,
@@ -114,7 +120,7 @@ pub struct RawHost {
     /// when absent.
     pub audit: Option<PathBuf>,
     /// `audit_arguments`: record the arguments themselves, not only their
-    /// hash. Default: false.
+    /// hash.
     #[serde(default)]
     pub audit_arguments: bool,
     /// `audit_max_bytes`: size at which the audit file is rotated.
@@ -165,7 +171,7 @@ pub struct RawHttp {
 #[serde(deny_unknown_fields)]
 pub struct RawPlugin {
     /// `files`: glob patterns over file names in the plugin directory that
-    /// this block applies to. Default: `["NAME.wasm"]`.
+    /// this block applies to.
     pub files: Option<Vec<String>>,
     /// `config`: string values the plugin can read.
     #[serde(default)]
@@ -189,8 +195,7 @@ pub struct RawPlugin {
     /// `prefix`: serve this block's tools as `PREFIX.TOOL` (the separator
     /// is `prefix_separator`).
     pub prefix: Option<String>,
-    /// `prefix_separator`: `"."` (the default), `"_"` or `"-"`; only with
-    /// `prefix`.
+    /// `prefix_separator`: `"."`, `"_"` or `"-"`; only with `prefix`.
     pub prefix_separator: Option<String>,
 }
 

@@ -2,6 +2,9 @@
 //! host uses. Environment variables and files are read, defaults applied,
 //! every number checked against its range, and each error names the key and
 //! says how to fix it.
+//!
+//! Every number's range and default come from its row of [`super::keys`]
+//! (`key!("host.load_wait_secs").secs(…)`): nothing here writes one.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
+use super::keys::{Key, Number, Range};
 use super::*;
 use crate::policy::{CredentialScope, HostRule, NetworkPolicy, PortRule};
 
@@ -23,18 +27,10 @@ impl Config {
             );
         }
         let host = raw.host;
-        let elicitation_timeout_secs = match host.elicitation_timeout_secs {
-            Some(secs) => ELICITATION_TIMEOUT_SECS.check(secs)?,
-            None => 300,
-        };
-        let max_message_bytes = match host.max_message_bytes {
-            Some(bytes) => MAX_MESSAGE_BYTES.check(bytes)? as usize,
-            None => DEFAULT_MAX_MESSAGE_BYTES,
-        };
-        let load_wait_secs = match host.load_wait_secs {
-            Some(secs) => LOAD_WAIT_SECS.check(secs)?,
-            None => DEFAULT_LOAD_WAIT_SECS,
-        };
+        let elicitation_timeout =
+            key!("host.elicitation_timeout_secs").secs(host.elicitation_timeout_secs)?;
+        let max_message_bytes = key!("host.max_message_bytes").u64(host.max_message_bytes)?;
+        let load_wait = key!("host.load_wait_secs").secs(host.load_wait_secs)?;
         let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
         let audit = resolve_audit(&host)?;
         let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
@@ -52,11 +48,12 @@ impl Config {
             .collect::<Result<Vec<_>>>()?;
         Ok(Config {
             confirmation: host.confirmation,
-            elicitation_timeout: Duration::from_secs(elicitation_timeout_secs),
+            elicitation_timeout,
             plugins,
             unmatched_files: host.unmatched_files,
-            load_wait: Duration::from_secs(load_wait_secs),
-            max_message_bytes,
+            load_wait,
+            // At most 256 MiB: it fits any `usize` toolhost builds for.
+            max_message_bytes: max_message_bytes as usize,
             metrics,
             http,
             state,
@@ -70,9 +67,8 @@ impl Config {
             oci: resolve_oci(raw.oci)?,
             audit,
             path: None,
-            resource_subscriptions: RESOURCE_SUBSCRIPTIONS
-                .check_or(host.resource_subscriptions, DEFAULT_RESOURCE_SUBSCRIPTIONS)?
-                as usize,
+            resource_subscriptions: key!("host.resource_subscriptions")
+                .u32(host.resource_subscriptions)? as usize,
         })
     }
 }
@@ -192,8 +188,8 @@ impl StateSettings {
 }
 
 impl HttpSettings {
-    fn resolve(listen: Option<&str>, raw: RawHttp) -> Result<HttpSettings> {
-        let d = HttpSettings::default();
+    /// Resolves `[http]` and `host.http` (`listen`).
+    pub(super) fn resolve(listen: Option<&str>, raw: RawHttp) -> Result<HttpSettings> {
         let listen = listen
             .map(|a| {
                 a.parse().with_context(|| {
@@ -213,26 +209,17 @@ impl HttpSettings {
             listen,
             allowed_origins: raw.allowed_origins,
             allowed_hosts: raw.allowed_hosts,
-            header_read_timeout: Duration::from_secs_f64(HEADER_READ_TIMEOUT_SECS.check_or(
-                raw.header_read_timeout_secs,
-                d.header_read_timeout.as_secs_f64(),
-            )?),
-            body_read_timeout: Duration::from_secs_f64(BODY_READ_TIMEOUT_SECS.check_or(
-                raw.body_read_timeout_secs,
-                d.body_read_timeout.as_secs_f64(),
-            )?),
-            requests_per_identity: REQUESTS_PER_IDENTITY
-                .check_or(raw.requests_per_identity, d.requests_per_identity)?,
-            streams_per_identity: STREAMS_PER_IDENTITY
-                .check_or(raw.streams_per_identity, d.streams_per_identity)?,
-            max_connections: MAX_CONNECTIONS.check_or(raw.max_connections, d.max_connections)?,
-            session_idle: Duration::from_secs(
-                SESSION_IDLE_SECS.check_or(raw.session_idle_secs, d.session_idle.as_secs())?,
-            ),
-            shutdown_grace: Duration::from_secs_f64(
-                SHUTDOWN_GRACE_SECS
-                    .check_or(raw.shutdown_grace_secs, d.shutdown_grace.as_secs_f64())?,
-            ),
+            header_read_timeout: key!("http.header_read_timeout_secs")
+                .secs_f64(raw.header_read_timeout_secs)?,
+            body_read_timeout: key!("http.body_read_timeout_secs")
+                .secs_f64(raw.body_read_timeout_secs)?,
+            requests_per_identity: key!("http.requests_per_identity")
+                .u32(raw.requests_per_identity)?,
+            streams_per_identity: key!("http.streams_per_identity")
+                .u32(raw.streams_per_identity)?,
+            max_connections: key!("http.max_connections").u32(raw.max_connections)?,
+            session_idle: key!("http.session_idle_secs").secs(raw.session_idle_secs)?,
+            shutdown_grace: key!("http.shutdown_grace_secs").secs_f64(raw.shutdown_grace_secs)?,
         })
     }
 }
@@ -284,43 +271,7 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         });
     }
 
-    let d = Limits::default();
-    let l = raw.limits;
-    let secs = |value: Option<f64>, range: &Range<f64>, default: Duration| -> Result<Duration> {
-        match value {
-            Some(secs) => Ok(Duration::from_secs_f64(range.check(secs)?)),
-            None => Ok(default),
-        }
-    };
-    let limits = Limits {
-        memory_bytes: match l.memory_mib {
-            Some(mib) => MEMORY_MIB.check(mib)? << 20,
-            None => d.memory_bytes,
-        },
-        call_timeout: secs(l.call_timeout_secs, &CALL_TIMEOUT_SECS, d.call_timeout)?,
-        output_bytes: OUTPUT_BYTES.check_or(l.output_bytes, d.output_bytes)?,
-        http_body_bytes: HTTP_BODY_BYTES.check_or(l.http_body_bytes, d.http_body_bytes)?,
-        http_timeout: secs(l.http_timeout_secs, &HTTP_TIMEOUT_SECS, d.http_timeout)?,
-        http_requests_per_call: HTTP_REQUESTS_PER_CALL
-            .check_or(l.http_requests_per_call, d.http_requests_per_call)?,
-        concurrent_calls: CONCURRENT_CALLS.check_or(l.concurrent_calls, d.concurrent_calls)?,
-        confirmations_per_call: CONFIRMATIONS_PER_CALL
-            .check_or(l.confirmations_per_call, d.confirmations_per_call)?,
-        log_messages_per_call: LOG_MESSAGES_PER_CALL
-            .check_or(l.log_messages_per_call, d.log_messages_per_call)?,
-        log_bytes_per_call: LOG_BYTES_PER_CALL
-            .check_or(l.log_bytes_per_call, d.log_bytes_per_call)?,
-        wasm_bytes: WASM_BYTES.check_or(l.wasm_bytes, d.wasm_bytes)?,
-        compile_timeout: secs(
-            l.compile_timeout_secs,
-            &COMPILE_TIMEOUT_SECS,
-            d.compile_timeout,
-        )?,
-        tools_per_component: TOOLS_PER_COMPONENT
-            .check_or(l.tools_per_component, d.tools_per_component)?,
-        definition_bytes: DEFINITION_BYTES.check_or(l.definition_bytes, d.definition_bytes)?,
-        schema_bytes: SCHEMA_BYTES.check_or(l.schema_bytes, d.schema_bytes)?,
-    };
+    let limits = resolve_limits(raw.limits)?;
 
     Ok(PluginSettings {
         name: name.to_string(),
@@ -332,6 +283,34 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         trusted_keys: raw.trusted_keys,
         require_signature: raw.require_signature,
         name_prefix: name_prefix(raw.prefix.as_deref(), raw.prefix_separator.as_deref())?,
+    })
+}
+
+/// Resolves `[plugins.NAME.limits]`.
+pub(super) fn resolve_limits(l: RawLimits) -> Result<Limits> {
+    Ok(Limits {
+        // At most 4096 MiB: the shift cannot wrap.
+        memory_bytes: key!("plugins.*.limits.memory_mib").u64(l.memory_mib)? << 20,
+        call_timeout: key!("plugins.*.limits.call_timeout_secs").secs_f64(l.call_timeout_secs)?,
+        output_bytes: key!("plugins.*.limits.output_bytes").u64(l.output_bytes)?,
+        http_body_bytes: key!("plugins.*.limits.http_body_bytes").u64(l.http_body_bytes)?,
+        http_timeout: key!("plugins.*.limits.http_timeout_secs").secs_f64(l.http_timeout_secs)?,
+        http_requests_per_call: key!("plugins.*.limits.http_requests_per_call")
+            .u32(l.http_requests_per_call)?,
+        concurrent_calls: key!("plugins.*.limits.concurrent_calls").u32(l.concurrent_calls)?,
+        confirmations_per_call: key!("plugins.*.limits.confirmations_per_call")
+            .u32(l.confirmations_per_call)?,
+        log_messages_per_call: key!("plugins.*.limits.log_messages_per_call")
+            .u32(l.log_messages_per_call)?,
+        log_bytes_per_call: key!("plugins.*.limits.log_bytes_per_call")
+            .u64(l.log_bytes_per_call)?,
+        wasm_bytes: key!("plugins.*.limits.wasm_bytes").u64(l.wasm_bytes)?,
+        compile_timeout: key!("plugins.*.limits.compile_timeout_secs")
+            .secs_f64(l.compile_timeout_secs)?,
+        tools_per_component: key!("plugins.*.limits.tools_per_component")
+            .u32(l.tools_per_component)?,
+        definition_bytes: key!("plugins.*.limits.definition_bytes").u64(l.definition_bytes)?,
+        schema_bytes: key!("plugins.*.limits.schema_bytes").u64(l.schema_bytes)?,
     })
 }
 
@@ -374,248 +353,6 @@ fn name_prefix(prefix: Option<&str>, separator: Option<&str>) -> Result<String> 
 /// one-character tool name within MCP's 128.
 const MAX_PREFIX_BYTES: usize = 127;
 
-/// The values a numeric key accepts. Every numeric key is checked against
-/// its range at load, before any arithmetic uses it: a huge timeout would
-/// overflow `Duration`/`Instant` arithmetic (a panic, under a lock), a huge
-/// `memory_mib` would wrap when shifted to bytes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Range<T> {
-    /// The key as written in `toolhost.toml`, e.g. `limits.memory_mib`.
-    pub key: &'static str,
-    /// The smallest value allowed.
-    pub min: T,
-    /// The largest value allowed.
-    pub max: T,
-    /// What the number counts, for the error message.
-    pub unit: &'static str,
-}
-
-impl<T: PartialOrd + Copy + std::fmt::Display> Range<T> {
-    /// `value` if it lies in the range, else an error naming the key and
-    /// the range.
-    pub(crate) fn check(&self, value: T) -> Result<T> {
-        // `!(a <= b)` rather than `a > b`, so that NaN fails too.
-        #[allow(clippy::neg_cmp_op_on_partial_ord)]
-        let outside = !(self.min <= value && value <= self.max);
-        if outside {
-            bail!(
-                "`{}` must be between {} and {} ({}), not {value}",
-                self.key,
-                self.min,
-                self.max,
-                self.unit
-            );
-        }
-        Ok(value)
-    }
-
-    /// [`Range::check`] for a key that may be absent; `default` when it is.
-    pub(crate) fn check_or(&self, value: Option<T>, default: T) -> Result<T> {
-        value.map_or(Ok(default), |v| self.check(v))
-    }
-}
-
-/// `host.load_wait_secs`: up to an hour.
-const LOAD_WAIT_SECS: Range<u64> = Range {
-    key: "host.load_wait_secs",
-    min: 0,
-    max: 3600,
-    unit: "seconds",
-};
-/// `host.elicitation_timeout_secs`: 1 second to a day.
-const ELICITATION_TIMEOUT_SECS: Range<u64> = Range {
-    key: "host.elicitation_timeout_secs",
-    min: 1,
-    max: 86_400,
-    unit: "seconds",
-};
-/// `http.header_read_timeout_secs`: 0.1 second to 5 minutes.
-const HEADER_READ_TIMEOUT_SECS: Range<f64> = Range {
-    key: "http.header_read_timeout_secs",
-    min: 0.1,
-    max: 300.0,
-    unit: "seconds",
-};
-/// `http.body_read_timeout_secs`: 0.1 second to an hour.
-const BODY_READ_TIMEOUT_SECS: Range<f64> = Range {
-    key: "http.body_read_timeout_secs",
-    min: 0.1,
-    max: 3600.0,
-    unit: "seconds",
-};
-/// `http.requests_per_identity`: 1 to 100,000.
-const REQUESTS_PER_IDENTITY: Range<u32> = Range {
-    key: "http.requests_per_identity",
-    min: 1,
-    max: 100_000,
-    unit: "requests",
-};
-/// `http.streams_per_identity`: 1 to 10,000.
-const STREAMS_PER_IDENTITY: Range<u32> = Range {
-    key: "http.streams_per_identity",
-    min: 1,
-    max: 10_000,
-    unit: "streams",
-};
-/// `http.max_connections`: 1 to 1,000,000.
-const MAX_CONNECTIONS: Range<u32> = Range {
-    key: "http.max_connections",
-    min: 1,
-    max: 1_000_000,
-    unit: "connections",
-};
-/// `http.session_idle_secs`: 1 second to a day.
-const SESSION_IDLE_SECS: Range<u64> = Range {
-    key: "http.session_idle_secs",
-    min: 1,
-    max: 86_400,
-    unit: "seconds",
-};
-/// `http.shutdown_grace_secs`: 0 to an hour.
-const SHUTDOWN_GRACE_SECS: Range<f64> = Range {
-    key: "http.shutdown_grace_secs",
-    min: 0.0,
-    max: 3600.0,
-    unit: "seconds",
-};
-/// `host.max_message_bytes`: 1 KiB to 256 MiB.
-const MAX_MESSAGE_BYTES: Range<u64> = Range {
-    key: "host.max_message_bytes",
-    min: 1 << 10,
-    max: 256 << 20,
-    unit: "bytes",
-};
-/// The default of `host.resource_subscriptions`.
-pub const DEFAULT_RESOURCE_SUBSCRIPTIONS: u32 = 100;
-/// `host.resource_subscriptions`: 1 to 10,000.
-const RESOURCE_SUBSCRIPTIONS: Range<u32> = Range {
-    key: "host.resource_subscriptions",
-    min: 1,
-    max: 10_000,
-    unit: "URIs",
-};
-/// `limits.memory_mib`: up to 4 GiB, wasm32's whole address space.
-const MEMORY_MIB: Range<u64> = Range {
-    key: "limits.memory_mib",
-    min: 1,
-    max: 4096,
-    unit: "MiB",
-};
-/// `limits.call_timeout_secs`: a millisecond to a day.
-const CALL_TIMEOUT_SECS: Range<f64> = Range {
-    key: "limits.call_timeout_secs",
-    min: 0.001,
-    max: 86_400.0,
-    unit: "seconds",
-};
-/// `limits.output_bytes`: up to 1 GiB.
-const OUTPUT_BYTES: Range<u64> = Range {
-    key: "limits.output_bytes",
-    min: 1,
-    max: 1 << 30,
-    unit: "bytes",
-};
-/// `limits.http_body_bytes`: up to 1 GiB.
-const HTTP_BODY_BYTES: Range<u64> = Range {
-    key: "limits.http_body_bytes",
-    min: 1,
-    max: 1 << 30,
-    unit: "bytes",
-};
-/// `limits.http_timeout_secs`: a millisecond to a day.
-const HTTP_TIMEOUT_SECS: Range<f64> = Range {
-    key: "limits.http_timeout_secs",
-    min: 0.001,
-    max: 86_400.0,
-    unit: "seconds",
-};
-/// `limits.http_requests_per_call`: 0 (no HTTP at all) to 100,000.
-const HTTP_REQUESTS_PER_CALL: Range<u32> = Range {
-    key: "limits.http_requests_per_call",
-    min: 0,
-    max: 100_000,
-    unit: "requests",
-};
-/// `limits.concurrent_calls`: 1 to 1024.
-const CONCURRENT_CALLS: Range<u32> = Range {
-    key: "limits.concurrent_calls",
-    min: 1,
-    max: 1024,
-    unit: "calls",
-};
-/// `limits.confirmations_per_call`: 0 (never ask) to 100.
-const CONFIRMATIONS_PER_CALL: Range<u32> = Range {
-    key: "limits.confirmations_per_call",
-    min: 0,
-    max: 100,
-    unit: "confirmations",
-};
-/// `limits.log_messages_per_call`: 0 (log nothing) to 1,000,000.
-const LOG_MESSAGES_PER_CALL: Range<u32> = Range {
-    key: "limits.log_messages_per_call",
-    min: 0,
-    max: 1_000_000,
-    unit: "messages",
-};
-/// `limits.log_bytes_per_call`: 0 (log nothing) to 64 MiB.
-const LOG_BYTES_PER_CALL: Range<u64> = Range {
-    key: "limits.log_bytes_per_call",
-    min: 0,
-    max: 64 << 20,
-    unit: "bytes",
-};
-
-/// `limits.wasm_bytes`: up to 4 GiB.
-const WASM_BYTES: Range<u64> = Range {
-    key: "limits.wasm_bytes",
-    min: 1,
-    max: 4 << 30,
-    unit: "bytes",
-};
-/// `limits.compile_timeout_secs`: a millisecond to a day.
-const COMPILE_TIMEOUT_SECS: Range<f64> = Range {
-    key: "limits.compile_timeout_secs",
-    min: 0.001,
-    max: 86_400.0,
-    unit: "seconds",
-};
-/// `limits.tools_per_component`: 1 to 100,000.
-const TOOLS_PER_COMPONENT: Range<u32> = Range {
-    key: "limits.tools_per_component",
-    min: 1,
-    max: 100_000,
-    unit: "tools",
-};
-/// `limits.definition_bytes`: up to 64 MiB.
-const DEFINITION_BYTES: Range<u64> = Range {
-    key: "limits.definition_bytes",
-    min: 1,
-    max: 64 << 20,
-    unit: "bytes",
-};
-/// `limits.schema_bytes`: up to 64 MiB.
-const SCHEMA_BYTES: Range<u64> = Range {
-    key: "limits.schema_bytes",
-    min: 1,
-    max: 64 << 20,
-    unit: "bytes",
-};
-
-/// `host.audit_max_bytes`: 4 KiB to 1 TiB.
-const AUDIT_MAX_BYTES: Range<u64> = Range {
-    key: "host.audit_max_bytes",
-    min: 4 << 10,
-    max: 1 << 40,
-    unit: "bytes",
-};
-/// `host.audit_keep`: 1 to 1000 rotated files.
-const AUDIT_KEEP: Range<u32> = Range {
-    key: "host.audit_keep",
-    min: 1,
-    max: 1000,
-    unit: "files",
-};
-
 /// The `host.audit*` keys; `None` without `host.audit`.
 pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<crate::audit::AuditSettings>> {
     let Some(path) = &host.audit else {
@@ -633,9 +370,8 @@ pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<crate::audit::Audit
     Ok(Some(crate::audit::AuditSettings {
         path: path.clone(),
         arguments: host.audit_arguments,
-        max_bytes: AUDIT_MAX_BYTES
-            .check_or(host.audit_max_bytes, crate::audit::DEFAULT_MAX_BYTES)?,
-        keep: AUDIT_KEEP.check_or(host.audit_keep, crate::audit::DEFAULT_KEEP)?,
+        max_bytes: key!("host.audit_max_bytes").u64(host.audit_max_bytes)?,
+        keep: key!("host.audit_keep").u32(host.audit_keep)?,
     }))
 }
 
@@ -684,28 +420,15 @@ fn expand_env_with(text: &str, put: impl Fn(&str) -> String) -> Result<String> {
     Ok(out)
 }
 
-const MAX_MANIFEST_BYTES: Range<u64> = Range {
-    key: "oci.max_manifest_bytes",
-    min: 256,
-    max: 64 << 20,
-    unit: "bytes",
-};
-/// `oci.max_blob_bytes`: 1 KiB to 1 GiB.
-const MAX_BLOB_BYTES: Range<u64> = Range {
-    key: "oci.max_blob_bytes",
-    min: 1 << 10,
-    max: 1 << 30,
-    unit: "bytes",
-};
-
-fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
-    let d = OciSettings::default();
+/// Resolves `[oci]`.
+pub(super) fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
     Ok(OciSettings {
         trusted_keys: raw.trusted_keys,
-        require_signature: raw.require_signature.unwrap_or(d.require_signature),
-        max_manifest_bytes: MAX_MANIFEST_BYTES
-            .check_or(raw.max_manifest_bytes, d.max_manifest_bytes)?,
-        max_blob_bytes: MAX_BLOB_BYTES.check_or(raw.max_blob_bytes, d.max_blob_bytes)?,
+        require_signature: raw
+            .require_signature
+            .unwrap_or(key!("oci.require_signature").default_bool()),
+        max_manifest_bytes: key!("oci.max_manifest_bytes").u64(raw.max_manifest_bytes)?,
+        max_blob_bytes: key!("oci.max_blob_bytes").u64(raw.max_blob_bytes)?,
         store_dir: raw.store_dir,
     })
 }
@@ -729,5 +452,87 @@ impl Config {
         if let Some(audit) = &mut self.audit {
             absolute(&mut audit.path);
         }
+    }
+}
+
+/// Reading a number through its row of the table: the value as written,
+/// checked against the row's range, or the row's default when the key is
+/// absent. An error names the key as [`Key::name`] does and gives the range
+/// and unit, e.g. ``limits.memory_mib` must be between 1 and 4096 (MiB), not
+/// 17592186044417``. Which method a key takes follows its raw field's type;
+/// a row of the other kind (a whole-number key with a fractional range) is
+/// a mistake in the table, and panics on the first load, as every test's
+/// `Config::default()` is one.
+impl Key {
+    /// A whole number.
+    pub(crate) fn u64(&self, value: Option<u64>) -> Result<u64> {
+        let Some(value) = value else {
+            return Ok(self.default_int());
+        };
+        let (min, max) = match self.range {
+            Some(Range {
+                min: Number::Int(min),
+                max: Number::Int(max),
+                ..
+            }) => (min, max),
+            _ => panic!("`{}` has no whole-number range in config::keys", self.path),
+        };
+        self.check(value, min, max)
+    }
+
+    /// A whole number written as a `u32`.
+    pub(crate) fn u32(&self, value: Option<u32>) -> Result<u32> {
+        let value = self.u64(value.map(u64::from))?;
+        // A value written is a `u32` already; a default that is not fails
+        // the first `Config::default()`.
+        Ok(u32::try_from(value).expect("a u32 key's default fits a u32"))
+    }
+
+    /// A number with a fraction.
+    pub(crate) fn f64(&self, value: Option<f64>) -> Result<f64> {
+        let Some(value) = value else {
+            return Ok(self.default_float());
+        };
+        let (min, max) = match self.range {
+            Some(Range {
+                min: Number::Float(min),
+                max: Number::Float(max),
+                ..
+            }) => (min, max),
+            _ => panic!("`{}` has no fractional range in config::keys", self.path),
+        };
+        self.check(value, min, max)
+    }
+
+    /// Whole seconds.
+    pub(crate) fn secs(&self, value: Option<u64>) -> Result<Duration> {
+        self.u64(value).map(Duration::from_secs)
+    }
+
+    /// Seconds with a fraction. The range keeps `Duration::from_secs_f64`
+    /// from panicking (NaN, infinite, past `u64::MAX` seconds).
+    pub(crate) fn secs_f64(&self, value: Option<f64>) -> Result<Duration> {
+        self.f64(value).map(Duration::from_secs_f64)
+    }
+
+    /// `value` if it lies between `min` and `max`, else an error naming the
+    /// key, the range and its unit.
+    fn check<T: PartialOrd + Copy + std::fmt::Display>(
+        &self,
+        value: T,
+        min: T,
+        max: T,
+    ) -> Result<T> {
+        // `!(a <= b)` rather than `a > b`, so that NaN fails too.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let outside = !(min <= value && value <= max);
+        if outside {
+            let unit = self.range.map_or("", |r| r.unit);
+            bail!(
+                "`{}` must be between {min} and {max} ({unit}), not {value}",
+                self.name()
+            );
+        }
+        Ok(value)
     }
 }

@@ -405,3 +405,200 @@ fn the_audit_keys_default_check_their_ranges_and_need_a_file() {
     assert_eq!(Config::load(&file).unwrap().audit.unwrap().path, expected);
     assert_eq!(Config::load_audit(&file).unwrap().unwrap().path, expected);
 }
+
+// The table of keys (`keys.rs`) against the code that reads the file.
+
+use super::keys::{self, DefaultValue, KEYS, Number};
+
+#[test]
+fn every_path_is_one_key_and_every_name_one_range() {
+    let mut paths: Vec<&str> = KEYS.iter().map(|k| k.path).collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths.len(), KEYS.len(), "a path is in the table twice");
+    let mut names: Vec<&str> = KEYS
+        .iter()
+        .filter(|k| k.range.is_some())
+        .map(|k| k.name())
+        .collect();
+    let ranged = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        ranged,
+        "two ranges would share a name in errors"
+    );
+}
+
+#[test]
+fn every_number_has_a_range_of_its_kind_that_holds_its_default() {
+    for key in KEYS {
+        let (default, range) = match (key.default, key.range) {
+            (DefaultValue::Int(n), Some(range)) => (Number::Int(n), range),
+            (DefaultValue::Float(x), Some(range)) => (Number::Float(x), range),
+            (DefaultValue::Int(_) | DefaultValue::Float(_), None) => {
+                panic!("`{}` is a number without a range", key.path)
+            }
+            (_, Some(_)) => panic!("`{}` has a range but no numeric default", key.path),
+            (_, None) => continue,
+        };
+        let holds = match (range.min, default, range.max) {
+            (Number::Int(min), Number::Int(d), Number::Int(max)) => min <= d && d <= max,
+            (Number::Float(min), Number::Float(d), Number::Float(max)) => min <= d && d <= max,
+            _ => panic!("`{}`: the default and range differ in kind", key.path),
+        };
+        assert!(holds, "`{}`: the default is outside its range", key.path);
+        assert!(!range.unit.is_empty(), "`{}` has no unit", key.path);
+    }
+}
+
+/// The TOML arrays of tables (`[[…]]`) among the tables of [`KEYS`].
+const ARRAYS_OF_TABLES: [&str; 5] = [
+    "state.keys",
+    "plugins.*.allow",
+    "plugins.*.credentials",
+    "auth.tokens",
+    "access",
+];
+
+/// The header that opens `table` in a file, `*` written as the block `p`.
+fn header(table: &str) -> String {
+    let table = table.replace('*', "p");
+    match table.as_str() {
+        "" => String::new(),
+        _ if ARRAYS_OF_TABLES.contains(&table.replace(".p.", ".*.").as_str()) => {
+            format!("[[{table}]]\n")
+        }
+        _ => format!("[{table}]\n"),
+    }
+}
+
+#[test]
+fn every_key_is_one_the_file_has() {
+    // A datetime is a value hardly any key takes: a key the file has
+    // refuses it as the wrong type (or, `config`, takes it), one it lacks
+    // as an unknown field.
+    for key in KEYS {
+        let text = format!(
+            "{}{} = 1979-05-27T07:32:00Z\n",
+            header(key.table()),
+            key.field()
+        );
+        let err = Config::parse(&text).map_or_else(|e| format!("{e:#}"), |_| String::new());
+        assert!(
+            !err.contains(&format!("unknown field `{}`", key.field())),
+            "`{}` is in the table but not in the file's structs: {err}",
+            key.path
+        );
+    }
+}
+
+/// A file in which the keys of `key`'s table resolve: `{}` is where the
+/// key's own line goes; the other keys a table requires are filled in.
+fn file_around(key: &keys::Key) -> String {
+    let oauth = "[auth.oauth]\nissuer = \"https://i\"\njwks_url = \"https://i/jwks\"\n";
+    match key.table() {
+        "" => "{}\n".to_string(),
+        // The `audit_*` keys need `host.audit`.
+        "host" => "[host]\naudit = \"a.jsonl\"\n{}\n".to_string(),
+        // `prefix_separator` needs `prefix`.
+        "plugins.*" => "[plugins.p]\nprefix = \"a\"\n{}\n".to_string(),
+        "plugins.*.allow" => "[[plugins.p.allow]]\nhost = \"a.example\"\n{}\n".to_string(),
+        "plugins.*.credentials" => "[[plugins.p.credentials]]\nhost = \"a.example\"\n\
+             header = \"X\"\nvalue = \"v\"\n{}\n"
+            .to_string(),
+        "auth" => format!("[auth]\nresource = \"https://h/mcp\"\n{{}}\n{oauth}"),
+        "auth.oauth" => format!("[auth]\nresource = \"https://h/mcp\"\n{oauth}{{}}\n"),
+        "auth.tokens" => format!(
+            "[auth]\nresource = \"https://h/mcp\"\n[[auth.tokens]]\nsubject = \"s\"\n\
+             sha256 = \"{}\"\n{{}}\n",
+            "0".repeat(64)
+        ),
+        // A rule names callers by subject or by scope.
+        "access" if key.field() == "subjects" => {
+            "[[access]]\nplugins = [\"*\"]\nscopes = [\"x\"]\n{}\n".to_string()
+        }
+        "access" => "[[access]]\nplugins = [\"*\"]\nsubjects = [\"s\"]\n{}\n".to_string(),
+        table => format!("{}{{}}\n", header(table)),
+    }
+}
+
+#[test]
+fn writing_a_default_out_changes_nothing() {
+    // Numbers and booleans are read from the table; a `Toml` default is
+    // serde's or resolution's own, and this is where the two are held to
+    // the same value.
+    for key in KEYS {
+        let value = match key.default {
+            DefaultValue::Int(n) => n.to_string(),
+            DefaultValue::Float(x) => format!("{x:?}"),
+            DefaultValue::Bool(b) => b.to_string(),
+            // `files`: the block's own name.
+            DefaultValue::Toml(value) => value.replace("NAME", "p"),
+            DefaultValue::Prose(_) | DefaultValue::Required => continue,
+        };
+        let around = file_around(key);
+        let absent = Config::parse(&around.replace("{}", ""))
+            .unwrap_or_else(|e| panic!("`{}`: {e:#}", key.path));
+        let written = around.replace("{}", &format!("{} = {value}", key.field()));
+        let present = Config::parse(&written).unwrap_or_else(|e| panic!("`{}`: {e:#}", key.path));
+        assert_eq!(
+            format!("{present:?}"),
+            format!("{absent:?}"),
+            "`{}`: writing the table's default `{value}` changes the configuration",
+            key.path
+        );
+    }
+}
+
+#[test]
+fn every_range_is_checked_and_named_as_the_table_says() {
+    // One past the top of each range, through resolution: a key read with
+    // another key's row would be named wrong here.
+    for key in KEYS {
+        let Some(range) = key.range else { continue };
+        let past = match range.max {
+            Number::Int(max) => (max + 1).to_string(),
+            Number::Float(max) => format!("{:?}", max * 2.0 + 1.0),
+        };
+        let around = file_around(key);
+        let err = error_of(&around.replace("{}", &format!("{} = {past}", key.field())));
+        let says = format!(
+            "`{}` must be between {} and {} ({}), not",
+            key.name(),
+            range.min,
+            range.max,
+            range.unit
+        );
+        assert!(err.contains(&says), "`{}`: {err}", key.path);
+    }
+}
+
+#[test]
+fn restart_only_settings_are_whole_tables_or_their_own_keys() {
+    // Config reload reads each setting as `table` or `table.key`.
+    for (table, key) in keys::restart_only_settings() {
+        assert!(!table.contains('.'), "{table}");
+        assert!(key.is_none_or(|k| !k.contains('.')), "{table}.{key:?}");
+    }
+    let settings = keys::restart_only_settings();
+    for (table, key) in [("host", Some("http")), ("auth", None), ("components", None)] {
+        assert!(settings.contains(&(table, key)), "{settings:?}");
+    }
+    assert!(
+        !settings
+            .iter()
+            .any(|(t, _)| *t == "plugins" || *t == "access")
+    );
+}
+
+#[test]
+fn the_doc_regions_are_all_there_once_and_known() {
+    let err = keys::regenerate("").unwrap_err();
+    assert!(err.contains("no region for `host`"), "{err}");
+    let err = keys::regenerate("<!-- config-docs:hosts -->\n<!-- /config-docs -->\n").unwrap_err();
+    assert!(err.contains("`hosts`"), "{err}");
+    let err = keys::regenerate("<!-- config-docs:host -->\n").unwrap_err();
+    assert!(err.contains("no `<!-- /config-docs -->`"), "{err}");
+}
