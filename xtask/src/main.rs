@@ -22,6 +22,10 @@
 //!   over Streamable HTTP (see `conformance.rs`); installs Node.js 22 and the
 //!   suite (the pinned stable version, or `VERSION`) under
 //!   `target/conformance/` when missing.
+//! - `config-docs [--check]`: write the key tables of
+//!   `docs/configuration.md` from the table of keys in
+//!   `host/src/config/keys.rs`; `--check` only fails when they differ (see
+//!   `config_docs.rs`).
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
 //! can be an MCP client's server command.
@@ -32,6 +36,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod config_docs;
 mod conformance;
 mod demo;
 mod python;
@@ -71,9 +76,10 @@ fn main() -> Result<()> {
             let components = build_plugins(&root)?;
             conformance::run(&root, &components, &args[1..])
         }
+        Some("config-docs") => config_docs::run(&root, &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | config-docs [--check]>"
             );
             std::process::exit(2);
         }

@@ -652,15 +652,14 @@ pub const KEYS: &[Key] = &[
         default: Prose("—"),
         range: None,
         restart_only: true,
-        doc: "The environment variable holding the key: at least 32 bytes (e.g. `openssl rand \
-            -base64 48`).",
+        doc: "The environment variable holding the key.",
     },
     Key {
         path: "state.keys.file",
         default: Prose("—"),
         range: None,
         restart_only: true,
-        doc: "The file holding the key, instead (surrounding whitespace dropped).",
+        doc: "The file holding the key.",
     },
     Key {
         path: "state.replay",
@@ -804,7 +803,7 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         path: "plugins.*.require_signature",
-        default: Prose("`oci.require_signature`"),
+        default: Prose("as `oci.require_signature`"),
         range: None,
         restart_only: false,
         doc: "Overrides `oci.require_signature` for the OCI components installed as files \
