@@ -131,11 +131,6 @@ use crate::offers::OfferKind;
 use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
 
-/// Default of `host.audit_max_bytes`: 64 MiB.
-pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
-/// Default of `host.audit_keep`: five rotated files.
-pub const DEFAULT_KEEP: u32 = 5;
-
 /// The resolved `host.audit*` keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditSettings {

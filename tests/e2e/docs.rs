@@ -71,7 +71,7 @@ fn every_item_of_the_0_2_contract_is_explained_in_the_reference() {
 
 #[test]
 fn every_config_key_is_documented() {
-    let source = read("host/src/config.rs") + &read("host/src/auth/config.rs");
+    let source = read("host/src/config/raw.rs") + &read("host/src/auth/config.rs");
     let doc = read("docs/configuration.md");
     // Every raw key carries a doc comment starting with the key in backticks.
     let keys: Vec<&str> = source
@@ -85,6 +85,36 @@ fn every_config_key_is_documented() {
         assert!(
             doc.contains(&format!("`{key}`")),
             "docs/configuration.md does not document `{key}`"
+        );
+    }
+}
+
+/// The table of `toolhost.toml`'s keys, compiled here from the host's own
+/// file, as `cargo xtask config-docs` compiles it: the same code writes the
+/// doc and checks it.
+#[path = "../../host/src/config/keys.rs"]
+#[allow(dead_code)] // The host's resolution reads the rest of it.
+mod config_keys;
+
+#[test]
+fn the_configuration_key_tables_are_generated_from_the_table_of_keys() {
+    let doc = read("docs/configuration.md");
+    let generated =
+        config_keys::regenerate(&doc).unwrap_or_else(|e| panic!("docs/configuration.md: {e}"));
+    if generated != doc {
+        let (line, doc_line, generated_line) = doc
+            .lines()
+            .chain(std::iter::repeat(""))
+            .zip(generated.lines().chain(std::iter::repeat("")))
+            .take(doc.lines().count().max(generated.lines().count()) + 1)
+            .enumerate()
+            .find(|(_, (d, g))| d != g)
+            .map(|(i, (d, g))| (i + 1, d, g))
+            .unwrap_or((0, "", ""));
+        panic!(
+            "docs/configuration.md's key tables differ from host/src/config/keys.rs; \
+             run `cargo xtask config-docs`. First difference, line {line}:\n  \
+             doc:       {doc_line}\n  generated: {generated_line}"
         );
     }
 }

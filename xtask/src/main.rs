@@ -26,6 +26,10 @@
 //!   crate (default `host/src`) import each other in a cycle, naming each
 //!   cycle's modules and the edges between them with a file and line (see
 //!   `imports.rs`); `--graph` prints every edge first. Builds nothing.
+//! - `config-docs [--check]`: write the key tables of
+//!   `docs/configuration.md` from the table of keys in
+//!   `host/src/config/keys.rs`; `--check` only fails when they differ (see
+//!   `config_docs.rs`).
 //!
 //! Everything goes to stderr except what toolhost itself writes, so `demo`
 //! can be an MCP client's server command, and the report of `imports`,
@@ -37,6 +41,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod config_docs;
 mod conformance;
 mod demo;
 mod imports;
@@ -77,6 +82,7 @@ fn main() -> Result<()> {
             let components = build_plugins(&root)?;
             conformance::run(&root, &components, &args[1..])
         }
+        Some("config-docs") => config_docs::run(&root, &args[1..]),
         Some("imports") => {
             // A cycle is a finding, not a failure of the task: its report is
             // already printed, so exit without an error's backtrace.
@@ -87,7 +93,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | config-docs [--check]>"
             );
             std::process::exit(2);
         }

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::access::{Access, AccessRule, PluginSet};
-use crate::config::Range;
+use crate::config::key;
 
 /// `[auth]`, as written.
 #[derive(Debug, Deserialize)]
@@ -154,29 +154,6 @@ impl std::fmt::Debug for StaticToken {
 /// Algorithms accepted when `auth.oauth.algorithms` is absent.
 const DEFAULT_ALGORITHMS: [Algorithm; 2] = [Algorithm::RS256, Algorithm::ES256];
 
-/// `auth.oauth.jwks_refresh_secs`: a minute to a day.
-const JWKS_REFRESH_SECS: Range<u64> = Range {
-    key: "auth.oauth.jwks_refresh_secs",
-    min: 60,
-    max: 86_400,
-    unit: "seconds",
-};
-/// `auth.oauth.jwks_refetch_min_secs`: 0 (every unknown key id fetches) to
-/// an hour.
-const JWKS_REFETCH_MIN_SECS: Range<u64> = Range {
-    key: "auth.oauth.jwks_refetch_min_secs",
-    min: 0,
-    max: 3600,
-    unit: "seconds",
-};
-/// `auth.oauth.leeway_secs`: up to 5 minutes.
-const LEEWAY_SECS: Range<u64> = Range {
-    key: "auth.oauth.leeway_secs",
-    min: 0,
-    max: 300,
-    unit: "seconds",
-};
-
 /// Resolves `[auth]`: parses the URLs, checks the algorithms, hashes the
 /// tokens read from files and the environment.
 pub fn resolve_auth(raw: RawAuth) -> Result<AuthSettings> {
@@ -277,11 +254,10 @@ fn resolve_oauth(raw: RawOAuth) -> Result<OAuthSettings> {
         jwks_url,
         algorithms,
         scopes: raw.scopes.into_iter().collect(),
-        jwks_refresh: Duration::from_secs(JWKS_REFRESH_SECS.check_or(raw.jwks_refresh_secs, 300)?),
-        jwks_refetch_min: Duration::from_secs(
-            JWKS_REFETCH_MIN_SECS.check_or(raw.jwks_refetch_min_secs, 10)?,
-        ),
-        leeway: Duration::from_secs(LEEWAY_SECS.check_or(raw.leeway_secs, 30)?),
+        jwks_refresh: key!("auth.oauth.jwks_refresh_secs").secs(raw.jwks_refresh_secs)?,
+        jwks_refetch_min: key!("auth.oauth.jwks_refetch_min_secs")
+            .secs(raw.jwks_refetch_min_secs)?,
+        leeway: key!("auth.oauth.leeway_secs").secs(raw.leeway_secs)?,
         require_at_jwt: raw.require_at_jwt,
     })
 }

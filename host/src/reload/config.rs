@@ -7,7 +7,7 @@
 //! the file; content already seen (applied or refused) is ignored → parse
 //! and resolve it off to the side ([`Config::parse_at`]) → keep the
 //! running value of every setting that cannot change live
-//! ([`RESTART_ONLY`], each change logged once as needing a restart) →
+//! ([`restart_only_settings`], each change logged once as needing a restart) →
 //! reload every component with its block's new settings
 //! ([`Reloader::reconfigure`]: compiled code is reused) → the gateway swaps
 //! the registry, which carries the new configuration, in one store
@@ -50,29 +50,10 @@ use tokio::sync::mpsc;
 
 use super::dir::Reloader;
 use crate::config::Config;
+use crate::config::keys::restart_only_settings;
 use crate::imports::http::HttpClient;
 use crate::plugin::Loader;
 use crate::server::Gateway;
-
-/// Settings that cannot change while serving, as `(table, key)` (`None`:
-/// the whole table). A changed value is logged as needing a restart, and
-/// the running value is kept.
-pub const RESTART_ONLY: [(&str, Option<&str>); 14] = [
-    ("host", Some("http")),
-    ("host", Some("audit")),
-    ("host", Some("audit_arguments")),
-    ("host", Some("audit_max_bytes")),
-    ("host", Some("audit_keep")),
-    ("host", Some("metrics")),
-    ("host", Some("max_message_bytes")),
-    ("host", Some("load_wait_secs")),
-    ("host", Some("elicitation_timeout_secs")),
-    ("http", None),
-    ("auth", None),
-    ("state", None),
-    ("oci", None),
-    ("components", None),
-];
 
 /// A watch on the config file, established before the first scan so that
 /// no change made during it is missed.
@@ -374,10 +355,10 @@ impl ConfigReload {
     }
 }
 
-/// The restart-only settings ([`RESTART_ONLY`]) whose value differs
-/// between two versions of the file, as keys (`host.http`, `[auth]`).
+/// The restart-only settings ([`restart_only_settings`]) whose value
+/// differs between two versions of the file, as keys (`host.http`, `[auth]`).
 pub fn changed_restart_only(before: &toml::Table, after: &toml::Table) -> Vec<String> {
-    RESTART_ONLY
+    restart_only_settings()
         .iter()
         .filter(|(table, key)| {
             let value = |t: &toml::Table| -> Option<toml::Value> {
