@@ -28,7 +28,7 @@ mod listing;
 mod mutations;
 mod reads;
 
-use katana_sandbox::{API_PREFIX, Sandbox, SandboxConfig};
+use katana_sandbox::{API_PREFIX, ApiSandbox as _, Sandbox, SandboxConfig};
 
 use crate::support::{Elicitation, Era, Host, HostOptions};
 

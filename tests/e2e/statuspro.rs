@@ -25,7 +25,7 @@ mod listing;
 mod mutations;
 mod reads;
 
-use statuspro_sandbox::{Sandbox, SandboxConfig};
+use statuspro_sandbox::{ApiSandbox as _, Sandbox, SandboxConfig};
 
 use crate::support::{Elicitation, Era, Host, HostOptions};
 
