@@ -2,9 +2,9 @@
 //! `oci://` components, against a real registry (Debian's
 //! `docker-registry`, the CNCF distribution registry) on loopback.
 //!
-//! The registry and `skopeo` are installed with apt-get where missing and
-//! the tests run as root; where they cannot be had, each test says so on
-//! stderr and returns.
+//! The tests that need the registry are ignored unless `cargo xtask test`
+//! finds `docker-registry`, `skopeo` and `htpasswd` installed; run without
+//! them, they fail and name the packages.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -15,26 +15,9 @@ use serde_json::{Value, json};
 
 use crate::support::{Changes, Elicitation, Era, Host, component};
 
-/// The Debian packages the tests need, and a command each provides.
-const PACKAGES: [(&str, &str); 3] = [
-    ("docker-registry", "docker-registry"),
-    ("skopeo", "skopeo"),
-    ("htpasswd", "apache2-utils"),
-];
-
-/// Whether the registry tools are here, installing them if possible.
-fn registry_tools() -> bool {
-    static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *READY.get_or_init(
-        || match crate::support::infra::ensure_installed(&PACKAGES) {
-            Ok(()) => true,
-            Err(reason) => {
-                eprintln!("SKIPPED: the OCI tests need a registry: {reason}");
-                false
-            }
-        },
-    )
-}
+/// The programs the registry tests run (`toolhost_test_infra::PROGRAMS`
+/// names their packages).
+const PROGRAMS: [&str; 3] = ["docker-registry", "skopeo", "htpasswd"];
 
 /// A registry on 127.0.0.1 with its storage in a temporary directory.
 struct Registry {
@@ -46,10 +29,10 @@ struct Registry {
 
 impl Registry {
     /// Starts a registry; with `user`, it requires that basic-auth login.
-    fn start(user: Option<(&str, &str)>) -> Option<Registry> {
-        if !registry_tools() {
-            return None;
-        }
+    /// Fails the test, naming the packages, where the registry tools are
+    /// not installed.
+    fn start(user: Option<(&str, &str)>) -> Registry {
+        crate::support::infra::require(&PROGRAMS);
         let dir = tempfile::tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -90,7 +73,7 @@ impl Registry {
         // Ready when it accepts a connection (bounded: 20 s).
         for _ in 0..400 {
             if std::net::TcpStream::connect(&registry.addr).is_ok() {
-                return Some(registry);
+                return registry;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
@@ -296,10 +279,9 @@ async fn tool_names(host: &Host) -> Vec<String> {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn a_pushed_component_reads_in_skopeo_pulls_verified_and_serves() {
-    let Some(registry) = Registry::start(None) else {
-        return;
-    };
+    let registry = Registry::start(None);
     let s = Scratch::new();
     let (private, public) = s.keypair("acme");
     let reference = registry.reference("acme/hello", "1.0.0");
@@ -375,10 +357,9 @@ async fn a_pushed_component_reads_in_skopeo_pulls_verified_and_serves() {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn a_registry_with_basic_auth_takes_credentials_from_the_environment_or_docker_config() {
-    let Some(registry) = Registry::start(Some(("alice", "s3cret"))) else {
-        return;
-    };
+    let registry = Registry::start(Some(("alice", "s3cret")));
     let s = Scratch::new();
     let reference = registry.reference("acme/hello", "v1");
     let file = s.component_file("hello", "hello.wasm");
@@ -471,10 +452,9 @@ fn assert_refused(s: &Scratch, out: &Output, needle: &str) {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn unsigned_untrusted_and_borrowed_signatures_are_refused_and_nothing_is_installed() {
-    let Some(registry) = Registry::start(None) else {
-        return;
-    };
+    let registry = Registry::start(None);
     let s = Scratch::new();
     let (acme_private, acme_public) = s.keypair("acme");
     let (_, other_public) = s.keypair("other");
@@ -555,10 +535,9 @@ fn flip_byte(path: &Path, from_end: usize) {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn tampered_oversized_and_foreign_artifacts_are_refused_and_nothing_is_installed() {
-    let Some(registry) = Registry::start(None) else {
-        return;
-    };
+    let registry = Registry::start(None);
     let s = Scratch::new();
     let file = s.component_file("hello", "hello.wasm");
 
@@ -645,10 +624,9 @@ async fn push_container_image(registry: &Registry, repository: &str, tag: &str) 
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn a_server_serving_oci_references_starts_again_with_the_registry_gone() {
-    let Some(mut registry) = Registry::start(None) else {
-        return;
-    };
+    let mut registry = Registry::start(None);
     let s = Scratch::new();
     let (private, public) = s.keypair("acme");
     let reference = registry.reference("acme/hello", "stable");
@@ -699,10 +677,9 @@ async fn a_server_serving_oci_references_starts_again_with_the_registry_gone() {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn a_pulled_and_swapped_component_hot_reloads() {
-    let Some(registry) = Registry::start(None) else {
-        return;
-    };
+    let registry = Registry::start(None);
     let s = Scratch::new();
     let v1 = registry.reference("acme/tools", "v1");
     let v2 = registry.reference("acme/tools", "v2");
@@ -729,10 +706,9 @@ async fn a_pulled_and_swapped_component_hot_reloads() {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn the_lock_file_pins_a_tag_until_update_shows_and_takes_the_new_digest() {
-    let Some(registry) = Registry::start(None) else {
-        return;
-    };
+    let registry = Registry::start(None);
     let s = Scratch::new();
     let reference = registry.reference("acme/tool", "stable");
     let first = s.push(&s.component_file("hello", "tool.wasm"), &reference, None);
@@ -803,10 +779,9 @@ fn push_pull_and_update_document_their_flags() {
 }
 
 #[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn a_key_trusted_for_one_plugin_is_trusted_for_that_plugin_only() {
-    let Some(registry) = Registry::start(None) else {
-        return;
-    };
+    let registry = Registry::start(None);
     let s = Scratch::new();
     let (private, public) = s.keypair("team");
     let reference = registry.reference("acme/tool", "v1");

@@ -5,9 +5,11 @@
 
 #![allow(dead_code)]
 
+pub mod audit;
 pub mod cluster;
 pub mod infra;
 pub mod metrics;
+pub mod plugin_set;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -11,6 +11,8 @@ use std::path::Path;
 use std::process::Stdio;
 
 use anyhow::{Context, Result};
+// `toolhost_config`, the plugin block every sandbox writes the same way.
+use statuspro_sandbox::ApiSandbox as _;
 
 /// The components the demo serves: the nine StatusPro tools, the Katana
 /// component and the Rust example.

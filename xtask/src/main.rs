@@ -7,8 +7,14 @@
 //!   Python example component (see `python.rs`).
 //! - `setup-python`: create `target/python-venv` with the pinned
 //!   componentize-py, which builds the Python example component.
-//! - `test`: `setup-python` if the venv is missing, `build-plugins`, then
-//!   `cargo test --workspace`. This is the command that runs every test.
+//! - `test [cargo test args]`: `setup-python` if the venv is missing,
+//!   `build-plugins`, then `cargo test --workspace` with the arguments given.
+//!   This is the command that runs every test: the tests that need
+//!   infrastructure programs (Redis, HAProxy, an OCI registry; see
+//!   `tests/infra/src/programs.rs`) are `#[ignore]`d, and run too (with
+//!   `--include-ignored`) when every one of those programs is installed;
+//!   otherwise it first says which are missing and those tests are listed
+//!   as ignored.
 //! - `demo [--no-build]`: `build-plugins`, then run toolhost against the
 //!   bundled sandboxes (see `demo.rs`); `--no-build` serves what is already
 //!   built (the end-to-end test of the demo uses it, so it never rebuilds
@@ -45,6 +51,13 @@ mod config_docs;
 mod conformance;
 mod demo;
 mod imports;
+// The test-infrastructure crate's table of programs, included rather than
+// depended on: it needs `std` alone, while that crate brings Redis, HAProxy
+// and an identity provider. `require` and `Program::used_for` are for the
+// tests.
+#[allow(dead_code)]
+#[path = "../../tests/infra/src/programs.rs"]
+mod programs;
 mod python;
 
 fn main() -> Result<()> {
@@ -60,7 +73,8 @@ fn main() -> Result<()> {
             // every failure, not the first.
             run(cargo(&root)
                 .args(["test", "--workspace", "--no-fail-fast"])
-                .args(&args[1..]))
+                .args(&args[1..])
+                .args(infrastructure_args(&args[1..])))
         }
         Some("fuzz") => {
             let components = build_plugins(&root)?;
@@ -98,6 +112,52 @@ fn main() -> Result<()> {
             std::process::exit(2);
         }
     }
+}
+
+/// The test-binary arguments that decide whether the tests needing
+/// infrastructure run, appended to the user's `cargo test` arguments.
+///
+/// Those tests are `#[ignore = "needs …"]`, so plain `cargo test` lists
+/// them as ignored instead of passing them without running them. When
+/// every program in [`programs::PROGRAMS`] is installed (as CI installs
+/// them), `--include-ignored` runs them: they are the workspace's only
+/// ignored tests, which `toolhost-test-infra`'s `gates` test keeps true.
+/// When one is missing, this says which and what installs it, and they all
+/// stay ignored: libtest can include ignored tests only all at once.
+/// Nothing is added when the user already chose (`--ignored`,
+/// `--include-ignored`).
+fn infrastructure_args(user_args: &[String]) -> Vec<String> {
+    let test_args = user_args
+        .iter()
+        .skip_while(|a| *a != "--")
+        .collect::<Vec<_>>();
+    if test_args
+        .iter()
+        .any(|a| *a == "--ignored" || *a == "--include-ignored")
+    {
+        return Vec::new();
+    }
+    let missing = programs::missing();
+    if missing.is_empty() {
+        let mut args = Vec::new();
+        if test_args.is_empty() {
+            args.push("--".to_string());
+        }
+        args.push("--include-ignored".to_string());
+        return args;
+    }
+    let names: Vec<&str> = missing.iter().map(|p| p.name).collect();
+    let packages: Vec<&str> = missing.iter().map(|p| p.package).collect();
+    eprintln!(
+        "cargo xtask test: not installed here: {}.\n\
+         The tests that need infrastructure programs stay ignored (listed as ignored below, \
+         each naming what it needs); they run once all of {} are installed:\n    \
+         apt-get install -y {}",
+        names.join(", "),
+        programs::PROGRAMS.map(|p| p.name).join(", "),
+        packages.join(" ")
+    );
+    Vec::new()
 }
 
 fn workspace_root() -> PathBuf {

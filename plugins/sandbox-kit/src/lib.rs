@@ -14,11 +14,17 @@
 //! | [`error_style`] | pluggable error-body shapes (`{"message"}` vs `{"statusCode","name","message"}`) |
 //! | [`gate`] | one middleware running log → auth → body cap → fault → rate limit, optionally adding `X-Ratelimit-*` headers |
 //! | [`server`] | bind `127.0.0.1:port` (port 0 allowed) and serve in the background; wait for a stop signal |
-//! | [`toolhost_config`] | the `toolhost.toml` block that serves a plugin set against a sandbox |
+//! | [`toolhost_config`] | the `toolhost.toml` block that serves a plugin set against a sandbox, and the entry that forces a fault |
+//! | [`clock`] | the fixed instant seed data counts from, and the real clock for new records |
+//! | [`sandbox`] | [`ApiSandbox`]: what runs and tests a sandbox, whichever API it stands in for |
+//! | [`cli`] | a sandbox binary's life: log, start, announce, serve until stopped |
+//! | `testing` | (feature `testing`) the sandboxes' test harness and their binaries' check |
 //!
 //! Errors: each fallible piece has its own small `thiserror` enum or struct
 //! carrying the context a test failure needs (the address that failed to bind,
-//! the bucket that was full, the header value that named no fault).
+//! the bucket that was full, the header value that named no fault). A whole
+//! sandbox starts and stops with [`anyhow::Result`], as the sandboxes' own
+//! setup code does.
 //!
 //! # Example
 //!
@@ -51,12 +57,17 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+pub mod cli;
+pub mod clock;
 pub mod error_style;
 pub mod fault;
 pub mod gate;
 pub mod rate_limit;
 pub mod request_log;
+pub mod sandbox;
 pub mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod toolhost_config;
 
 pub use auth::{AuthError, check_bearer};
@@ -68,5 +79,6 @@ pub use gate::{
 };
 pub use rate_limit::{BucketStatus, RateLimited, RateLimiter};
 pub use request_log::{LoggedRequest, RequestLog};
+pub use sandbox::ApiSandbox;
 pub use server::{ServeError, ServerHandle, serve, wait_for_stop_signal};
-pub use toolhost_config::ToolhostBlock;
+pub use toolhost_config::{ToolhostBlock, fault_credentials};

@@ -76,6 +76,16 @@ impl RequestLog {
         self.lock().clone()
     }
 
+    /// The entries that could change state ([`LoggedRequest::is_mutation`]),
+    /// oldest first: what tests check a declined confirmation left out.
+    pub fn mutations(&self) -> Vec<LoggedRequest> {
+        self.lock()
+            .iter()
+            .filter(|request| request.is_mutation())
+            .cloned()
+            .collect()
+    }
+
     /// Number of entries currently in the log.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -138,6 +148,7 @@ mod tests {
         assert_eq!(log.len(), 2);
         assert!(log.entries()[1].is_mutation());
         assert!(!log.entries()[0].is_mutation());
+        assert_eq!(log.mutations(), vec![entry("POST")]);
         log.clear();
         assert!(log.is_empty());
         assert_eq!(log.received(), 2);

@@ -8,6 +8,9 @@
 //! http is allowed for credentials to a loopback address only), so the
 //! components never see it.
 //! The demo, the end-to-end tests and the benchmarks all use it.
+//!
+//! [`fault_credentials`] is the entry the end-to-end tests add to force an
+//! upstream failure the way an operator's configuration would add a header.
 
 /// One `[plugins.NAME]` block pointed at a sandbox.
 #[derive(Debug, Clone)]
@@ -70,6 +73,19 @@ value = "Bearer ${{{key_env}}}"
     }
 }
 
+/// A `[[plugins.PLUGIN.credentials]]` entry that makes the host add
+/// `X-Sandbox-Fault: FAULT` ([`crate::FAULT_HEADER`]) to every request the
+/// plugin sends to a loopback port, as it would add an operator's header:
+/// how an end-to-end test makes the sandbox answer with `fault` (`500`,
+/// `503`, `429`, `timeout`). Starts with a newline, so it can follow any
+/// block.
+pub fn fault_credentials(plugin: &str, fault: &str) -> String {
+    format!(
+        "\n[[plugins.{plugin}.credentials]]\nhost = \"127.0.0.1\"\nport = \"*\"\n\
+         header = \"X-Sandbox-Fault\"\nvalue = \"{fault}\"\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +109,14 @@ mod tests {
         assert!(toml.contains("port = 4000\nmethods = [\"GET\", \"POST\"]\n"));
         assert!(toml.contains("host = \"127.0.0.1\"\nport = 4000\nheader = \"Authorization\"\n"));
         assert!(toml.contains("value = \"Bearer ${SHOP_API_KEY}\"\n"));
+    }
+
+    #[test]
+    fn the_fault_entry_adds_the_header_for_every_loopback_port() {
+        assert_eq!(
+            fault_credentials("shop", "503"),
+            "\n[[plugins.shop.credentials]]\nhost = \"127.0.0.1\"\nport = \"*\"\n\
+             header = \"X-Sandbox-Fault\"\nvalue = \"503\"\n"
+        );
     }
 }

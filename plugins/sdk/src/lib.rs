@@ -121,7 +121,38 @@ pub mod __private {
 /// The component offers no resources or prompts; [`export_component!`]
 /// exports those too.
 ///
-/// ```ignore
+/// ```no_run
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # use toolhost_sdk::{Annotations, AsyncTool, Tool, ToolError};
+/// # #[derive(Deserialize, JsonSchema)]
+/// # struct Name { name: String }
+/// # #[derive(Serialize, JsonSchema)]
+/// # struct Text { text: String }
+/// # struct Greet;
+/// # impl Tool for Greet {
+/// #     type Input = Name;
+/// #     type Output = Text;
+/// #     const NAME: &'static str = "greet";
+/// #     const TITLE: &'static str = "Greet Someone";
+/// #     const DESCRIPTION: &'static str = "Greet a person by name.";
+/// #     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+/// #     fn call(&self, input: Name) -> Result<Text, ToolError> {
+/// #         Ok(Text { text: format!("Hello, {}!", input.name) })
+/// #     }
+/// # }
+/// # struct Fetch;
+/// # impl AsyncTool for Fetch {
+/// #     type Input = Name;
+/// #     type Output = Text;
+/// #     const NAME: &'static str = "fetch";
+/// #     const TITLE: &'static str = "Fetch a Page";
+/// #     const DESCRIPTION: &'static str = "Fetch a page by name.";
+/// #     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+/// #     async fn call(&self, input: Name) -> Result<Text, ToolError> {
+/// #         Ok(Text { text: input.name })
+/// #     }
+/// # }
 /// toolhost_sdk::export_tools!(Greet, toolhost_sdk::asynchronous(Fetch));
 /// ```
 #[macro_export]
@@ -135,7 +166,71 @@ macro_rules! export_tools {
 /// crate's component (`toolhost:plugin@0.2.0`). Every section is optional,
 /// but keep their order; use it once per crate.
 ///
-/// ```ignore
+/// ```no_run
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # use toolhost_sdk::{
+/// #     Annotations, Contents, Message, Prompt, Resource, ResourceTemplate, Tool, ToolError,
+/// # };
+/// # #[derive(Deserialize, JsonSchema)]
+/// # struct NoInput {}
+/// # #[derive(Serialize, JsonSchema)]
+/// # struct Statuses { codes: Vec<String> }
+/// # struct ListStatuses;
+/// # impl Tool for ListStatuses {
+/// #     type Input = NoInput;
+/// #     type Output = Statuses;
+/// #     const NAME: &'static str = "list_statuses";
+/// #     const TITLE: &'static str = "List Statuses";
+/// #     const DESCRIPTION: &'static str = "List the order statuses.";
+/// #     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+/// #     fn call(&self, _: NoInput) -> Result<Statuses, ToolError> {
+/// #         Ok(Statuses { codes: Vec::new() })
+/// #     }
+/// # }
+/// # macro_rules! text_resource {
+/// #     ($name:ident, $uri:literal) => {
+/// #         struct $name;
+/// #         impl Resource for $name {
+/// #             const URI: &'static str = $uri;
+/// #             const NAME: &'static str = stringify!($name);
+/// #             const TITLE: &'static str = stringify!($name);
+/// #             const DESCRIPTION: &'static str = "An example resource.";
+/// #             const MIME_TYPE: &'static str = "text/plain";
+/// #             fn read(&self) -> Result<Contents, ToolError> {
+/// #                 Ok("text".into())
+/// #             }
+/// #         }
+/// #     };
+/// # }
+/// # text_resource!(StatusCatalog, "shop://statuses");
+/// # text_resource!(UsageGuide, "shop://guide");
+/// # #[derive(Deserialize)]
+/// # struct Sku { sku: String }
+/// # struct Item;
+/// # impl ResourceTemplate for Item {
+/// #     type Variables = Sku;
+/// #     const URI_TEMPLATE: &'static str = "shop://items/{sku}";
+/// #     const NAME: &'static str = "item";
+/// #     const TITLE: &'static str = "Item";
+/// #     const DESCRIPTION: &'static str = "An item by SKU.";
+/// #     const MIME_TYPE: &'static str = "text/plain";
+/// #     fn read(&self, _uri: &str, variables: Sku) -> Result<Contents, ToolError> {
+/// #         Ok(variables.sku.into())
+/// #     }
+/// # }
+/// # #[derive(Deserialize, JsonSchema)]
+/// # struct OrderId { order_id: String }
+/// # struct ReviewOrder;
+/// # impl Prompt for ReviewOrder {
+/// #     type Arguments = OrderId;
+/// #     const NAME: &'static str = "review_order";
+/// #     const TITLE: &'static str = "Review an Order";
+/// #     const DESCRIPTION: &'static str = "Review one order.";
+/// #     fn get(&self, arguments: OrderId) -> Result<Vec<Message>, ToolError> {
+/// #         Ok(vec![Message::user(format!("Review order {}.", arguments.order_id))])
+/// #     }
+/// # }
 /// toolhost_sdk::export_component! {
 ///     tools: [ListStatuses],
 ///     resources: [StatusCatalog, UsageGuide],

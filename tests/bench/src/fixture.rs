@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use statuspro_sandbox::{Sandbox, SandboxConfig};
+use statuspro_sandbox::{ApiSandbox as _, Sandbox, SandboxConfig};
 
 use crate::session::Launch;
 

@@ -1,12 +1,19 @@
 //! Real infrastructure on loopback for toolhost's end-to-end tests and its
 //! benchmark, from Debian's packages: a `redis-server` (the replicas'
 //! replay store) and HAProxy (the load balancer in front of replicas, with
-//! the configuration docs/scaling.md gives operators). A missing package is
-//! installed with `apt-get` when running as root; otherwise the caller gets
-//! the reason and skips. Also an identity provider's key endpoint
-//! ([`idp`]) for the authentication tests.
+//! the configuration docs/scaling.md gives operators). Also an identity
+//! provider's key endpoint ([`idp`]) for the authentication tests.
+//!
+//! [`PROGRAMS`] lists every program a test needs, with its package. The
+//! tests that need one are ignored unless `cargo xtask test` finds them all
+//! (see [`programs`]) and [`require`] them first, so they never install
+//! anything and fail, naming the package, when run without it. The
+//! benchmark's [`Redis::start`] and [`Haproxy::start`] install a missing
+//! package with `apt-get` when running as root, and otherwise give the
+//! reason, so its rows can say why they did not run.
 
 pub mod idp;
+pub mod programs;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -14,18 +21,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-/// Whether `program` is on PATH (or in /usr/sbin, where Debian puts some
-/// servers).
-pub fn on_path(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args([
-            "-c",
-            &format!("command -v {program} || test -x /usr/sbin/{program}"),
-        ])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
+pub use programs::{PROGRAMS, Program, missing, on_path, require};
 
 /// Makes sure each `(program, Debian package)` is installed, installing the
 /// missing packages with `apt-get` (as root); the reason it cannot, if not.

@@ -6,22 +6,13 @@
 //! `YYYY-MM-DD` (midnight UTC); anything else is a 422. Seeded times derive
 //! from [`seed_base`]; new records use the real clock.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 
 /// The wire format of every datetime.
 const DATETIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3fZ";
 
-/// The fixed instant every seeded time counts from: 2026-03-01 09:00:00 UTC.
-pub(crate) fn seed_base() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
-        .single()
-        .expect("the seed base is a valid UTC time")
-}
-
-/// The current time, for new records and events.
-pub(crate) fn now() -> DateTime<Utc> {
-    Utc::now()
-}
+/// The seed's fixed instant and the real clock, shared by every sandbox.
+pub(crate) use sandbox_kit::clock::{now, seed_base};
 
 /// `2026-03-01T09:00:00.000Z`.
 pub(crate) fn format(at: DateTime<Utc>) -> String {

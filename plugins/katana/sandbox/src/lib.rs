@@ -126,7 +126,7 @@ pub use api::API_PREFIX;
 pub use error::{KatanaStyle, NOT_FOUND_MESSAGE, VALIDATION_CODE, VALIDATION_MESSAGE};
 pub use input::{DEFAULT_LIMIT, MAX_LIMIT, PAGINATION_HEADER};
 pub use sandbox_kit::{
-    FAULT_HEADER, Fault, RATE_LIMIT_HEADER, RATE_REMAINING_HEADER, RATE_RESET_HEADER,
+    ApiSandbox, FAULT_HEADER, Fault, RATE_LIMIT_HEADER, RATE_REMAINING_HEADER, RATE_RESET_HEADER,
 };
 
 use crate::{
@@ -229,28 +229,6 @@ impl Sandbox {
         &self.config.api_key
     }
 
-    /// The `[plugins.katana]` block of a `toolhost.toml` that serves the
-    /// tools against this sandbox: `base_url` pointed here, this port allowed
-    /// for `methods`, and the key injected by the host from `KATANA_API_KEY`.
-    pub fn toolhost_config(&self, methods: &[&str]) -> String {
-        self.toolhost_config_with(methods, &[])
-    }
-
-    /// [`Sandbox::toolhost_config`] with further plugin `config` keys, e.g.
-    /// `("retry_deadline_ms", "1500")`.
-    pub fn toolhost_config_with(&self, methods: &[&str], settings: &[(&str, &str)]) -> String {
-        sandbox_kit::ToolhostBlock {
-            name: "katana",
-            files: "katana.wasm",
-            base_url: &self.base_url(),
-            port: self.addr().port(),
-            methods,
-            key_env: "KATANA_API_KEY",
-            settings,
-        }
-        .to_toml()
-    }
-
     /// The configuration the sandbox was started with.
     pub fn config(&self) -> &SandboxConfig {
         &self.config
@@ -263,11 +241,7 @@ impl Sandbox {
 
     /// Requests other than GET/HEAD/OPTIONS received so far.
     pub fn mutations(&self) -> Vec<LoggedRequest> {
-        self.log
-            .entries()
-            .into_iter()
-            .filter(LoggedRequest::is_mutation)
-            .collect()
+        self.log.mutations()
     }
 
     /// Empties the request log.
@@ -342,5 +316,38 @@ impl Sandbox {
             .shutdown()
             .await
             .context("shutting down the Katana sandbox")
+    }
+}
+
+/// How the sandbox binary, the test harness and toolhost's end-to-end tests
+/// run this sandbox (over the methods above; the plugin block is the one
+/// [`ApiSandbox::toolhost_config`] writes for the Katana tools).
+impl ApiSandbox for Sandbox {
+    type Config = SandboxConfig;
+
+    const API: &'static str = "Katana";
+    const API_PREFIX: &'static str = API_PREFIX;
+    const PLUGIN: &'static str = "katana";
+    const PLUGIN_FILES: &'static str = "katana.wasm";
+    const KEY_ENV: &'static str = "KATANA_API_KEY";
+
+    async fn start(config: SandboxConfig) -> anyhow::Result<Sandbox> {
+        start(config).await
+    }
+
+    fn addr(&self) -> SocketAddr {
+        Sandbox::addr(self)
+    }
+
+    fn api_key(&self) -> &str {
+        Sandbox::api_key(self)
+    }
+
+    fn request_log(&self) -> &RequestLog {
+        Sandbox::request_log(self)
+    }
+
+    async fn shutdown(self) -> anyhow::Result<()> {
+        Sandbox::shutdown(self).await
     }
 }

@@ -1,14 +1,14 @@
 //! `katana-sandbox`: runs the Katana sandbox until Ctrl-C or SIGTERM.
 //!
-//! Logs go to stderr (`RUST_LOG` filters them, default `info`); the base URL
-//! to point a Katana client at is printed to stderr once the server is up.
+//! Its flags make the sandbox's configuration; [`sandbox_kit::cli::run`]
+//! does the rest, as for every sandbox: logs to stderr (`RUST_LOG` filters
+//! them, default `info`), and the base URL to point a Katana client at,
+//! printed to stderr once the server is up.
 
-use std::{io::IsTerminal as _, time::Duration};
+use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::Parser;
-use katana_sandbox::{DEFAULT_API_KEY, SandboxConfig};
-use tracing_subscriber::EnvFilter;
+use katana_sandbox::{DEFAULT_API_KEY, Sandbox, SandboxConfig};
 
 /// A local stand-in for the Katana manufacturing ERP API, with a seeded knife workshop.
 #[derive(Debug, Parser)]
@@ -33,11 +33,6 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .init();
     let args = Args::parse();
 
     let config = SandboxConfig {
@@ -47,16 +42,5 @@ async fn main() -> anyhow::Result<()> {
         fault_timeout: Duration::from_secs(args.fault_timeout_secs),
         port: args.port,
     };
-    let sandbox = katana_sandbox::start(config).await?;
-    eprintln!(
-        "Katana sandbox: {} (Authorization: Bearer {})",
-        sandbox.base_url(),
-        sandbox.api_key()
-    );
-
-    sandbox_kit::wait_for_stop_signal()
-        .await
-        .context("waiting for Ctrl-C or SIGTERM")?;
-    tracing::info!("shutting down");
-    sandbox.shutdown().await
+    sandbox_kit::cli::run::<Sandbox>(config).await
 }

@@ -5,22 +5,13 @@
 //! explicit `+00:00` offset. Seed times derive from [`seed_base`]; new events use
 //! the real clock.
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 /// The wire format of every datetime.
 const DATETIME_FORMAT: &str = "%Y-%m-%dT%H:%M:%S+00:00";
 
-/// The fixed instant all seeded times count from: 2026-03-01 09:00:00 UTC.
-pub(crate) fn seed_base() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0)
-        .single()
-        .expect("the seed base is a valid UTC time")
-}
-
-/// The current time, for new events.
-pub(crate) fn now() -> DateTime<Utc> {
-    Utc::now()
-}
+/// The seed's fixed instant and the real clock, shared by every sandbox.
+pub(crate) use sandbox_kit::clock::{now, seed_base};
 
 /// `2026-03-12T10:14:00+00:00`.
 pub(crate) fn format_datetime(at: DateTime<Utc>) -> String {

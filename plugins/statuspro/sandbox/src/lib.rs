@@ -89,7 +89,7 @@ use sandbox_kit::{Gate, LoggedRequest, MessageStyle, RateLimiter, RequestLog, Se
 
 pub use api::API_PREFIX;
 pub use error::{ORDER_NOT_FOUND, VALIDATION_MESSAGE};
-pub use sandbox_kit::{FAULT_HEADER, Fault};
+pub use sandbox_kit::{ApiSandbox, FAULT_HEADER, Fault};
 
 use crate::{
     api::AppState,
@@ -231,22 +231,6 @@ impl Sandbox {
         &self.config.api_key
     }
 
-    /// The `[plugins.statuspro]` block of a `toolhost.toml` that serves the
-    /// tools against this sandbox: `base_url` pointed here, this port allowed
-    /// for `methods`, and the key injected by the host from `STATUSPRO_API_KEY`.
-    pub fn toolhost_config(&self, methods: &[&str]) -> String {
-        sandbox_kit::ToolhostBlock {
-            name: "statuspro",
-            files: "statuspro_*.wasm",
-            base_url: &self.base_url(),
-            port: self.addr().port(),
-            methods,
-            key_env: "STATUSPRO_API_KEY",
-            settings: &[],
-        }
-        .to_toml()
-    }
-
     /// The configuration the sandbox was started with.
     pub fn config(&self) -> &SandboxConfig {
         &self.config
@@ -259,11 +243,7 @@ impl Sandbox {
 
     /// Requests other than GET/HEAD/OPTIONS received so far.
     pub fn mutations(&self) -> Vec<LoggedRequest> {
-        self.log
-            .entries()
-            .into_iter()
-            .filter(LoggedRequest::is_mutation)
-            .collect()
+        self.log.mutations()
     }
 
     /// Empties the request log.
@@ -321,5 +301,38 @@ impl Sandbox {
             .shutdown()
             .await
             .context("shutting down the StatusPro sandbox")
+    }
+}
+
+/// How the sandbox binary, the test harness and toolhost's end-to-end tests
+/// run this sandbox (over the methods above; the plugin block is the one
+/// [`ApiSandbox::toolhost_config`] writes for the StatusPro tools).
+impl ApiSandbox for Sandbox {
+    type Config = SandboxConfig;
+
+    const API: &'static str = "StatusPro";
+    const API_PREFIX: &'static str = API_PREFIX;
+    const PLUGIN: &'static str = "statuspro";
+    const PLUGIN_FILES: &'static str = "statuspro_*.wasm";
+    const KEY_ENV: &'static str = "STATUSPRO_API_KEY";
+
+    async fn start(config: SandboxConfig) -> anyhow::Result<Sandbox> {
+        start(config).await
+    }
+
+    fn addr(&self) -> SocketAddr {
+        Sandbox::addr(self)
+    }
+
+    fn api_key(&self) -> &str {
+        Sandbox::api_key(self)
+    }
+
+    fn request_log(&self) -> &RequestLog {
+        Sandbox::request_log(self)
+    }
+
+    async fn shutdown(self) -> anyhow::Result<()> {
+        Sandbox::shutdown(self).await
     }
 }

@@ -1,51 +1,28 @@
 //! The `statuspro-sandbox` binary starts, prints its base URL to stderr and
 //! serves the API.
 
-use std::{
-    io::{BufRead, BufReader},
-    process::{Child, Command, Stdio},
-};
-
-/// Kills the child process when the test ends, even on a failed assertion.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use sandbox_kit::testing::Binary;
+use statuspro_sandbox::Sandbox;
 
 #[tokio::test]
 async fn the_binary_prints_its_base_url_and_serves() {
-    let mut child = KillOnDrop(
-        Command::new(env!("CARGO_BIN_EXE_statuspro-sandbox"))
-            .args(["--port", "0", "--api-key", "bin-key"])
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary starts"),
-    );
-    let stderr = child.0.stderr.take().unwrap();
-    let line = tokio::task::spawn_blocking(move || {
-        BufReader::new(stderr)
-            .lines()
-            .map(|line| line.expect("stderr is text"))
-            .find(|line| line.starts_with("StatusPro sandbox: "))
-    })
-    .await
-    .unwrap();
-    let line = line.expect("the base URL line");
-    let base_url = line
-        .trim_start_matches("StatusPro sandbox: ")
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let binary = Binary::start::<Sandbox>(
+        env!("CARGO_BIN_EXE_statuspro-sandbox"),
+        &["--port", "0", "--api-key", "bin-key"],
+    )
+    .await;
+    let base_url = &binary.base_url;
     assert!(
         base_url.starts_with("http://127.0.0.1:") && base_url.ends_with("/api/v1"),
-        "{line}"
+        "{}",
+        binary.announcement
+    );
+    assert!(
+        binary
+            .announcement
+            .ends_with("(Authorization: Bearer bin-key)"),
+        "{}",
+        binary.announcement
     );
 
     let response = reqwest::Client::new()
@@ -55,5 +32,4 @@ async fn the_binary_prints_its_base_url_and_serves() {
         .await
         .unwrap();
     assert_eq!(response.status(), reqwest::StatusCode::OK);
-    drop(child);
 }

@@ -6,7 +6,7 @@
 //! `plugins/statuspro/components/`, one line long, so an operator can serve
 //! any subset and grant each only what it needs:
 //!
-//! ```ignore
+//! ```no_run
 //! toolhost_sdk::export_tools!(statuspro_tools::ListOrders);
 //! ```
 //!

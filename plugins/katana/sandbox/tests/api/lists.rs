@@ -9,7 +9,7 @@ use katana_sandbox::{
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::util::{assert_invalid, start};
+use crate::util::{ListReads as _, assert_invalid, start};
 
 /// The ids in a list body, in order.
 fn ids(body: &Value) -> Vec<i64> {

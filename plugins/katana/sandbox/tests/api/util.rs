@@ -5,16 +5,14 @@ use katana_sandbox::{
     NOT_FOUND_MESSAGE, Sandbox, SandboxConfig, VALIDATION_CODE,
     model::{ErrorBody, ErrorDetail, Pagination},
 };
-use reqwest::{Method, RequestBuilder, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-/// A running sandbox and a client for it.
-pub struct Harness {
-    /// The sandbox under test.
-    pub sandbox: Sandbox,
-    /// A plain client; [`Harness::request`] adds the bearer key.
-    pub client: reqwest::Client,
-}
+pub use sandbox_kit::testing::read;
+
+/// A running sandbox and an authenticated client for it (the harness every
+/// sandbox's tests share).
+pub type Harness = sandbox_kit::testing::Harness<Sandbox>;
 
 /// Starts a sandbox with the default configuration.
 pub async fn start() -> Harness {
@@ -23,53 +21,17 @@ pub async fn start() -> Harness {
 
 /// Starts a sandbox with `config`.
 pub async fn start_with(config: SandboxConfig) -> Harness {
-    let sandbox = katana_sandbox::start(config)
-        .await
-        .expect("the sandbox starts");
-    Harness {
-        sandbox,
-        client: reqwest::Client::new(),
-    }
+    Harness::start(config).await
 }
 
-impl Harness {
-    /// `base_url + path`, where `path` starts with `/` (e.g. `/variants?page=2`).
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.sandbox.base_url())
-    }
-
-    /// An authenticated request builder.
-    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client
-            .request(method, self.url(path))
-            .bearer_auth(self.sandbox.api_key())
-    }
-
-    /// Sends a request and returns its status and JSON body (`null` if none).
-    pub async fn send(&self, request: RequestBuilder) -> (StatusCode, Value) {
-        let response = request.send().await.expect("the request is answered");
-        read(response).await
-    }
-
-    /// Authenticated GET.
-    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
-        self.send(self.request(Method::GET, path)).await
-    }
-
-    /// Authenticated POST with a JSON body.
-    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(self.request(Method::POST, path).json(&body))
-            .await
-    }
-
-    /// Authenticated PATCH with a JSON body.
-    pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(self.request(Method::PATCH, path).json(&body))
-            .await
-    }
-
+/// Katana's paged lists, read with their `X-Pagination` header.
+pub trait ListReads {
     /// An authenticated GET of a list: status, body and `X-Pagination`.
-    pub async fn list(&self, path: &str) -> (StatusCode, Value, Pagination) {
+    async fn list(&self, path: &str) -> (StatusCode, Value, Pagination);
+}
+
+impl ListReads for Harness {
+    async fn list(&self, path: &str) -> (StatusCode, Value, Pagination) {
         let response = self
             .request(Method::GET, path)
             .send()
@@ -87,18 +49,6 @@ impl Harness {
         let (status, body) = read(response).await;
         (status, body, pagination)
     }
-}
-
-/// A response's status and JSON body (`null` when empty).
-pub async fn read(response: reqwest::Response) -> (StatusCode, Value) {
-    let status = response.status();
-    let text = response.text().await.expect("the body is readable");
-    let body = if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|err| panic!("body is not JSON ({err}): {text}"))
-    };
-    (status, body)
 }
 
 /// Asserts a 422 in Katana's shape and returns its details.

@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use statuspro_sandbox::{SandboxConfig, seed};
 
-use crate::util::{start, start_with};
+use crate::util::{OrderReads as _, start, start_with};
 
 /// Orders from which In Production (`st000002`) is viable: Order Received,
 /// On Hold and no status.

@@ -7,7 +7,7 @@ use reqwest::{Method, StatusCode, header::RETRY_AFTER};
 use serde_json::json;
 use statuspro_sandbox::{FAULT_HEADER, SandboxConfig, seed};
 
-use crate::util::{start, start_with};
+use crate::util::{OrderReads as _, start, start_with};
 
 #[tokio::test]
 async fn fault_500_and_503() {

@@ -4,7 +4,9 @@ use reqwest::StatusCode;
 use serde_json::json;
 use statuspro_sandbox::seed;
 
-use crate::util::{assert_invalid, assert_order_not_found, start, validation_errors};
+use crate::util::{
+    OrderReads as _, assert_invalid, assert_order_not_found, start, validation_errors,
+};
 
 #[tokio::test]
 async fn lookup_with_and_without_hash() {

@@ -9,7 +9,7 @@ use statuspro_sandbox::{
     seed,
 };
 
-use crate::util::start;
+use crate::util::{OrderReads as _, start};
 
 /// Asserts `wire` is a `+00:00` datetime between `before` and now.
 #[track_caller]

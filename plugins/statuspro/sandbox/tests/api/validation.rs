@@ -4,7 +4,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use statuspro_sandbox::{SandboxConfig, seed};
 
-use crate::util::{assert_invalid, start, start_with, validation_errors};
+use crate::util::{OrderReads as _, assert_invalid, start, start_with, validation_errors};
 
 #[tokio::test]
 async fn list_status_code_must_be_exactly_8_characters() {
