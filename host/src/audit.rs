@@ -126,8 +126,9 @@ use sha2::{Digest, Sha256};
 
 use crate::bindings::confirm::Outcome;
 use crate::call::CallOutcome;
+use crate::call::offer::OfferKind;
 use crate::confirmation::outcome_name;
-use crate::offers::OfferKind;
+use crate::hooks::{BoxFuture, CallHooks, MutationRefused, Upstream};
 use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
 
@@ -156,64 +157,6 @@ pub struct AuditError {
     /// What the system said.
     #[source]
     pub source: std::io::Error,
-}
-
-/// One upstream request as the trail records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Upstream {
-    /// `GET`, `POST`, …
-    pub method: String,
-    /// The URL's host.
-    pub host: String,
-    /// The URL's port (the scheme's own when the URL names none).
-    pub port: Option<u16>,
-    /// The URL's path, without the query.
-    pub path: String,
-    /// The response's status code, when one came.
-    pub status: Option<u16>,
-    /// Bytes of the response body read.
-    pub bytes: Option<u64>,
-    /// Why no response was read: `timeout`, `connection_failed`, `denied`,
-    /// `body_too_large`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Set when the host refused to send the request: why, as the
-    /// policy-denial label (`read_only`, `unconfirmed`, `host_not_allowed`,
-    /// `method`, `path`, `private_address`, …, `requests_per_call`, or
-    /// `audit_unwritable`).
-    /// Such a request never left the host.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refused: Option<String>,
-}
-
-impl Upstream {
-    /// A request to `url` with `method`; status and bytes to be filled.
-    pub fn to(method: &str, url: &url::Url) -> Upstream {
-        Upstream {
-            method: method.to_string(),
-            host: crate::policy::host_of(url).unwrap_or_default(),
-            port: url.port_or_known_default(),
-            path: url.path().to_string(),
-            status: None,
-            bytes: None,
-            error: None,
-            refused: None,
-        }
-    }
-
-    /// A request to `url` with `method` the host refused to send, for
-    /// `reason` (see [`Upstream::refused`]).
-    pub fn refused(method: &str, url: &url::Url, reason: &str) -> Upstream {
-        Upstream {
-            refused: Some(reason.to_string()),
-            ..Upstream::to(method, url)
-        }
-    }
-
-    /// Whether the request could change something (not `GET`/`HEAD`).
-    pub fn is_mutation(&self) -> bool {
-        !matches!(self.method.as_str(), "GET" | "HEAD")
-    }
 }
 
 /// How a call's confirmation went.
@@ -606,6 +549,39 @@ impl CallAudit {
         let mut record = self.with(|r| r.clone());
         record.duration_ms = self.started.elapsed().as_millis() as u64;
         record
+    }
+}
+
+/// The audit record hears what the call does: its upstream requests and
+/// confirmations; a mutation waits for the call's `intent` on disk, and is
+/// refused while the trail cannot be written.
+impl CallHooks for CallAudit {
+    fn upstream(&self, request: Upstream) {
+        CallAudit::upstream(self, request)
+    }
+
+    fn before_mutation(&self, next: Upstream) -> BoxFuture<'_, Result<(), MutationRefused>> {
+        Box::pin(async move {
+            CallAudit::before_mutation(self, next)
+                .await
+                .map_err(|e| MutationRefused { why: e.to_string() })
+        })
+    }
+
+    fn asking(&self) {
+        CallAudit::asking(self)
+    }
+
+    fn answered(&self, outcome: Outcome, _afresh: bool) {
+        CallAudit::answered(self, outcome)
+    }
+
+    fn needs_input(&self) {
+        CallAudit::needs_input(self)
+    }
+
+    fn busy(&self) {
+        CallAudit::busy(self)
     }
 }
 

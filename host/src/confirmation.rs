@@ -38,8 +38,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::bindings::confirm::Outcome;
-use crate::call::{Answer, Asked, BoxFuture, Confirmer, FixedAnswer, QuestionHash};
 use crate::config::{NoElicitationPolicy, StateSettings};
+use crate::hooks::BoxFuture;
+use crate::imports::confirm::{Answer, Asked, Confirmer, FixedAnswer, QuestionHash};
 use crate::replay::{ReplayError, ReplayStore};
 
 /// The description of the elicitation's one field, in the words of the

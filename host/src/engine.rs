@@ -3,12 +3,20 @@
 //!
 //! One engine serves every plugin. Its configuration is part of the key of
 //! compiled code, so it is built in one place.
+//!
+//! It also holds who may run now: the pool's slots, each plugin block's
+//! turns ([`BlockTurns`], [`Turn`]) and the places of calls waiting for a
+//! human ([`WaitingForUser`]).
+//!
+//! **Architecture invariant:** the engine is the bottom of the runtime: it
+//! never names another host module.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A call's deadline is checked at this
@@ -35,9 +43,9 @@ pub struct Runtime {
     /// One permit per pool slot; held for the life of a call's store.
     pub slots: Arc<Semaphore>,
     /// Calls waiting for a human's answer, capped below the pool size.
-    pub waiting: Arc<crate::call::WaitingForUser>,
+    pub waiting: Arc<WaitingForUser>,
     /// Each plugin block's `limits.concurrent_calls` turns.
-    pub turns: Arc<crate::call::BlockTurns>,
+    pub turns: Arc<BlockTurns>,
 }
 
 impl Runtime {
@@ -88,5 +96,172 @@ impl Runtime {
             waiting: Arc::default(),
             turns: Arc::default(),
         })
+    }
+}
+
+/// Most calls that may wait for a human's answer at once, host-wide: half
+/// the instance pool, so calls nobody answers can never take every slot.
+pub const MAX_WAITING_FOR_USER: u32 = MAX_INSTANCES / 2;
+
+/// Counts the calls waiting for a human's answer, host-wide and per plugin
+/// block. A waiting call keeps its instance (and so its pool slot) alive,
+/// so the count is capped below the pool size: [`MAX_WAITING_FOR_USER`]
+/// host-wide, and a block's `limits.concurrent_calls` per block. A call
+/// past either cap is not queued: it ends with a retryable error.
+#[derive(Debug, Default)]
+pub struct WaitingForUser {
+    counts: Mutex<WaitCounts>,
+}
+
+#[derive(Debug, Default)]
+struct WaitCounts {
+    total: u32,
+    by_block: HashMap<String, u32>,
+}
+
+/// Holds one place among the calls waiting for a human; gives it back
+/// when dropped.
+#[derive(Debug)]
+pub struct WaitingPlace {
+    waits: Arc<WaitingForUser>,
+    block: String,
+}
+
+impl WaitingForUser {
+    /// Takes a place for a call of the plugin block `block`, whose cap is
+    /// `block_cap`; `Err` says which cap is full.
+    pub fn enter(self: &Arc<Self>, block: &str, block_cap: u32) -> Result<WaitingPlace, String> {
+        let mut counts = self.counts.lock().expect("not poisoned");
+        if counts.total >= MAX_WAITING_FOR_USER {
+            return Err(format!(
+                "{MAX_WAITING_FOR_USER} calls are already waiting for a user's answer, the most the host allows at once"
+            ));
+        }
+        let of_block = counts.by_block.get(block).copied().unwrap_or(0);
+        if of_block >= block_cap {
+            return Err(format!(
+                "{of_block} calls of plugin {block} are already waiting for a user's answer (limits.concurrent_calls = {block_cap})"
+            ));
+        }
+        counts.total += 1;
+        *counts.by_block.entry(block.to_string()).or_default() += 1;
+        Ok(WaitingPlace {
+            waits: self.clone(),
+            block: block.to_string(),
+        })
+    }
+
+    /// How many calls are waiting now.
+    pub fn total(&self) -> u32 {
+        self.counts.lock().expect("not poisoned").total
+    }
+}
+
+impl Drop for WaitingPlace {
+    fn drop(&mut self) {
+        let mut counts = self.waits.counts.lock().expect("not poisoned");
+        counts.total -= 1;
+        if let Some(n) = counts.by_block.get_mut(&self.block) {
+            *n -= 1;
+            if *n == 0 {
+                counts.by_block.remove(&self.block);
+            }
+        }
+    }
+}
+
+/// The turns of each plugin block: one semaphore of
+/// `limits.concurrent_calls` permits per block, shared by every file the
+/// block's `files` match and kept across reloads.
+#[derive(Debug, Default)]
+pub struct BlockTurns {
+    /// By block name and number of turns.
+    by_block: Mutex<HashMap<(String, u32), Arc<Semaphore>>>,
+}
+
+impl BlockTurns {
+    /// The semaphore of the block `block` with `permits` turns, made the
+    /// first time. A reloaded configuration that changes the number gets
+    /// another semaphore: calls running keep the turns they hold, new calls
+    /// take turns among the new number (and a reload that is refused, or
+    /// undone, finds the running one again).
+    pub fn for_block(&self, block: &str, permits: u32) -> Arc<Semaphore> {
+        self.by_block
+            .lock()
+            .expect("not poisoned")
+            .entry((block.to_string(), permits))
+            .or_insert_with(|| Arc::new(Semaphore::new(permits as usize)))
+            .clone()
+    }
+}
+
+/// A call's turn among the plugin's `limits.concurrent_calls`: the permit,
+/// given back while the call waits for a human and taken again after.
+pub struct Turn {
+    semaphore: Arc<Semaphore>,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Turn {
+    /// Waits for a turn.
+    pub async fn take(semaphore: &Arc<Semaphore>) -> Turn {
+        let permit = match semaphore.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                tracing::debug!("waiting for a turn (limits.concurrent_calls)");
+                semaphore
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed")
+            }
+        };
+        Turn {
+            semaphore: semaphore.clone(),
+            permit: Some(permit),
+        }
+    }
+
+    /// Gives the permit back (while waiting for a human).
+    pub fn release(&mut self) {
+        self.permit = None;
+    }
+
+    /// Takes the permit again, waiting if others hold them all.
+    pub async fn resume(&mut self) {
+        if self.permit.is_none() {
+            self.permit = Some(
+                self.semaphore
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_for_users_is_capped_per_block_and_host_wide() {
+        let waits = Arc::new(WaitingForUser::default());
+        let a = waits.enter("a", 1).unwrap();
+        assert!(
+            waits
+                .enter("a", 1)
+                .unwrap_err()
+                .contains("limits.concurrent_calls")
+        );
+        let mut held = Vec::new();
+        for _ in 1..MAX_WAITING_FOR_USER {
+            held.push(waits.enter("b", u32::MAX).unwrap());
+        }
+        assert!(waits.enter("c", 1).unwrap_err().contains("already waiting"));
+        drop(a);
+        assert_eq!(waits.total(), MAX_WAITING_FOR_USER - 1);
+        assert!(waits.enter("a", 1).is_ok());
     }
 }

@@ -12,13 +12,14 @@
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
 //! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
 //! | [`reload`]     | initial load, hot reload of the directory, config reload → the registry |
-//! | [`call`]       | one call in a fresh instance: limits, deadline, outcome          |
-//! | [`imports`]    | the host side of each WIT import                                 |
+//! | [`call`]       | one call in a fresh instance: limits, deadline, outcome; reads, gets, completions |
+//! | [`imports`]    | a call's `CallState` and the host side of each WIT import        |
+//! | [`hooks`]      | what a running call reports (audit, metrics hear it through them) |
 //! | [`policy`]     | which destinations a plugin may reach                            |
 //! | [`plugin`]     | loading a component file within its limits: compile, link, list  |
 //! | [`offers`]     | a 0.2 component's resources, templates, prompts; read/get/complete |
 //! | [`spec`]       | a tool definition checked against MCP's rules                    |
-//! | [`engine`]     | the wasmtime engine, pool and epoch ticker                       |
+//! | [`engine`]     | the wasmtime engine, pool, epoch ticker; turns and waiting places |
 //! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
 //! | [`config`]     | `toolhost.toml`                                                  |
 //! | [`oci`]        | `push`, `pull`, `oci://` components: registry, signatures, store |
@@ -31,6 +32,12 @@
 //! Only [`transport`] (JSON-RPC framing) and [`server`] (MCP's methods) know
 //! the protocol; everything below them deals in tools, arguments and
 //! outcomes.
+//!
+//! The runtime ([`engine`], [`cache`], [`plugin`], [`call`], [`imports`],
+//! [`hooks`], [`policy`], [`spec`], [`offers`], [`registry`], [`bindings`])
+//! never names `audit` or `metrics`: they implement [`hooks::CallHooks`]
+//! from above. No two host modules name each other (`cargo xtask
+//! imports`).
 
 #![deny(missing_docs)]
 
@@ -42,6 +49,7 @@ pub mod call;
 pub mod config;
 pub mod confirmation;
 pub mod engine;
+pub mod hooks;
 pub mod imports;
 pub mod lint;
 pub mod logging;

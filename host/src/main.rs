@@ -560,14 +560,16 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
             &arguments,
         )
     });
-    let outcome = toolhost::call::run_call_audited(
+    // The metrics, off in `toolhost call`, and the audit record.
+    let hooks = std::sync::Arc::new((toolhost::metrics::CallMetrics, audit.clone()));
+    let outcome = toolhost::call::run_call_with_hooks(
         &env,
         &found.plugin,
         &found.spec,
         &arguments,
         Box::new(toolhost::confirmation::Terminal),
         None,
-        audit.clone(),
+        hooks,
     )
     .await;
     if let Some(audit) = &audit {

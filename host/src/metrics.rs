@@ -55,8 +55,8 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use crate::bindings::confirm::Outcome;
 use crate::call::CallOutcome;
-use crate::config::PluginSettings;
-use crate::offers::OfferKind;
+use crate::call::offer::OfferKind;
+use crate::hooks::{CallHooks, UpstreamStatus};
 use crate::policy::DenialReason;
 use crate::registry::Registry;
 
@@ -406,40 +406,15 @@ pub fn confirmation_busy() {
     }
 }
 
-/// What came back for one upstream request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpstreamStatus {
-    /// A response with this status code.
-    Code(u16),
-    /// No response within the time left.
-    Timeout,
-    /// No connection, or it broke.
-    ConnectionFailed,
-}
-
-impl UpstreamStatus {
-    /// The `status` label: the code (100 to 599, else `other`), `timeout`
-    /// or `connection_failed`.
-    pub fn label(self) -> String {
-        match self {
-            UpstreamStatus::Code(code @ 100..=599) => code.to_string(),
-            UpstreamStatus::Code(_) => "other".to_string(),
-            UpstreamStatus::Timeout => "timeout".to_string(),
-            UpstreamStatus::ConnectionFailed => "connection_failed".to_string(),
-        }
-    }
-}
-
-/// Records one request sent for the plugin with `settings` to `host` (as
-/// [`host_of`](crate::policy::host_of) gives it), labelled with the host of
-/// the `allow` entry that covers it, not the URL's.
-pub fn upstream_request(settings: &PluginSettings, host: &str, status: UpstreamStatus) {
+/// Records one request sent for the plugin block `plugin`, labelled with
+/// `rule_host`, the host of the `allow` entry that covers it (not the
+/// URL's).
+pub fn upstream_request(plugin: &str, rule_host: &str, status: UpstreamStatus) {
     if enabled() {
-        let rule_host = settings.network.rule_host(host).unwrap_or_default();
         ::metrics::counter!(
             UPSTREAM_REQUESTS,
-            "plugin" => PLUGINS.get(&settings.name),
-            "host" => HOSTS.get(&rule_host),
+            "plugin" => PLUGINS.get(plugin),
+            "host" => HOSTS.get(rule_host),
             "status" => status.label()
         )
         .increment(1);
@@ -455,6 +430,34 @@ pub fn policy_denial(plugin: &str, reason: DenialReason) {
             "reason" => reason.label()
         )
         .increment(1);
+    }
+}
+
+/// What a running call counts: its policy denials, upstream responses and
+/// confirmations. Hooked into every call the server runs
+/// ([`crate::hooks`]); counts nothing while metrics are off.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallMetrics;
+
+impl CallHooks for CallMetrics {
+    fn policy_denial(&self, plugin: &str, reason: DenialReason) {
+        policy_denial(plugin, reason);
+    }
+
+    fn upstream_status(&self, plugin: &str, rule_host: &str, status: UpstreamStatus) {
+        upstream_request(plugin, rule_host, status);
+    }
+
+    fn answered(&self, outcome: Outcome, afresh: bool) {
+        // A replay of answers the client already sent was counted when
+        // they arrived.
+        if afresh {
+            confirmation_answered(outcome);
+        }
+    }
+
+    fn busy(&self) {
+        confirmation_busy();
     }
 }
 

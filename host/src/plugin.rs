@@ -28,10 +28,11 @@ use crate::bindings::PluginPre;
 use crate::bindings::confirm::Outcome;
 use crate::bindings::types::ToolDefinition;
 use crate::cache::CompileCache;
-use crate::call::{CallState, FixedAnswer, new_store};
 use crate::config::{Config, Limits, PluginSettings};
 use crate::engine::Runtime;
+use crate::imports::confirm::FixedAnswer;
 use crate::imports::http::HttpClient;
+use crate::imports::{CallState, new_store};
 use crate::offers::{Contract, OfferLoadError, Offers};
 use crate::spec::{SpecError, ToolSpec, check_definitions};
 

@@ -39,13 +39,17 @@
 //! template with the variables' names left out, so `x://a/{id}` and
 //! `x://a/{key}` are one), and a prompt's name. [`Conflict::kind`] says
 //! which of them a conflict is about.
+//!
+//! **Which plugin serves a URI** ([`offered_by`]), and whether that changed
+//! between two registries ([`offer_changed`]), decide what a resource
+//! subscription hears of (ADR 0027).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
-use crate::config::{Config, served_name};
+use crate::config::{Config, PluginSettings, served_name};
 use crate::offers::TemplateSpec;
 use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
@@ -514,4 +518,43 @@ pub fn wasm_files(dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// The plugin serving `uri` in `registry`: the one listing it as a
+/// resource, else the one whose template (the first by shape) it matches.
+pub fn offered_by<'a>(registry: &'a Registry, uri: &str) -> Option<&'a Arc<Plugin>> {
+    match registry.resource(uri) {
+        Some(r) => Some(&r.plugin),
+        None => registry.template_for(uri).map(|(t, _)| &t.plugin),
+    }
+}
+
+/// Whether what is read at `uri` may differ between `before` and `now`:
+/// another plugin serves it, or none does any more (or yet), or its
+/// component's bytes changed, or its block's settings that reach a read
+/// (values, network policy, credentials, limits). The trigger of
+/// `notifications/resources/updated` (ADR 0027).
+pub fn offer_changed(before: &Registry, now: &Registry, uri: &str) -> bool {
+    match (offered_by(before, uri), offered_by(now, uri)) {
+        (None, None) => false,
+        (Some(a), Some(b)) if Arc::ptr_eq(a, b) => false,
+        (Some(a), Some(b)) => {
+            a.file != b.file || a.digest != b.digest || !reads_alike(&a.settings, &b.settings)
+        }
+        _ => true,
+    }
+}
+
+/// Whether a read under settings `a` and one under `b` see the same
+/// configuration: the `config` values, the network policy, the
+/// credentials injected and the limits.
+fn reads_alike(a: &PluginSettings, b: &PluginSettings) -> bool {
+    a.values == b.values
+        && a.network == b.network
+        && a.limits == b.limits
+        && a.credentials.len() == b.credentials.len()
+        && a.credentials
+            .iter()
+            .zip(&b.credentials)
+            .all(|(x, y)| x.scope == y.scope && x.header == y.header && x.value == y.value)
 }

@@ -1,4 +1,4 @@
-//! `confirm`: asks the call's [`Confirmer`](crate::call::Confirmer) and
+//! `confirm`: asks the call's [`Confirmer`] and
 //! records the answer. The latest answer is the gate for mutating HTTP
 //! requests in this call (see [`super::http`]): a yes opens it, and any
 //! other answer closes it again, taking an earlier yes back.
@@ -8,7 +8,7 @@
 //! follows, and may be at most `limits.output_bytes` long.
 //!
 //! Waiting for a human holds the call's instance, so it is bounded: only
-//! [`MAX_WAITING_FOR_USER`](crate::call::MAX_WAITING_FOR_USER) calls
+//! [`MAX_WAITING_FOR_USER`](crate::engine::MAX_WAITING_FOR_USER) calls
 //! host-wide, and `limits.concurrent_calls` per plugin block, may wait at
 //! once; a call past that ends with a retryable error. While it waits, the
 //! call gives its turn among the plugin's `concurrent_calls` back.
@@ -18,8 +18,76 @@
 
 use std::time::Instant;
 
+use sha2::{Digest, Sha256};
+
+use super::{CallState, Stop};
 use crate::bindings::confirm::{Host, Outcome};
-use crate::call::{Answer, Asked, CallState, QuestionHash, Stop};
+use crate::hooks::BoxFuture;
+
+/// A question's fingerprint: the SHA-256 of the prompt the user was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuestionHash(pub [u8; 32]);
+
+impl QuestionHash {
+    /// The fingerprint of `prompt`.
+    pub fn of(prompt: &str) -> QuestionHash {
+        QuestionHash(Sha256::digest(prompt.as_bytes()).into())
+    }
+}
+
+/// One answered confirmation: what was asked and what the user said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// The prompt's fingerprint.
+    pub question: QuestionHash,
+    /// The answer.
+    pub outcome: Outcome,
+}
+
+/// What a [`Confirmer`] says about one question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// The answer.
+    Answered(Outcome),
+    /// The answer must come from the client in another round; end the call.
+    NeedsInput,
+}
+
+/// Answers a call's confirmation questions. Which one a call gets depends on
+/// the client: elicitation (legacy), input-required rounds (2026-07-28), the
+/// operator's policy (no elicitation), or a terminal (`toolhost call`).
+pub trait Confirmer: Send {
+    /// Asks `message`.
+    fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked>;
+
+    /// Whether asking waits for a human (an elicitation, a terminal). Such
+    /// a wait gives the plugin's concurrency permit back and counts against
+    /// [`WaitingForUser`](crate::engine::WaitingForUser); an answer known at once does neither.
+    fn waits_for_user(&self) -> bool {
+        true
+    }
+
+    /// Whether its answers are new ones, counted in the metrics
+    /// (`toolhost_confirmations_total`) when given. A replay of answers the
+    /// client already sent is not: those were counted when they arrived.
+    fn answers_afresh(&self) -> bool {
+        true
+    }
+}
+
+/// Answers every question with one fixed outcome.
+pub struct FixedAnswer(pub Outcome);
+
+impl Confirmer for FixedAnswer {
+    fn ask<'a>(&'a mut self, _message: &'a str) -> BoxFuture<'a, Asked> {
+        let answer = self.0;
+        Box::pin(async move { Asked::Answered(answer) })
+    }
+
+    fn waits_for_user(&self) -> bool {
+        false
+    }
+}
 
 /// The host's line that opens every confirmation prompt: which tool asks,
 /// from which plugin, and what a yes lets it do. The component's question
@@ -56,9 +124,7 @@ impl Host for CallState {
             prompt_header(&self.tool.name, &self.settings.name, &self.file)
         );
 
-        if let Some(audit) = &self.audit {
-            audit.asking();
-        }
+        self.hooks.asking();
         let started = Instant::now();
         let asked = if self.confirmer.waits_for_user() {
             let place = match self
@@ -67,10 +133,7 @@ impl Host for CallState {
             {
                 Ok(place) => place,
                 Err(why) => {
-                    crate::metrics::confirmation_busy();
-                    if let Some(audit) = &self.audit {
-                        audit.busy();
-                    }
+                    self.hooks.busy();
                     self.stop = Some(Stop::Busy(why));
                     return Err(wasmtime::format_err!("too many calls wait for a user"));
                 }
@@ -96,12 +159,8 @@ impl Host for CallState {
                     ?outcome,
                     "confirmation answered"
                 );
-                if self.confirmer.answers_afresh() {
-                    crate::metrics::confirmation_answered(outcome);
-                }
-                if let Some(audit) = &self.audit {
-                    audit.answered(outcome);
-                }
+                self.hooks
+                    .answered(outcome, self.confirmer.answers_afresh());
                 self.answers.push(Answer {
                     question: QuestionHash::of(&prompt),
                     outcome,
@@ -112,9 +171,7 @@ impl Host for CallState {
                 Ok(outcome)
             }
             Asked::NeedsInput => {
-                if let Some(audit) = &self.audit {
-                    audit.needs_input();
-                }
+                self.hooks.needs_input();
                 self.stop = Some(Stop::NeedsInput(prompt));
                 Err(wasmtime::format_err!("confirmation needs the client"))
             }

@@ -39,11 +39,10 @@ use std::time::Duration;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url};
 
-use crate::audit::{AuditError, Upstream};
+use super::{CallState, Stop};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
-use crate::call::{CallState, Stop};
 use crate::config::Config;
-use crate::metrics::UpstreamStatus;
+use crate::hooks::{MutationRefused, Upstream, UpstreamStatus};
 use crate::policy::{CredentialUse, DenialReason, HostRule, host_of, is_public};
 
 /// Most redirects followed for one request.
@@ -183,14 +182,14 @@ impl Host for CallState {
     async fn send(&mut self, request: Request) -> wasmtime::Result<Result<Response, Error>> {
         if let Some((reason, why)) = self.gate(request.method) {
             tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
-            crate::metrics::policy_denial(&self.settings.name, reason);
-            self.audit_refused(request.method, &request.url, reason.label());
+            self.hooks.policy_denial(&self.settings.name, reason);
+            self.report_refused(request.method, &request.url, reason.label());
             self.violation.get_or_insert(why);
             return Err(wasmtime::format_err!(
                 "mutation refused by the confirmation gate"
             ));
         }
-        if self.audit_before_mutation(&request).await.is_err() {
+        if self.before_mutation(&request).await.is_err() {
             // The trail logs why, once per failure episode.
             tracing::warn!(
                 plugin = %self.settings.name,
@@ -198,7 +197,7 @@ impl Host for CallState {
                 "refused a {} request: the audit trail cannot record it (host.audit)",
                 method_name(request.method)
             );
-            self.audit_refused(request.method, &request.url, "audit_unwritable");
+            self.report_refused(request.method, &request.url, "audit_unwritable");
             self.stop.get_or_insert(Stop::Unaudited(
                 "the host cannot write its audit trail, and changes nothing it cannot record"
                     .to_string(),
@@ -212,12 +211,9 @@ impl Host for CallState {
 }
 
 impl CallState {
-    /// With an audit trail, before a request that is not `GET`/`HEAD`:
-    /// the call's `intent` on disk first (see [`crate::audit`]).
-    async fn audit_before_mutation(&mut self, request: &Request) -> Result<(), AuditError> {
-        let Some(audit) = self.audit.clone() else {
-            return Ok(());
-        };
+    /// Before a request that is not `GET`/`HEAD`: the hooks may refuse it
+    /// (with an audit trail, the call's `intent` goes on disk first).
+    async fn before_mutation(&mut self, request: &Request) -> Result<(), MutationRefused> {
         if matches!(request.method, Method::Get | Method::Head) {
             return Ok(());
         }
@@ -226,29 +222,26 @@ impl CallState {
             // Refused later as a bad URL; nothing can leave.
             Err(_) => return Ok(()),
         };
-        audit.before_mutation(next).await
+        self.hooks.clone().before_mutation(next).await
     }
 
-    /// Adds a request the host refused to send to the call's audit
-    /// record, with why (an unparsable URL, which cannot leave, is not
-    /// recorded).
-    fn audit_refused(&self, method: Method, url: &str, reason: &str) {
-        if let (Some(audit), Ok(url)) = (&self.audit, Url::parse(url)) {
-            audit.upstream(Upstream::refused(method_name(method), &url, reason));
+    /// Reports a request the host refused to send to the call's hooks,
+    /// with why (an unparsable URL, which cannot leave, is not reported).
+    fn report_refused(&self, method: Method, url: &str, reason: &str) {
+        if let Ok(url) = Url::parse(url) {
+            self.hooks
+                .upstream(Upstream::refused(method_name(method), &url, reason));
         }
     }
 
-    /// Adds a request sent (or tried) to the call's audit record.
-    fn audit_upstream(
+    /// Reports a request sent (or tried) to the call's hooks.
+    fn report_upstream(
         &self,
         method: &reqwest::Method,
         url: &Url,
         status: Option<u16>,
         read: Result<Option<u64>, &Error>,
     ) {
-        let Some(audit) = &self.audit else {
-            return;
-        };
         let mut entry = Upstream::to(method.as_str(), url);
         entry.status = status;
         match read {
@@ -267,7 +260,7 @@ impl CallState {
                 entry.error = Some(kind.to_string());
             }
         }
-        audit.upstream(entry);
+        self.hooks.upstream(entry);
     }
 
     /// The confirmation gate: why a request with `method` may not be sent
@@ -319,11 +312,11 @@ impl CallState {
                     self.tool.name
                 );
                 tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
-                crate::metrics::policy_denial(&self.settings.name, DenialReason::MethodOverride);
-                if let Some(audit) = &self.audit {
-                    let label = DenialReason::MethodOverride.label();
-                    audit.upstream(Upstream::refused(method.as_str(), &url, label));
-                }
+                self.hooks
+                    .policy_denial(&self.settings.name, DenialReason::MethodOverride);
+                let label = DenialReason::MethodOverride.label();
+                self.hooks
+                    .upstream(Upstream::refused(method.as_str(), &url, label));
                 self.violation.get_or_insert(why.clone());
                 return Err(Error::Denied(why));
             }
@@ -346,21 +339,18 @@ impl CallState {
 
         for hop in 0..=MAX_REDIRECTS {
             if self.requests_made >= limits.http_requests_per_call {
-                if let Some(audit) = &self.audit {
-                    audit.upstream(Upstream::refused(
-                        method.as_str(),
-                        &url,
-                        "requests_per_call",
-                    ));
-                }
+                self.hooks.upstream(Upstream::refused(
+                    method.as_str(),
+                    &url,
+                    "requests_per_call",
+                ));
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
             let denied = |reason: DenialReason, why: String| {
                 tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
-                crate::metrics::policy_denial(&self.settings.name, reason);
-                if let Some(audit) = &self.audit {
-                    audit.upstream(Upstream::refused(method.as_str(), &url, reason.label()));
-                }
+                self.hooks.policy_denial(&self.settings.name, reason);
+                self.hooks
+                    .upstream(Upstream::refused(method.as_str(), &url, reason.label()));
                 Error::Denied(if hop == 0 {
                     why
                 } else {
@@ -413,21 +403,26 @@ impl CallState {
             if let Some(b) = &body {
                 builder = builder.body(b.clone());
             }
-            let upstream = |status| crate::metrics::upstream_request(&self.settings, &host, status);
+            // Labelled with the host of the `allow` entry that covers the
+            // request, not the URL's.
+            let rule_host = self.settings.network.rule_host(&host).unwrap_or_default();
+            let upstream = |status| {
+                self.hooks
+                    .upstream_status(&self.settings.name, &rule_host, status)
+            };
             let response = match tokio::time::timeout_at(deadline, builder.send()).await {
                 Err(_) => {
                     upstream(UpstreamStatus::Timeout);
-                    self.audit_upstream(&method, &url, None, Err(&Error::Timeout));
+                    self.report_upstream(&method, &url, None, Err(&Error::Timeout));
                     return Err(Error::Timeout);
                 }
                 Ok(Err(e)) => {
                     let error = transport_error(&e);
-                    self.audit_upstream(&method, &url, None, Err(&error));
+                    self.report_upstream(&method, &url, None, Err(&error));
                     match &error {
-                        Error::Denied(_) => crate::metrics::policy_denial(
-                            &self.settings.name,
-                            DenialReason::PrivateAddress,
-                        ),
+                        Error::Denied(_) => self
+                            .hooks
+                            .policy_denial(&self.settings.name, DenialReason::PrivateAddress),
                         Error::Timeout => upstream(UpstreamStatus::Timeout),
                         _ => upstream(UpstreamStatus::ConnectionFailed),
                     }
@@ -441,7 +436,7 @@ impl CallState {
             if status.is_redirection()
                 && let Some(location) = response.headers().get(reqwest::header::LOCATION)
             {
-                self.audit_upstream(&method, &url, Some(status.as_u16()), Ok(None));
+                self.report_upstream(&method, &url, Some(status.as_u16()), Ok(None));
                 let next = location
                     .to_str()
                     .ok()
@@ -465,7 +460,7 @@ impl CallState {
             }
             let read = read_response(response, limits.http_body_bytes, deadline).await;
             let bytes = read.as_ref().map(|r| Some(r.body.len() as u64));
-            self.audit_upstream(&method, &url, Some(status.as_u16()), bytes);
+            self.report_upstream(&method, &url, Some(status.as_u16()), bytes);
             return read;
         }
         Err(Error::ConnectionFailed(format!(

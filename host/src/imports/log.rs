@@ -17,8 +17,8 @@
 
 use std::sync::Arc;
 
+use super::CallState;
 use crate::bindings::log::{Host, Level};
-use crate::call::CallState;
 use crate::config::PluginSettings;
 use crate::logging::escape_controls;
 use crate::spec::ToolSpec;

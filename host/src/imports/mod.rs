@@ -1,15 +1,26 @@
-//! The host side of each WIT import, implemented on [`CallState`].
+//! A call's store data, [`CallState`], and the host side of each WIT
+//! import, implemented on it.
+//!
+//! [`CallState`] holds everything a call's imports may use and nothing
+//! else: the plugin's settings, who answers confirmations, where progress
+//! goes, the deadline, counters, and the [`CallHooks`] that hear what the
+//! call does. `new_store` builds its [`Store`] with the memory cap, the
+//! copy budget and the deadline armed.
 //!
 //! | import     | module        | what it may touch                                   |
 //! |------------|---------------|-----------------------------------------------------|
 //! | `http`     | [`http`]      | destinations the plugin's policy allows, nothing else |
-//! | `confirm`  | [`confirm`]   | the call's [`Confirmer`](crate::call::Confirmer)     |
+//! | `confirm`  | [`confirm`]   | the call's [`Confirmer`]                            |
 //! | `log`      | [`log`]       | the host's log (stderr)                              |
 //! | `config`   | [`config`]    | the plugin's `config` values                         |
 //! | `progress` | [`progress`]  | the call's progress sink, if any                     |
 //!
 //! WASI is linked with an empty context: no environment, arguments, files or
 //! sockets; clocks and randomness work.
+//!
+//! **Architecture invariant:** the imports never name `call`, `audit` or
+//! `metrics`: what a call does is reported through its [`CallHooks`], and
+//! who runs the call (`call`) is above them.
 
 pub mod config;
 pub mod confirm;
@@ -17,11 +28,23 @@ pub mod http;
 pub mod log;
 pub mod progress;
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use anyhow::Result;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{ResourceLimiter, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::{Plugin as PluginWorld, types};
-use crate::call::CallState;
+use crate::config::PluginSettings;
+use crate::engine::{Runtime, Turn, WaitingForUser};
+use crate::hooks::{CallHooks, NoHooks};
+use crate::spec::ToolSpec;
+use confirm::{Answer, Confirmer};
+use http::HttpClient;
+use log::LogBudget;
+use progress::ProgressSink;
 
 impl types::Host for CallState {}
 
@@ -31,4 +54,245 @@ pub fn linker(engine: &wasmtime::Engine) -> Result<Linker<CallState>> {
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
     Ok(linker)
+}
+
+/// Caps the call's linear memory, all of its memories together, and its
+/// tables; remembers whether the cap was hit so the error can name the
+/// limit.
+struct MemoryCap {
+    max_bytes: usize,
+    /// Bytes of every memory of the store together.
+    used: usize,
+    /// The growth granted last, taken back if the growth then failed.
+    last_grant: usize,
+    hit: bool,
+}
+
+impl MemoryCap {
+    fn new(max_bytes: usize) -> MemoryCap {
+        MemoryCap {
+            max_bytes,
+            used: 0,
+            last_grant: 0,
+            hit: false,
+        }
+    }
+}
+
+/// Largest table a guest may grow (elements). Rust guests use a few hundred.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // Called with `current = 0` when a memory is created, so every
+        // memory of the store is counted from its first page.
+        let grant = desired.saturating_sub(current);
+        if self.used.saturating_add(grant) > self.max_bytes {
+            self.hit = true;
+            return Ok(false);
+        }
+        self.used += grant;
+        self.last_grant = grant;
+        Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.used -= std::mem::take(&mut self.last_grant);
+        Ok(())
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// Why the host ended a call early.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Stop {
+    /// The confirmation must be collected by the client.
+    NeedsInput(String),
+    /// A limit was reached; the text names it.
+    Limit(String),
+    /// Too many calls are waiting for a human; the text says which cap.
+    /// Retryable.
+    Busy(String),
+    /// A mutation was refused because the audit trail cannot record it;
+    /// the text says why. Retryable once the operator fixes the trail.
+    Unaudited(String),
+}
+
+/// Everything a call's imports may use: the data of its [`Store`].
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryCap,
+    /// The plugin's settings (policy, values, limits).
+    pub(crate) settings: Arc<PluginSettings>,
+    /// The tool being called.
+    pub(crate) tool: Arc<ToolSpec>,
+    /// The component's file name, for the confirmation prompt.
+    pub(crate) file: String,
+    /// The shared HTTP client.
+    pub(crate) http: HttpClient,
+    /// Who answers confirmations.
+    pub(crate) confirmer: Box<dyn Confirmer>,
+    /// Where progress goes, if the client asked for it.
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    /// This call's confirmations so far: each prompt's fingerprint and
+    /// its answer.
+    pub(crate) answers: Vec<Answer>,
+    /// Whether the latest answer in this call is a yes: the gate for
+    /// mutations. Any other answer takes an earlier yes back.
+    pub(crate) confirmed: bool,
+    /// The call's turn among the plugin's concurrent calls, if it holds one.
+    pub(crate) turn: Option<Turn>,
+    /// Where calls waiting for a human are counted.
+    pub(crate) waits: Arc<WaitingForUser>,
+    /// HTTP requests made so far (redirect hops included).
+    pub(crate) requests_made: u32,
+    /// A rule the tool broke; the call fails with it whatever it returns.
+    pub(crate) violation: Option<String>,
+    /// Set when the host stopped the call.
+    pub(crate) stop: Option<Stop>,
+    /// When the call's time is up. Time spent waiting for the user moves it.
+    pub(crate) deadline: Instant,
+    /// What the call may still write to the log; reports what it dropped
+    /// when the call ends.
+    pub(crate) log: LogBudget,
+    /// Who hears what the call does (the audit record, the metrics):
+    /// upstream requests, denials, confirmations.
+    pub(crate) hooks: Arc<dyn CallHooks>,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl CallState {
+    /// State for a call of `tool` in a plugin with `settings`.
+    pub(crate) fn new(
+        settings: Arc<PluginSettings>,
+        tool: Arc<ToolSpec>,
+        http: HttpClient,
+        confirmer: Box<dyn Confirmer>,
+        progress: Option<Arc<dyn ProgressSink>>,
+    ) -> CallState {
+        let limits = &settings.limits;
+        CallState {
+            // No environment, arguments or preopened directories; no TCP,
+            // UDP or name lookup; stdin is empty and stdout/stderr are
+            // discarded. Clocks and randomness work.
+            wasi: WasiCtx::builder()
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .build(),
+            table: ResourceTable::new(),
+            limiter: MemoryCap::new(limits.memory_bytes as usize),
+            deadline: Instant::now() + limits.call_timeout,
+            log: LogBudget::new(settings.clone(), tool.clone()),
+            file: settings.name.clone(),
+            settings,
+            tool,
+            http,
+            confirmer,
+            progress,
+            answers: Vec::new(),
+            confirmed: false,
+            turn: None,
+            waits: Arc::default(),
+            requests_made: 0,
+            violation: None,
+            stop: None,
+            hooks: Arc::new(NoHooks),
+        }
+    }
+
+    /// Whether the call hit its memory limit (`limits.memory_mib`).
+    pub(crate) fn limiter_hit(&self) -> bool {
+        self.limiter.hit
+    }
+
+    /// Time left before the deadline.
+    pub(crate) fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+/// Creates a store for `state` with the memory cap, the copy budget and
+/// the deadline armed.
+pub(crate) fn new_store(runtime: &Runtime, state: CallState) -> Store<CallState> {
+    let copy_budget = hostcall_copy_budget(&state.settings.limits);
+    let mut store = Store::new(&runtime.engine, state);
+    store.limiter(|s| &mut s.limiter);
+    // What one host call may copy out of the guest (strings, lists): no
+    // more than the guest may hold, instead of wasmtime's default 128 MiB.
+    // A guest pointing many list entries at one string cannot make the
+    // host allocate more than its own memory limit.
+    store.set_hostcall_fuel(copy_budget);
+    // The deadline is armed before instantiation: instantiating runs guest
+    // code. Every tick the callback checks the wall clock and yields to the
+    // runtime, so a spinning guest neither overruns nor starves other calls.
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut ctx| {
+        let state = ctx.data_mut();
+        if Instant::now() >= state.deadline {
+            let secs = state.settings.limits.call_timeout.as_secs_f64();
+            state.stop.get_or_insert(Stop::Limit(format!(
+                "the call ran past its deadline (limits.call_timeout_secs = {secs})"
+            )));
+            return Err(wasmtime::format_err!("call deadline reached"));
+        }
+        Ok(UpdateDeadline::Yield(1))
+    });
+    store
+}
+
+/// Bytes one host call may copy out of a guest with `limits`: its memory
+/// limit (`limits.memory_mib`).
+pub(crate) fn hostcall_copy_budget(limits: &crate::config::Limits) -> usize {
+    limits.memory_bytes as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_memory_of_a_store_counts_against_one_limit() {
+        let mut cap = MemoryCap::new(64 << 20);
+        assert!(cap.memory_growing(0, 40 << 20, None).unwrap());
+        assert!(
+            !cap.memory_growing(0, 40 << 20, None).unwrap(),
+            "a second memory shares the first one's limit"
+        );
+        assert!(cap.hit);
+        assert!(cap.memory_growing(0, 20 << 20, None).unwrap());
+        assert!(cap.memory_growing(40 << 20, 44 << 20, None).unwrap());
+        assert!(!cap.memory_growing(44 << 20, 45 << 20, None).unwrap());
+    }
+
+    #[test]
+    fn a_growth_that_failed_is_given_back() {
+        let mut cap = MemoryCap::new(64 << 20);
+        assert!(cap.memory_growing(0, 60 << 20, None).unwrap());
+        cap.memory_grow_failed(wasmtime::format_err!("no memory"))
+            .unwrap();
+        assert!(cap.memory_growing(0, 60 << 20, None).unwrap());
+    }
 }

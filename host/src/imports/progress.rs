@@ -1,8 +1,20 @@
 //! `progress`: forwarded to the client when its request carried a progress
 //! token, dropped otherwise.
 
+use super::CallState;
 use crate::bindings::progress::Host;
-use crate::call::CallState;
+use crate::hooks::BoxFuture;
+
+/// Receives a call's progress reports.
+pub trait ProgressSink: Send + Sync {
+    /// Forwards one report.
+    fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'_, ()>;
+}
 
 /// Longest progress message forwarded.
 const MAX_MESSAGE_CHARS: usize = 1024;

@@ -11,7 +11,7 @@ use super::Gateway;
 use super::request::Request;
 use super::resources::{cancelled, offer_error};
 use crate::bindings::v0_2::content::CompletionTarget;
-use crate::offers::OfferKind;
+use crate::call::offer::OfferKind;
 
 /// `completion/complete`. An argument the component does not complete
 /// gets no values, without running it.
@@ -101,15 +101,15 @@ pub(super) async fn complete(
             &plugin,
             (OfferKind::Completion, &served),
             recorded,
-            |audit| {
-                crate::offers::complete(
+            |hooks| {
+                crate::call::offer::complete(
                     env,
                     &plugin,
                     &target,
                     &argument,
                     &value,
                     &context_arguments,
-                    audit,
+                    hooks,
                 )
             },
         )

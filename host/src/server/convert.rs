@@ -10,7 +10,8 @@ use rmcp::service::{Peer, RoleServer};
 use crate::bindings::v0_2::content::{
     Body, PromptDefinition, ResourceDefinition, ResourceTemplate as ResourceTemplateDefinition,
 };
-use crate::call::{BoxFuture, ProgressSink};
+use crate::hooks::BoxFuture;
+use crate::imports::progress::ProgressSink;
 use crate::registry::ToolRef;
 
 /// A served tool as MCP lists it, under its served name.

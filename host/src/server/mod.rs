@@ -22,8 +22,8 @@
 //! - `tools/list` lists the tools the caller may see; `tools/call` looks
 //!   the tool up (unknown or hidden: JSON-RPC `-32602`, the same text for
 //!   both, so the answer does not reveal that a hidden tool exists), picks
-//!   the [`Confirmer`](crate::call::Confirmer) for this client, runs the
-//!   call with [`run_call_audited`](crate::call::run_call_audited), and
+//!   the [`Confirmer`](crate::imports::confirm::Confirmer) for this client, runs the
+//!   call with [`run_call_with_hooks`](crate::call::run_call_with_hooks), and
 //!   maps the [`CallOutcome`](crate::call::CallOutcome): success →
 //!   `structuredContent` plus the same JSON as text; failure → `isError`
 //!   with the envelope `{"ok":false,"result":null,"issues":[…]}`; a

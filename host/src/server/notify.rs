@@ -151,13 +151,13 @@ impl Gateway {
 
     /// Sends `notifications/resources/updated` for every subscribed URI
     /// whose offering changed from `before` to the registry now served
-    /// ([`crate::offers::offer_changed`]: its component reloaded, replaced
+    /// ([`crate::registry::offer_changed`]: its component reloaded, replaced
     /// or removed, or its block's settings changed), to each legacy session
     /// and listen stream that subscribed to it and may see it, in URI order.
     async fn notify_resources_updated(&self, before: &Registry) {
         let now = self.registry();
         let due = |identity: Option<&Identity>, uri: &str| {
-            crate::offers::offer_changed(before, &now, uri)
+            crate::registry::offer_changed(before, &now, uri)
                 && (Visible::new(before, identity).serves_uri(uri)
                     || Visible::new(&now, identity).serves_uri(uri))
         };

@@ -14,7 +14,7 @@ use super::convert::{mcp_contents, mcp_prompt, mcp_role};
 use super::request::Request;
 use super::resources::{cancelled, offer_error};
 use crate::bindings::v0_2::content::MessageContent;
-use crate::offers::OfferKind;
+use crate::call::offer::OfferKind;
 
 /// `prompts/list`.
 pub(super) fn list(request: &Request) -> ListPromptsResult {
@@ -84,8 +84,14 @@ pub(super) async fn get(
             &prompt.plugin,
             (OfferKind::PromptGet, &prompt.key),
             recorded,
-            |audit| {
-                crate::offers::get_prompt(env, &prompt.plugin, &prompt.item.name, &arguments, audit)
+            |hooks| {
+                crate::call::offer::get_prompt(
+                    env,
+                    &prompt.plugin,
+                    &prompt.item.name,
+                    &arguments,
+                    hooks,
+                )
             },
         )
         .await

@@ -26,8 +26,10 @@ use crate::audit::{CallAudit, CallContext, Ending};
 use crate::auth::Identity;
 use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
 use crate::call::CallOutcome;
+use crate::call::offer::{OfferError, OfferKind};
+use crate::hooks::CallHooks;
 use crate::metrics;
-use crate::offers::{OfferKind, TemplateSpec};
+use crate::offers::TemplateSpec;
 use crate::plugin::Plugin;
 use crate::registry::{Offered, Registry, ToolRef};
 
@@ -349,7 +351,7 @@ impl<'a> Visible<'a> {
 
     /// Whether the caller may see something served at `uri`.
     pub fn serves_uri(self, uri: &str) -> bool {
-        crate::offers::offered_by(self.registry, uri).is_some_and(|p| self.allows(p))
+        crate::registry::offered_by(self.registry, uri).is_some_and(|p| self.allows(p))
     }
 }
 
@@ -376,9 +378,10 @@ pub(crate) struct Record {
 }
 
 impl Record {
-    /// The audit record, for the call or offer to add to while it runs.
-    pub fn audit(&self) -> Option<Arc<CallAudit>> {
-        self.audit.clone()
+    /// The hooks for the call or offer to report to while it runs: the
+    /// metrics, and the audit record (with `host.audit`).
+    pub fn hooks(&self) -> Arc<dyn CallHooks> {
+        Arc::new((metrics::CallMetrics, self.audit.clone()))
     }
 
     /// The call starts running: a drop from now on counts as cancelled.
@@ -456,7 +459,7 @@ impl Drop for Record {
 
 impl Request {
     /// Runs one read, get or completion of `plugin`'s code (`run`, given
-    /// the audit record to add upstream requests to): counted in the
+    /// the hooks to report to): counted in the
     /// metrics and, with `host.audit`, recorded as `kind` of `target` with
     /// the client's `arguments` (see [`crate::audit`]) before the answer.
     /// `None` when the client cancelled it (`cancelled`).
@@ -467,24 +470,21 @@ impl Request {
         plugin: &Arc<Plugin>,
         (kind, target): (OfferKind, &str),
         arguments: Value,
-        run: impl FnOnce(Option<Arc<CallAudit>>) -> F,
-    ) -> Option<Result<T, crate::offers::OfferError>>
+        run: impl FnOnce(Arc<dyn CallHooks>) -> F,
+    ) -> Option<Result<T, OfferError>>
     where
-        F: std::future::Future<Output = Result<T, crate::offers::OfferError>>,
+        F: std::future::Future<Output = Result<T, OfferError>>,
     {
         let record = self.record_offer(gateway, plugin, (kind, target), &arguments);
         let result = tokio::select! {
-            result = run(record.audit()) => result,
+            result = run(record.hooks()) => result,
             _ = cancelled.cancelled() => {
                 record.cancelled().await;
                 tracing::info!(plugin = %plugin.file, "{} cancelled by the client", kind.label());
                 return None;
             }
         };
-        let ending = result
-            .as_ref()
-            .map(|_| ())
-            .map_err(crate::offers::OfferError::code);
+        let ending = result.as_ref().map(|_| ()).map_err(OfferError::code);
         record.finish_offer(ending).await;
         Some(result)
     }

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::Gateway;
 use super::convert::{mcp_contents, mcp_resource, mcp_template};
 use super::request::{Request, ResourceTarget};
-use crate::offers::{OfferError, OfferKind};
+use crate::call::offer::{OfferError, OfferKind};
 
 /// `resources/list`.
 pub(super) fn list(request: &Request) -> ListResourcesResult {
@@ -67,7 +67,7 @@ pub(super) async fn read(
             &plugin,
             (OfferKind::ResourceRead, &target),
             json!({ "uri": uri }),
-            |audit| crate::offers::read_resource(env, &plugin, &uri, &variables, audit),
+            |hooks| crate::call::offer::read_resource(env, &plugin, &uri, &variables, hooks),
         )
         .await
         .ok_or_else(cancelled)?

@@ -16,10 +16,12 @@ use super::Gateway;
 use super::convert::{PeerProgress, mcp_tool};
 use super::request::{Era, Record, Request, call_context_of_parts};
 use crate::audit::Ending;
-use crate::call::{CallOutcome, Confirmer, ProgressSink, run_call_audited};
+use crate::call::{CallOutcome, run_call_with_hooks};
 use crate::confirmation::{
     CallBinding, Elicit, Replay, StateError, elicitation_params, outcome_of, without_elicitation,
 };
+use crate::imports::confirm::Confirmer;
+use crate::imports::progress::ProgressSink;
 use crate::metrics;
 use crate::registry::ToolRef;
 
@@ -84,14 +86,14 @@ pub(super) async fn call(
             token,
         }) as _
     });
-    let call = run_call_audited(
+    let call = run_call_with_hooks(
         &gateway.inner.env,
         &tool.plugin,
         &tool.spec,
         &arguments,
         confirmer,
         progress,
-        record.audit(),
+        record.hooks(),
     )
     .instrument(call_span(request, &tool));
     record.running();
