@@ -24,7 +24,6 @@ mod katana;
 mod loading;
 mod logging;
 mod metrics;
-mod network;
 mod oci;
 mod protocol;
 mod replicas;
