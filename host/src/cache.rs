@@ -107,6 +107,38 @@ pub enum CacheError {
     NoKeyHome,
 }
 
+/// Where compiled components are kept, as the command line asks
+/// (`--cache-dir`, `--no-cache`, or neither).
+#[derive(Debug, Clone)]
+pub enum CacheSetting {
+    /// Compile every component at start; keep nothing on disk.
+    Off,
+    /// [`CompileCache::default_dir`].
+    Default,
+    /// This directory.
+    Dir(PathBuf),
+}
+
+impl CacheSetting {
+    /// The cache this setting names, opened; `None` when it is off, or
+    /// when it cannot be used (logged as a warning: the host then compiles
+    /// every component, it does not fail).
+    pub fn open(&self) -> Option<CompileCache> {
+        let dir = match self {
+            CacheSetting::Off => return None,
+            CacheSetting::Default => CompileCache::default_dir()?,
+            CacheSetting::Dir(dir) => dir.clone(),
+        };
+        match CompileCache::open(&dir) {
+            Ok(cache) => Some(cache),
+            Err(e) => {
+                tracing::warn!("compile cache disabled: cannot use {}: {e}", dir.display());
+                None
+            }
+        }
+    }
+}
+
 /// Feeds `Hash` output into a SHA-256.
 struct ShaHasher(Sha256);
 

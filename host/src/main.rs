@@ -1,15 +1,12 @@
 //! The `toolhost` command line.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use toolhost::cache::CompileCache;
+use toolhost::cache::CacheSetting;
 use toolhost::call::CallEnv;
 use toolhost::config::Config;
-use toolhost::engine::Runtime;
-use toolhost::imports::http::HttpClient;
 use toolhost::plugin::Loader;
 use toolhost::registry::Registry;
 
@@ -208,30 +205,15 @@ impl PluginArgs {
             Some(path) => Config::load(path)?,
             None => Config::default(),
         };
-        let runtime = Runtime::new(config.max_memory_bytes())?;
-        let http = HttpClient::new(&config).context("cannot build the HTTP client")?;
-        let linker = toolhost::imports::linker(&runtime.engine)?;
         let cache = if self.no_cache {
-            None
+            CacheSetting::Off
         } else {
-            match self.cache_dir.clone().or_else(CompileCache::default_dir) {
-                Some(dir) => match CompileCache::open(&dir) {
-                    Ok(cache) => Some(cache),
-                    Err(e) => {
-                        tracing::warn!("compile cache disabled: cannot use {}: {e}", dir.display());
-                        None
-                    }
-                },
-                None => None,
+            match &self.cache_dir {
+                Some(dir) => CacheSetting::Dir(dir.clone()),
+                None => CacheSetting::Default,
             }
         };
-        Ok(Loader {
-            runtime,
-            linker: Arc::new(linker),
-            config: Arc::new(config),
-            http,
-            cache,
-        })
+        Loader::from_config(config, cache.open())
     }
 }
 

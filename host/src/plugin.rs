@@ -164,6 +164,28 @@ pub struct Loader {
 }
 
 impl Loader {
+    /// Everything loading needs for `config`: the engine and its pool
+    /// (instance memory up to the config's largest `limits.memory_bytes`),
+    /// the linker with every import, the HTTP client the imports use, and
+    /// `cache` for compiled components (`None`: compile every component).
+    ///
+    /// What `toolhost serve`, `list`, `call` and `check` load with, and
+    /// what the in-process tests build a Gateway from
+    /// ([`crate::serve::start`]).
+    pub fn from_config(config: Config, cache: Option<CompileCache>) -> anyhow::Result<Loader> {
+        use anyhow::Context;
+        let runtime = Runtime::new(config.max_memory_bytes())?;
+        let http = HttpClient::new(&config).context("cannot build the HTTP client")?;
+        let linker = crate::imports::linker(&runtime.engine)?;
+        Ok(Loader {
+            runtime,
+            linker: Arc::new(linker),
+            config: Arc::new(config),
+            http,
+            cache,
+        })
+    }
+
     /// Reads and loads the component at `path`; a file larger than
     /// `limits.wasm_bytes` is refused before it is read.
     pub async fn load_file(&self, path: &Path) -> Result<Plugin, LoadError> {

@@ -53,7 +53,7 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
             let listener = TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
-            let gateway = start(loader, options)?;
+            let gateway = start(loader, options.dir, options.watch)?;
             let http = transport::http::HttpOptions {
                 settings: config.http.clone(),
                 max_body: config.max_message_bytes,
@@ -64,32 +64,34 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
             transport::http::serve(gateway, listener, auth, http).await
         }
         None => {
-            let gateway = start(loader, options)?;
+            let gateway = start(loader, options.dir, options.watch)?;
             transport::stdio::serve_process(gateway, config.max_message_bytes).await
         }
     }
 }
 
 /// Builds the Gateway (serving nothing until the initial load is in) and
-/// spawns the task that loads the directory and, with `watch`, reloads it
-/// and the config file.
-fn start(loader: Loader, options: ServeOptions) -> Result<Gateway> {
+/// spawns, on the current Tokio runtime, the task that loads `dir` and,
+/// with `watch`, reloads it and the config file the loader's configuration
+/// came from ([`crate::reload::run`]). The Gateway is ready for a
+/// transport: [`serve`] hands it to stdio or HTTP; the in-process tests
+/// serve it over an in-memory duplex with [`transport::stdio::serve`].
+///
+/// The reload task ends with the runtime (or, without `watch`, after the
+/// initial load). Errors: the directory cannot be watched, or the
+/// confirmation-state store (`[state]`) cannot be set up.
+pub fn start(loader: Loader, dir: PathBuf, watch: bool) -> Result<Gateway> {
     let env = CallEnv {
         runtime: loader.runtime.clone(),
         http: loader.http.clone(),
     };
     let gateway = Gateway::loading(env, &loader)?;
-    let watch = if options.watch {
-        Some(crate::reload::dir::watch_dir(&options.dir)?)
+    let watch = if watch {
+        Some(crate::reload::dir::watch_dir(&dir)?)
     } else {
         None
     };
-    tokio::spawn(crate::reload::run(
-        options.dir,
-        loader,
-        gateway.clone(),
-        watch,
-    ));
+    tokio::spawn(crate::reload::run(dir, loader, gateway.clone(), watch));
     Ok(gateway)
 }
 

@@ -1,6 +1,8 @@
 //! End-to-end tests: the real `toolhost` binary, real components, rmcp's
-//! client over stdio, in both protocol eras. Run `cargo xtask test` (it
-//! builds the components first).
+//! client over stdio, in both protocol eras: what needs the process
+//! (framing, signals, HTTP, auth, the log, exit status, CLI commands).
+//! What needs no process is in `tests/inprocess` (ADR 0029). Run
+//! `cargo xtask test` (it builds the components first).
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -24,7 +26,6 @@ mod katana;
 mod loading;
 mod logging;
 mod metrics;
-mod network;
 mod oci;
 mod protocol;
 mod replicas;

@@ -1,4 +1,4 @@
-//! Network policy through the real binary: which port, path and address a
+//! Network policy through the Gateway: which port, path and address a
 //! rule covers, what a request may carry (credentials, method overrides),
 //! and that every redirect hop is held to the same rules. Upstreams are
 //! loopback [`Recorder`]s; each test checks what reached them, not only the
