@@ -165,7 +165,7 @@ pub struct Loader {
 
 impl Loader {
     /// Everything loading needs for `config`: the engine and its pool
-    /// (instance memory up to the config's largest `limits.memory_bytes`),
+    /// (instance memory up to the largest `limits.memory_mib` of any block),
     /// the linker with every import, the HTTP client the imports use, and
     /// `cache` for compiled components (`None`: compile every component).
     ///
