@@ -1,7 +1,7 @@
 //! The audit trail every test host can keep, and the check that ties it to
 //! what an upstream received: the harness side of `tests/e2e/audit.rs`.
 //!
-//! Every plugin-set setup ([`crate::support::plugin_set`]) turns the trail
+//! Every plugin-set setup ([`super::plugin_set`]) turns the trail
 //! on and ends each test by checking, against its sandbox's request log,
 //! that every change the sandbox received was recorded as made by a
 //! confirmed call, and that no other call changed anything
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Host, with_host_setting};
+use super::{Host, with_host_setting};
 
 /// The trail's file name, beside the test host's `toolhost.toml`.
 pub const TRAIL: &str = "audit.jsonl";

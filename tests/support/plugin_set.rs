@@ -8,12 +8,12 @@
 //! environment; [`sandbox_kit::ApiSandbox::toolhost_config_with`]) and the
 //! audit trail on. The [`Running`] set it returns checks, as the test ends,
 //! that every change the sandbox received was recorded as made by a
-//! confirmed call ([`crate::support::audit`]).
+//! confirmed call ([`super::audit`]).
 
 use sandbox_kit::ApiSandbox;
 
-use crate::support::audit;
-use crate::support::{Elicitation, Era, Host, HostOptions};
+use super::audit;
+use super::{Elicitation, Era, Host, HostOptions};
 
 /// Components served together against one sandbox.
 pub trait PluginSet {
