@@ -54,6 +54,7 @@ pub mod imports;
 pub mod lint;
 pub mod logging;
 pub mod metrics;
+pub mod names;
 pub mod oci;
 pub mod offers;
 pub mod plugin;
