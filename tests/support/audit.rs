@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{Host, with_host_setting};
+use super::{Host, with_host_setting};
 
 /// The trail's file name, beside the test host's `toolhost.toml`.
 pub const TRAIL: &str = "audit.jsonl";

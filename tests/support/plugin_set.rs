@@ -12,8 +12,8 @@
 
 use sandbox_kit::ApiSandbox;
 
-use crate::support::audit;
-use crate::support::{Elicitation, Era, Host, HostOptions};
+use super::audit;
+use super::{Elicitation, Era, Host, HostOptions};
 
 /// Components served together against one sandbox.
 pub trait PluginSet {
