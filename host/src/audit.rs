@@ -132,19 +132,7 @@ use crate::hooks::{BoxFuture, CallHooks, MutationRefused, Upstream};
 use crate::plugin::Plugin;
 use crate::spec::ToolSpec;
 
-/// The resolved `host.audit*` keys.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AuditSettings {
-    /// `host.audit`: the file.
-    pub path: PathBuf,
-    /// `host.audit_arguments`: record the arguments themselves, not only
-    /// their hash.
-    pub arguments: bool,
-    /// `host.audit_max_bytes`: size at which the file is rotated.
-    pub max_bytes: u64,
-    /// `host.audit_keep`: rotated files kept.
-    pub keep: u32,
-}
+pub use crate::config::AuditSettings;
 
 /// Why a record was not written.
 #[derive(Debug, thiserror::Error)]

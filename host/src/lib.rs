@@ -19,9 +19,10 @@
 //! | [`plugin`]     | loading a component file within its limits: compile, link, list  |
 //! | [`offers`]     | a 0.2 component's resources, templates, prompts; read/get/complete |
 //! | [`spec`]       | a tool definition checked against MCP's rules                    |
+//! | [`names`]      | MCP's rule for tool names: a leaf that `spec` and `config` use    |
 //! | [`engine`]     | the wasmtime engine, pool, epoch ticker; turns and waiting places |
 //! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
-//! | [`config`]     | `toolhost.toml`                                                  |
+//! | [`config`]     | `toolhost.toml`: keys, raw, resolved (`[auth]` and `[[access]]` too) |
 //! | [`oci`]        | `push`, `pull`, `oci://` components: registry, signatures, store |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
 //! | [`logging`]    | the operator's log on stderr: non-blocking, escaped guest text  |
@@ -34,7 +35,7 @@
 //! outcomes.
 //!
 //! The runtime ([`engine`], [`cache`], [`plugin`], [`call`], [`imports`],
-//! [`hooks`], [`policy`], [`spec`], [`offers`], [`registry`], [`bindings`])
+//! [`hooks`], [`policy`], [`spec`], [`names`], [`offers`], [`registry`], [`bindings`])
 //! never names `audit` or `metrics`: they implement [`hooks::CallHooks`]
 //! from above. No two host modules name each other (`cargo xtask
 //! imports`).
@@ -54,6 +55,7 @@ pub mod imports;
 pub mod lint;
 pub mod logging;
 pub mod metrics;
+pub mod names;
 pub mod oci;
 pub mod offers;
 pub mod plugin;

@@ -176,7 +176,7 @@ impl PluginArgs {
         };
         let config = Config::load(path)?;
         let lock = toolhost::oci::LockFile::path_for(path);
-        match toolhost::oci::install_configured(&config, &lock, &self.plugins, false).await {
+        match config.install_components(&lock, &self.plugins, false).await {
             Ok((_, failures)) => {
                 for (reference, error) in failures {
                     tracing::error!("{reference} was not installed: {error}");
@@ -277,7 +277,7 @@ fn main() -> Result<()> {
                 let reference = toolhost::oci::ComponentRef::parse(&reference)?;
                 let limits = toolhost::oci::client::FetchLimits {
                     max_manifest_bytes: toolhost::config::DEFAULT_MAX_MANIFEST_BYTES,
-                    max_blob_bytes: toolhost::config::OciSettings::default().max_blob_bytes,
+                    max_blob_bytes: toolhost::config::DEFAULT_MAX_BLOB_BYTES,
                 };
                 let digest = toolhost::oci::push(&file, &reference, sign.as_deref(), limits)
                     .await
@@ -329,7 +329,7 @@ fn main() -> Result<()> {
                 }
                 let lock = toolhost::oci::LockFile::path_for(&config);
                 let (updates, failures) =
-                    toolhost::oci::install_configured(&settings, &lock, &plugins, true).await?;
+                    settings.install_components(&lock, &plugins, true).await?;
                 for update in &updates {
                     match &update.before {
                         Some(before) if *before == update.after => {
@@ -426,8 +426,8 @@ async fn pull(
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    let installer = toolhost::oci::Installer::from_config(&config)?;
-    let mut policy = toolhost::oci::TrustPolicy::for_file(&config, &reference.file_name())?;
+    let installer = toolhost::oci::Installer::new(&config.oci)?;
+    let mut policy = config.trust_policy(&reference.file_name())?;
     for key in keys {
         policy
             .keys

@@ -36,7 +36,7 @@ use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition, Resou
 use crate::bindings::v0_2::{completion, prompts, resources};
 use crate::config::Limits;
 use crate::imports::CallState;
-use crate::spec::is_valid_name;
+use crate::names::is_valid_name;
 
 /// The version of the WIT contract a component targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

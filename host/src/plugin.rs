@@ -340,7 +340,7 @@ impl Loader {
         }
         for tool in &tools {
             let served = crate::config::served_name(&settings, &tool.name);
-            if !crate::spec::is_valid_name(&served) {
+            if !crate::names::is_valid_name(&served) {
                 return Err(LoadError::ServedNameTooLong {
                     tool: tool.name.clone(),
                     served: served.chars().take(64).chain(['…']).collect(),

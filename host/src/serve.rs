@@ -47,7 +47,7 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
     }
     match options.http.or(config.http.listen) {
         Some(addr) => {
-            let auth = Authenticator::from_config(&config)?;
+            let auth = Authenticator::from_settings(config.auth.as_ref(), &config.access)?;
             refuse_unauthenticated_exposure(addr, auth.is_some())?;
             refuse_access_rules_without_auth(&config, auth.is_some())?;
             let listener = TcpListener::bind(addr)

@@ -71,7 +71,7 @@ fn every_item_of_the_0_2_contract_is_explained_in_the_reference() {
 
 #[test]
 fn every_config_key_is_documented() {
-    let source = read("host/src/config/raw.rs") + &read("host/src/auth/config.rs");
+    let source = read("host/src/config/raw.rs") + &read("host/src/config/auth.rs");
     let doc = read("docs/configuration.md");
     // Every raw key carries a doc comment starting with the key in backticks.
     let keys: Vec<&str> = source

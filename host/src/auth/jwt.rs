@@ -35,7 +35,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
 use serde::Deserialize;
 
-use super::config::{OAuthSettings, url_for_display};
+use super::settings::{OAuthSettings, url_for_display};
 use super::{AuthFailure, Identity};
 
 /// The largest key set read from the issuer.

@@ -9,19 +9,19 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`config`] | `[auth]` and `[[access]]`: raw tables → settings |
+//! | [`settings`] | `[auth]` resolved (the raw tables and their resolution are `config/auth.rs`) |
 //! | `jwt` | JWT access tokens: `alg` and `typ`, the issuer's key set (cached, rotated by `kid`, never locked for a cached key), claims, scopes |
 //! | [`access`] | which plugins an identity sees |
 //! | [`http`] | the axum side: the `require_identity` middleware, 401/403 answers, RFC 9728 metadata |
 //!
-//! [`Authenticator`] is built from `[auth]` ([`Authenticator::from_config`]);
+//! [`Authenticator`] is built from `[auth]` ([`Authenticator::from_settings`]);
 //! `None` without the table, which the HTTP transport allows on loopback
 //! addresses only. ADR 0012 records the design.
 
 pub mod access;
-pub mod config;
 pub mod http;
 mod jwt;
+pub mod settings;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -34,8 +34,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 pub use access::Access;
-use config::{AuthSettings, StaticToken};
 use jwt::JwtVerifier;
+use settings::{AuthSettings, StaticToken};
 
 /// Who is calling, as established by the HTTP transport's authentication.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,12 +173,16 @@ impl std::fmt::Debug for Authenticator {
 }
 
 impl Authenticator {
-    /// The authenticator `[auth]` describes, or `None` without the table.
-    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<Option<Authenticator>> {
-        let Some(settings) = &config.auth else {
+    /// The authenticator `[auth]` (`settings`) describes, or `None` without
+    /// the table; `access` as for [`Authenticator::new`].
+    pub fn from_settings(
+        settings: Option<&AuthSettings>,
+        access: &Access,
+    ) -> anyhow::Result<Option<Authenticator>> {
+        let Some(settings) = settings else {
             return Ok(None);
         };
-        Authenticator::new(settings.clone(), &config.access).map(Some)
+        Authenticator::new(settings.clone(), access).map(Some)
     }
 
     /// An authenticator for `settings`; `access` adds the scopes its rules

@@ -16,29 +16,52 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolhost_test_infra::idp::{Idp, RsaSigningKey, SigningKey};
 
-use super::config::resolve_auth;
 use super::http::{METADATA_PATH, metadata_router, require_identity};
+use super::settings::{AuthSettings, OAuthSettings, StaticToken};
 use super::*;
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
 const STATIC_TOKEN: &str = "ci-bot-token-0123456789abcdef";
 
+/// `[auth]` for [`RESOURCE`] with `oauth` and the `ci-bot` static token
+/// (scope `statuspro`), resolved.
+fn settings(oauth: Option<OAuthSettings>) -> AuthSettings {
+    AuthSettings {
+        resource: RESOURCE.to_string(),
+        metadata_url: "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+            .to_string(),
+        oauth,
+        tokens: vec![StaticToken {
+            subject: "ci-bot".to_string(),
+            sha256: Sha256::digest(STATIC_TOKEN.as_bytes()).into(),
+            scopes: ["statuspro".to_string()].into(),
+        }],
+    }
+}
+
 /// The authenticator's view of the test provider.
 trait IdpExt {
-    fn authenticator(&self, extra: &str) -> Authenticator;
+    fn authenticator(&self, adjust: impl FnOnce(&mut OAuthSettings)) -> Authenticator;
     fn claims(&self) -> Value;
 }
 
 impl IdpExt for Idp {
-    fn authenticator(&self, extra: &str) -> Authenticator {
-        let digest = hex::encode(Sha256::digest(STATIC_TOKEN.as_bytes()));
-        let text = format!(
-            "resource = \"{RESOURCE}\"\n\
-             [oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nscopes = [\"mcp:tools\"]\nleeway_secs = 5\n{extra}\n\
-             [[tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{digest}\"\nscopes = [\"statuspro\"]\n",
-            self.issuer, self.jwks_url
-        );
-        let settings = resolve_auth(toml::from_str(&text).unwrap()).unwrap();
+    fn authenticator(&self, adjust: impl FnOnce(&mut OAuthSettings)) -> Authenticator {
+        // What `[auth]` with `[auth.oauth]` (this issuer, scope `mcp:tools`,
+        // `leeway_secs = 5`, the other keys at their defaults) and the
+        // `ci-bot` static token resolves to; `adjust` changes the oauth part.
+        let mut oauth = OAuthSettings {
+            issuer: self.issuer.clone(),
+            jwks_url: self.jwks_url.parse().unwrap(),
+            algorithms: vec![Algorithm::RS256, Algorithm::ES256],
+            scopes: ["mcp:tools".to_string()].into(),
+            jwks_refresh: std::time::Duration::from_secs(300),
+            jwks_refetch_min: std::time::Duration::from_secs(10),
+            leeway: std::time::Duration::from_secs(5),
+            require_at_jwt: false,
+        };
+        adjust(&mut oauth);
+        let settings = settings(Some(oauth));
         Authenticator::new(settings, &Access::default()).unwrap()
     }
 
@@ -92,7 +115,7 @@ async fn must_finish<F: std::future::Future>(what: &str, future: F) -> F::Output
 async fn a_valid_token_establishes_its_subject_and_scopes() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     let identity = auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
     assert_eq!(identity.subject, "alice");
     assert_eq!(
@@ -116,7 +139,7 @@ async fn each_bad_token_is_refused_for_its_own_reason() {
     let key = SigningKey::new("k1");
     let stranger = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     let now = jsonwebtoken::get_current_timestamp();
     let claims = idp.claims();
     let valid = key.sign(&claims);
@@ -242,7 +265,7 @@ async fn each_bad_token_is_refused_for_its_own_reason() {
 async fn static_tokens_match_by_digest() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     let identity = auth.authenticate(&bearer(STATIC_TOKEN)).await.unwrap();
     assert_eq!(identity.subject, "ci-bot");
     assert!(identity.scopes.contains("statuspro"));
@@ -253,15 +276,9 @@ async fn static_tokens_match_by_digest() {
     );
 
     // Static tokens alone: anything else is an unknown token.
-    let digest = hex::encode(Sha256::digest(STATIC_TOKEN.as_bytes()));
-    let text = format!(
-        "resource = \"{RESOURCE}\"\n[[tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{digest}\"\n"
-    );
-    let only_static = Authenticator::new(
-        resolve_auth(toml::from_str(&text).unwrap()).unwrap(),
-        &Access::default(),
-    )
-    .unwrap();
+    let mut static_only = settings(None);
+    static_only.tokens[0].scopes.clear();
+    let only_static = Authenticator::new(static_only, &Access::default()).unwrap();
     assert_eq!(
         only_static
             .authenticate(&bearer(STATIC_TOKEN))
@@ -284,7 +301,7 @@ async fn static_tokens_match_by_digest() {
 async fn a_rotated_key_is_fetched_when_a_token_names_it() {
     let old = SigningKey::new("2026-01");
     let idp = Idp::start(&[&old]).await;
-    let auth = idp.authenticator("jwks_refetch_min_secs = 0");
+    let auth = idp.authenticator(|o| o.jwks_refetch_min = std::time::Duration::ZERO);
     auth.authenticate(&signed_by(&old, &idp)).await.unwrap();
     assert_eq!(idp.fetches(), 1);
 
@@ -299,7 +316,7 @@ async fn a_rotated_key_is_fetched_when_a_token_names_it() {
 async fn a_flood_of_unknown_key_ids_fetches_the_keys_once_per_interval() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("jwks_refetch_min_secs = 3600");
+    let auth = idp.authenticator(|o| o.jwks_refetch_min = std::time::Duration::from_secs(3600));
     auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
     let random = SigningKey::new("unused");
     for i in 0..50 {
@@ -335,7 +352,7 @@ async fn an_unreachable_issuer_is_unavailable_not_unauthorised() {
         .local_addr()
         .unwrap();
     idp.jwks_url = format!("http://{closed}/jwks.json");
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     assert_eq!(
         auth.authenticate(&signed_by(&key, &idp)).await,
         Err(AuthFailure::KeysUnavailable)
@@ -348,7 +365,7 @@ async fn an_unreachable_issuer_is_unavailable_not_unauthorised() {
 async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     let ran = Arc::new(AtomicUsize::new(0));
     let counter = ran.clone();
     let app = Router::new()
@@ -479,7 +496,7 @@ async fn rsa_tokens_pass_and_algorithm_confusions_do_not() {
     let rsa = RsaSigningKey::new("rsa-1");
     let idp = Idp::start(&[&ec]).await;
     idp.publish_jwk(rsa.jwk.clone());
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     let claims = idp.claims();
 
     let identity = auth
@@ -493,7 +510,7 @@ async fn rsa_tokens_pass_and_algorithm_confusions_do_not() {
         Err(AuthFailure::AlgorithmNotAllowed),
         "PS256 is not a default"
     );
-    let with_ps256 = idp.authenticator("algorithms = [\"PS256\"]");
+    let with_ps256 = idp.authenticator(|o| o.algorithms = vec![Algorithm::PS256]);
     assert_eq!(
         with_ps256
             .authenticate(&bearer(&ps256))
@@ -554,7 +571,7 @@ async fn rsa_tokens_pass_and_algorithm_confusions_do_not() {
 async fn only_access_token_types_pass() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("");
+    let auth = idp.authenticator(|_| {});
     let claims = idp.claims();
     for typ in [
         Some("at+jwt"),
@@ -601,7 +618,7 @@ async fn only_access_token_types_pass() {
 async fn require_at_jwt_accepts_only_at_jwt() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
-    let auth = idp.authenticator("require_at_jwt = true");
+    let auth = idp.authenticator(|o| o.require_at_jwt = true);
     let claims = idp.claims();
     for typ in ["at+jwt", "application/at+jwt", "Application/AT+JWT"] {
         let token = key.sign_with_header(typed(Algorithm::ES256, Some(typ)), &claims);
@@ -631,7 +648,7 @@ async fn require_at_jwt_accepts_only_at_jwt() {
 async fn a_cached_key_never_waits_for_a_fetch_in_flight() {
     let known = SigningKey::new("k1");
     let idp = Idp::start(&[&known]).await;
-    let auth = idp.authenticator("jwks_refetch_min_secs = 0");
+    let auth = idp.authenticator(|o| o.jwks_refetch_min = std::time::Duration::ZERO);
     auth.authenticate(&signed_by(&known, &idp)).await.unwrap();
     let rotated = SigningKey::new("k2");
     idp.publish(&rotated);
@@ -672,16 +689,19 @@ async fn keys_unavailable_is_503_with_retry_after() {
         .local_addr()
         .unwrap();
     idp.jwks_url = format!("http://{closed}/jwks.json");
-    for (extra, retry_after) in [
-        ("jwks_refetch_min_secs = 7", "7"),
-        ("jwks_refetch_min_secs = 0", "1"),
-    ] {
-        let auth = idp.authenticator(extra);
+    for (refetch_min_secs, retry_after) in [(7, "7"), (0, "1")] {
+        let auth = idp.authenticator(|o| {
+            o.jwks_refetch_min = std::time::Duration::from_secs(refetch_min_secs)
+        });
         let failure = auth.authenticate(&signed_by(&key, &idp)).await.unwrap_err();
         assert_eq!(failure, AuthFailure::KeysUnavailable);
         let response = http::refusal(&auth, failure);
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(response.headers()["retry-after"], retry_after, "{extra}");
+        assert_eq!(
+            response.headers()["retry-after"],
+            retry_after,
+            "jwks_refetch_min_secs = {refetch_min_secs}"
+        );
         assert!(!response.headers().contains_key("www-authenticate"));
     }
 }

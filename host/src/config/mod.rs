@@ -4,6 +4,7 @@
 //!
 //! | module | job |
 //! |---|---|
+//! | [`auth`] | `[auth]` and `[[access]]`: their raw tables, resolved into [`crate::auth`]'s settings |
 //! | [`keys`] | the table of keys: each key's path, default, range, unit, whether it needs a restart, its doc |
 //! | [`raw`] | the file as written: the serde structs ([`RawConfig`]) and the TOML reading ([`TomlError`]) |
 //! | `resolve` | [`Config::from_raw`]: environment variables and files read, defaults and ranges from [`keys`] |
@@ -25,6 +26,7 @@ use serde::Deserialize;
 
 use crate::policy::{CredentialScope, NetworkPolicy};
 
+pub mod auth;
 pub mod keys;
 pub mod raw;
 mod resolve;
@@ -41,11 +43,12 @@ macro_rules! key {
 }
 pub(crate) use key;
 
+pub use crate::oci::OciSettings;
 pub use raw::{
     RawAllow, RawConfig, RawCredential, RawHost, RawHttp, RawLimits, RawOci, RawPlugin, RawState,
     RawStateKey, TomlError, parse_toml,
 };
-use resolve::{resolve_audit, resolve_limits, resolve_oci};
+use resolve::{resolve_audit, resolve_limits};
 
 /// What to do when a tool asks for confirmation and the client cannot show
 /// an elicitation.
@@ -264,6 +267,20 @@ impl PluginSettings {
     }
 }
 
+/// The resolved `host.audit*` keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditSettings {
+    /// `host.audit`: the file.
+    pub path: PathBuf,
+    /// `host.audit_arguments`: record the arguments themselves, not only
+    /// their hash.
+    pub arguments: bool,
+    /// `host.audit_max_bytes`: size at which the file is rotated.
+    pub max_bytes: u64,
+    /// `host.audit_keep`: rotated files kept.
+    pub keep: u32,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -288,7 +305,7 @@ pub struct Config {
     /// Sealing and spending 2026-07-28 confirmation states.
     pub state: StateSettings,
     /// `[auth]`: how HTTP requests authenticate; `None` without the table.
-    pub auth: Option<crate::auth::config::AuthSettings>,
+    pub auth: Option<crate::auth::settings::AuthSettings>,
     /// `[[access]]`: which plugins each HTTP caller sees.
     pub access: crate::auth::Access,
     /// Components named by OCI reference (`components`).
@@ -296,35 +313,13 @@ pub struct Config {
     /// Trust policy and bounds for OCI components (`[oci]`).
     pub oci: OciSettings,
     /// The audit trail (`host.audit*`), if the operator asked for one.
-    pub audit: Option<crate::audit::AuditSettings>,
+    pub audit: Option<AuditSettings>,
     /// The file this configuration was read from, when it came from one
     /// ([`Config::load`]); `serve` watches it ([`crate::reload::config`]).
     pub path: Option<PathBuf>,
     /// Resource URIs one session (or one 2026-07-28 listen stream) may
     /// subscribe to (`host.resource_subscriptions`).
     pub resource_subscriptions: usize,
-}
-
-/// The resolved `[oci]` table.
-#[derive(Debug, Clone)]
-pub struct OciSettings {
-    /// Keys trusted for every OCI component.
-    pub trusted_keys: Vec<PathBuf>,
-    /// Whether OCI components must carry a trusted signature.
-    pub require_signature: bool,
-    /// Largest manifest read, in bytes.
-    pub max_manifest_bytes: u64,
-    /// Largest component layer read, in bytes.
-    pub max_blob_bytes: u64,
-    /// The content store's directory, when the operator set one.
-    pub store_dir: Option<PathBuf>,
-}
-
-impl Default for OciSettings {
-    /// An absent `[oci]`, resolved.
-    fn default() -> Self {
-        resolve_oci(RawOci::default()).expect("an absent [oci] resolves")
-    }
 }
 
 impl Default for Config {
@@ -355,7 +350,7 @@ impl Config {
     /// Only the `host.audit*` keys of the file at `path` (relative paths
     /// taken from its directory), without resolving the rest: reading the
     /// trail needs no credentials in the environment.
-    pub fn load_audit(path: &Path) -> Result<Option<crate::audit::AuditSettings>> {
+    pub fn load_audit(path: &Path) -> Result<Option<AuditSettings>> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
         let raw: RawConfig =
@@ -401,6 +396,43 @@ impl Config {
             || self.components.iter().any(|c| c.file_name() == file_name)
     }
 
+    /// The trust policy for the OCI component installed as `file_name`:
+    /// the global keys plus those of the matching `[plugins.NAME]` block,
+    /// whose `require_signature` overrides the global one.
+    pub fn trust_policy(
+        &self,
+        file_name: &str,
+    ) -> std::result::Result<crate::oci::TrustPolicy, crate::oci::OciError> {
+        let settings = self.settings_for(file_name);
+        crate::oci::TrustPolicy::new(
+            &self.oci,
+            &settings.trusted_keys,
+            settings.require_signature,
+        )
+    }
+
+    /// Installs every `components` entry into `plugins`, each with its
+    /// [`Config::trust_policy`] ([`crate::oci::install_configured`]).
+    pub async fn install_components(
+        &self,
+        lock_path: &Path,
+        plugins: &Path,
+        update: bool,
+    ) -> std::result::Result<
+        (Vec<crate::oci::Update>, Vec<(String, crate::oci::OciError)>),
+        crate::oci::OciError,
+    > {
+        crate::oci::install_configured(
+            &self.components,
+            &self.oci,
+            |file_name| self.trust_policy(file_name),
+            lock_path,
+            plugins,
+            update,
+        )
+        .await
+    }
+
     /// The largest memory limit any plugin has; sizes the instance pool.
     pub fn max_memory_bytes(&self) -> u64 {
         self.plugins
@@ -416,3 +448,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = key!("host.max_message_bytes").defa
 /// The default of `oci.max_manifest_bytes`, from [`keys`]: what `toolhost
 /// push` reads back, with no config file.
 pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = key!("oci.max_manifest_bytes").default_int();
+
+/// The default of `oci.max_blob_bytes`, from [`keys`]: what `toolhost
+/// push` reads back, with no config file.
+pub const DEFAULT_MAX_BLOB_BYTES: u64 = key!("oci.max_blob_bytes").default_int();

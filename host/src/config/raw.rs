@@ -33,10 +33,10 @@ pub struct RawConfig {
     #[serde(default)]
     pub state: RawState,
     /// `[auth]`: who may connect over HTTP.
-    pub auth: Option<crate::auth::config::RawAuth>,
+    pub auth: Option<super::auth::RawAuth>,
     /// `[[access]]`: which plugins each HTTP caller sees.
     #[serde(default)]
-    pub access: Vec<crate::auth::config::RawAccess>,
+    pub access: Vec<super::auth::RawAccess>,
     /// `components`: components to fetch from OCI registries
     /// (`oci://REGISTRY/REPO:TAG` or `…@sha256:…`), installed into the
     /// plugin directory at start.

@@ -59,10 +59,10 @@ impl Config {
             state,
             auth: raw
                 .auth
-                .map(crate::auth::config::resolve_auth)
+                .map(super::auth::resolve_auth)
                 .transpose()
                 .context("in [auth]")?,
-            access: crate::auth::config::resolve_access(raw.access)?,
+            access: super::auth::resolve_access(raw.access)?,
             components,
             oci: resolve_oci(raw.oci)?,
             audit,
@@ -336,7 +336,7 @@ fn name_prefix(prefix: Option<&str>, separator: Option<&str>) -> Result<String> 
         ),
     };
     let joined = format!("{prefix}{separator}");
-    if prefix.is_empty() || joined.len() > MAX_PREFIX_BYTES || !crate::spec::is_valid_name(&joined)
+    if prefix.is_empty() || joined.len() > MAX_PREFIX_BYTES || !crate::names::is_valid_name(&joined)
     {
         bail!(
             "`prefix` must be 1 to {} characters of A-Z a-z 0-9 _ . - (MCP's tool-name rules: \
@@ -354,7 +354,7 @@ fn name_prefix(prefix: Option<&str>, separator: Option<&str>) -> Result<String> 
 const MAX_PREFIX_BYTES: usize = 127;
 
 /// The `host.audit*` keys; `None` without `host.audit`.
-pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<crate::audit::AuditSettings>> {
+pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<AuditSettings>> {
     let Some(path) = &host.audit else {
         if host.audit_arguments || host.audit_max_bytes.is_some() || host.audit_keep.is_some() {
             bail!(
@@ -367,7 +367,7 @@ pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<crate::audit::Audit
     if path.as_os_str().is_empty() {
         bail!("`host.audit` is empty; name the audit trail's file, or leave the key out");
     }
-    Ok(Some(crate::audit::AuditSettings {
+    Ok(Some(AuditSettings {
         path: path.clone(),
         arguments: host.audit_arguments,
         max_bytes: key!("host.audit_max_bytes").u64(host.audit_max_bytes)?,

@@ -28,7 +28,6 @@ use thiserror::Error;
 
 pub use reference::{ComponentRef, LockFile, SCHEME};
 
-use crate::config::Config;
 use client::{FetchLimits, RegistryClient};
 use signature::{SignatureRecord, SigningKeyFile, TrustedKey};
 use store::ContentStore;
@@ -184,6 +183,21 @@ pub enum OciError {
     },
 }
 
+/// The resolved `[oci]` table (resolved by [`crate::config`]).
+#[derive(Debug, Clone)]
+pub struct OciSettings {
+    /// Keys trusted for every OCI component.
+    pub trusted_keys: Vec<PathBuf>,
+    /// Whether OCI components must carry a trusted signature.
+    pub require_signature: bool,
+    /// Largest manifest read, in bytes.
+    pub max_manifest_bytes: u64,
+    /// Largest component layer read, in bytes.
+    pub max_blob_bytes: u64,
+    /// The content store's directory, when the operator set one.
+    pub store_dir: Option<PathBuf>,
+}
+
 /// Who may sign what an installation accepts.
 #[derive(Debug, Clone)]
 pub struct TrustPolicy {
@@ -194,23 +208,22 @@ pub struct TrustPolicy {
 }
 
 impl TrustPolicy {
-    /// The policy `config` sets for the component installed as
-    /// `file_name`: the global keys plus those of the matching
-    /// `[plugins.NAME]` block, whose `require_signature` overrides the
-    /// global one.
-    pub fn for_file(config: &Config, file_name: &str) -> Result<TrustPolicy, OciError> {
-        let settings = config.settings_for(file_name);
-        let keys = config
-            .oci
+    /// The policy for one component: the global keys of `oci` plus
+    /// `block_keys` (those of the `[plugins.NAME]` block matching it),
+    /// whose `block_require_signature` overrides the global one.
+    pub fn new(
+        oci: &OciSettings,
+        block_keys: &[PathBuf],
+        block_require_signature: Option<bool>,
+    ) -> Result<TrustPolicy, OciError> {
+        let keys = oci
             .trusted_keys
             .iter()
-            .chain(&settings.trusted_keys)
+            .chain(block_keys)
             .map(|p| TrustedKey::load(p))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(TrustPolicy {
-            require_signature: settings
-                .require_signature
-                .unwrap_or(config.oci.require_signature),
+            require_signature: block_require_signature.unwrap_or(oci.require_signature),
             keys,
         })
     }
@@ -239,11 +252,10 @@ pub struct Installer {
 }
 
 impl Installer {
-    /// An installer with the store and bounds `config` names (the store in
-    /// `oci.store_dir`, else [`ContentStore::default_dir`]).
-    pub fn from_config(config: &Config) -> Result<Installer, OciError> {
-        let dir = config
-            .oci
+    /// An installer with the store and bounds `settings` names (the store
+    /// in `oci.store_dir`, else [`ContentStore::default_dir`]).
+    pub fn new(settings: &OciSettings) -> Result<Installer, OciError> {
+        let dir = settings
             .store_dir
             .clone()
             .or_else(ContentStore::default_dir)
@@ -256,8 +268,8 @@ impl Installer {
         Ok(Installer {
             store: ContentStore::open(&dir)?,
             limits: FetchLimits {
-                max_manifest_bytes: config.oci.max_manifest_bytes,
-                max_blob_bytes: config.oci.max_blob_bytes,
+                max_manifest_bytes: settings.max_manifest_bytes,
+                max_blob_bytes: settings.max_blob_bytes,
             },
         })
     }
@@ -513,33 +525,37 @@ pub struct Update {
     pub after: String,
 }
 
-/// Installs every `components` entry of `config` into `plugins`, pinning
-/// tags in the lock file `lock_path`. With `update`, tags are resolved
+/// Installs every entry of `components` into `plugins` with the store and
+/// bounds of `settings` and the trust policy `policy_for` gives its file
+/// name ([`crate::config::Config::install_components`]), pinning tags in
+/// the lock file `lock_path`. With `update`, tags are resolved
 /// again and the lock follows them (a new digest is installed only if it
 /// passes every check; otherwise the old pin stays and the error is
 /// reported). Returns what changed in the lock, and the failures
 /// (reference, error); one failure does not stop the others.
 pub async fn install_configured(
-    config: &Config,
+    components: &[ComponentRef],
+    settings: &OciSettings,
+    policy_for: impl Fn(&str) -> Result<TrustPolicy, OciError>,
     lock_path: &Path,
     plugins: &Path,
     update: bool,
 ) -> Result<(Vec<Update>, Vec<(String, OciError)>), OciError> {
-    if config.components.is_empty() {
+    if components.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let installer = Installer::from_config(config)?;
+    let installer = Installer::new(settings)?;
     let mut lock = LockFile::load(lock_path)?;
     let mut updates = Vec::new();
     let mut failures = Vec::new();
-    for reference in &config.components {
+    for reference in components {
         let before = lock.digest(reference).map(str::to_string);
         let result = async {
             let digest = match (&before, update) {
                 (Some(pinned), false) if reference.pinned_digest().is_none() => pinned.clone(),
                 _ => installer.resolve(reference).await?,
             };
-            let policy = TrustPolicy::for_file(config, &reference.file_name())?;
+            let policy = policy_for(&reference.file_name())?;
             installer
                 .install(reference, &digest, &policy, plugins)
                 .await

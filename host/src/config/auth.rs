@@ -3,22 +3,23 @@
 //!
 //! As for the rest of the file, serde reads the raw tables ([`RawAuth`],
 //! [`RawAccess`]) and [`resolve_auth`] / [`resolve_access`] turn them into
-//! what the host uses: static tokens become SHA-256 digests (a token read
+//! what the host uses ([`AuthSettings`], [`Access`], checked at run time by
+//! [`crate::auth`]): static tokens become SHA-256 digests (a token read
 //! from a file or the environment is hashed at load and not kept), the
 //! algorithm allow-list is checked, every number against its range. Every
 //! key is documented in `docs/configuration.md` and `docs/auth.md`.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use jsonwebtoken::Algorithm;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::access::{Access, AccessRule, PluginSet};
-use crate::config::key;
+use super::key;
+use crate::auth::Access;
+use crate::auth::access::{AccessRule, PluginSet};
+use crate::auth::settings::{AuthSettings, OAuthSettings, StaticToken, url_for_display};
 
 /// `[auth]`, as written.
 #[derive(Debug, Deserialize)]
@@ -90,65 +91,6 @@ pub struct RawAccess {
     /// `plugins`: plugin block names (`[plugins.NAME]`) the callers see,
     /// or `"*"` for all.
     pub plugins: Vec<String>,
-}
-
-/// `[auth]`, resolved.
-#[derive(Clone, Debug)]
-pub struct AuthSettings {
-    /// This server's resource URI, as written: the audience tokens must
-    /// name, and the `resource` of the protected-resource metadata.
-    pub resource: String,
-    /// Where clients find the protected-resource metadata (RFC 9728 §3.1):
-    /// `/.well-known/oauth-protected-resource` inserted between the
-    /// resource's host and its path.
-    pub metadata_url: String,
-    /// JWT access tokens, when `[auth.oauth]` is present.
-    pub oauth: Option<OAuthSettings>,
-    /// Static bearer tokens.
-    pub tokens: Vec<StaticToken>,
-}
-
-/// `[auth.oauth]`, resolved.
-#[derive(Clone, Debug)]
-pub struct OAuthSettings {
-    /// The required `iss`.
-    pub issuer: String,
-    /// Where the issuer's keys are.
-    pub jwks_url: url::Url,
-    /// The signature algorithms accepted (never `none` or HMAC).
-    pub algorithms: Vec<Algorithm>,
-    /// Scopes every access token must grant.
-    pub scopes: BTreeSet<String>,
-    /// How long fetched keys are used before the next fetch.
-    pub jwks_refresh: Duration,
-    /// The shortest time between two fetches caused by unknown key ids.
-    pub jwks_refetch_min: Duration,
-    /// Clock skew allowed on `exp` and `nbf`.
-    pub leeway: Duration,
-    /// Accept only tokens whose `typ` is `at+jwt` (RFC 9068); otherwise
-    /// `JWT` and no `typ` pass too.
-    pub require_at_jwt: bool,
-}
-
-/// A static bearer token: only its digest is kept.
-#[derive(Clone)]
-pub struct StaticToken {
-    /// Who the token authenticates as.
-    pub subject: String,
-    /// SHA-256 of the token.
-    pub sha256: [u8; 32],
-    /// The scopes it grants.
-    pub scopes: BTreeSet<String>,
-}
-
-impl std::fmt::Debug for StaticToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StaticToken")
-            .field("subject", &self.subject)
-            .field("sha256", &"<redacted>")
-            .field("scopes", &self.scopes)
-            .finish()
-    }
 }
 
 /// Algorithms accepted when `auth.oauth.algorithms` is absent.
@@ -267,23 +209,6 @@ fn has_userinfo(url: &url::Url) -> bool {
     !url.username().is_empty() || url.password().is_some()
 }
 
-/// How messages and logs may show `url`: without user name, password,
-/// query and fragment, which can carry credentials (`https://host/path?…`
-/// says a query was there).
-pub(crate) fn url_for_display(url: &url::Url) -> String {
-    let mut shown = url.clone();
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    let had_query = shown.query().is_some();
-    shown.set_query(None);
-    shown.set_fragment(None);
-    let mut text = shown.to_string();
-    if had_query {
-        text.push_str("?…");
-    }
-    text
-}
-
 /// An asymmetric signature algorithm by its JOSE name. `none` and the HMAC
 /// family are refused: a JWKS publishes public keys, and a public key used
 /// as an HMAC secret lets anyone sign.
@@ -389,6 +314,8 @@ pub fn resolve_access(raw: Vec<RawAccess>) -> Result<Access> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn auth(text: &str) -> Result<AuthSettings> {
