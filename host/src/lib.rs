@@ -56,7 +56,8 @@ pub mod lint;
 pub mod logging;
 pub mod metrics;
 pub mod names;
-pub mod oci;
+/// OCI distribution: the `toolhost-oci` crate (`crates/oci`).
+pub use toolhost_oci as oci;
 pub mod offers;
 pub mod plugin;
 pub mod policy;

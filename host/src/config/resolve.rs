@@ -430,6 +430,8 @@ pub(super) fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
         max_manifest_bytes: key!("oci.max_manifest_bytes").u64(raw.max_manifest_bytes)?,
         max_blob_bytes: key!("oci.max_blob_bytes").u64(raw.max_blob_bytes)?,
         store_dir: raw.store_dir,
+        default_store_dir: crate::cache::CompileCache::default_dir()
+            .map(|d| d.with_file_name("toolhost-oci")),
     })
 }
 

@@ -60,12 +60,6 @@ impl ContentStore {
         })
     }
 
-    /// The default location: `$XDG_CACHE_HOME/toolhost-oci` or
-    /// `~/.cache/toolhost-oci`, beside the compile cache.
-    pub fn default_dir() -> Option<PathBuf> {
-        crate::cache::CompileCache::default_dir().map(|d| d.with_file_name("toolhost-oci"))
-    }
-
     /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -196,6 +196,10 @@ pub struct OciSettings {
     pub max_blob_bytes: u64,
     /// The content store's directory, when the operator set one.
     pub store_dir: Option<PathBuf>,
+    /// Where the store is when `store_dir` is unset, if anywhere: the host
+    /// puts it beside its compile cache (`$XDG_CACHE_HOME/toolhost-oci` or
+    /// `~/.cache/toolhost-oci`).
+    pub default_store_dir: Option<PathBuf>,
 }
 
 /// Who may sign what an installation accepts.
@@ -253,12 +257,12 @@ pub struct Installer {
 
 impl Installer {
     /// An installer with the store and bounds `settings` names (the store
-    /// in `oci.store_dir`, else [`ContentStore::default_dir`]).
+    /// in `oci.store_dir`, else in its default directory).
     pub fn new(settings: &OciSettings) -> Result<Installer, OciError> {
         let dir = settings
             .store_dir
             .clone()
-            .or_else(ContentStore::default_dir)
+            .or_else(|| settings.default_store_dir.clone())
             .ok_or_else(|| OciError::Io {
                 path: PathBuf::from("toolhost-oci"),
                 source: std::io::Error::other(
