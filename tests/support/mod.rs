@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, Implementation,
-    ProgressNotificationParam, ProtocolVersion, Tool,
+    CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, Implementation, ProgressNotificationParam,
+    ProtocolVersion, Tool,
 };
 use rmcp::service::{
     NotificationContext, RequestContext, RoleClient, RunningService, Subscription,
@@ -705,48 +705,23 @@ impl Host {
     /// Opens a `subscriptions/listen` stream for tool-list changes
     /// (2026-07-28 clients).
     pub async fn listen(&self) -> rmcp::service::Subscription {
-        self.client
-            .listen(
-                rmcp::model::SubscriptionFilter::builder()
-                    .tools_list_changed()
-                    .build(),
-            )
-            .await
-            .expect("the listen stream opens")
+        session::listen(&self.client).await
     }
 
     /// Lists every tool.
     pub async fn tools(&self) -> Vec<Tool> {
-        self.client
-            .list_all_tools()
-            .await
-            .expect("tools/list works")
+        session::tools(&self.client).await
     }
 
     /// Calls `name` with `arguments` (an object), following
     /// `input_required` rounds as a real client does.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<CallToolResult, ServiceError> {
-        let mut params = CallToolRequestParams::new(name.to_string());
-        if let Value::Object(map) = arguments {
-            params = params.with_arguments(map);
-        }
-        self.client.call_tool(params).await
+        session::call(&self.client, name, arguments).await
     }
 
     /// Calls and expects a successful result; returns `structuredContent`.
     pub async fn ok(&self, name: &str, arguments: Value) -> Value {
-        let result = self
-            .call(name, arguments)
-            .await
-            .expect("the call is answered");
-        assert_ne!(
-            result.is_error,
-            Some(true),
-            "{name} failed: {:?}",
-            result.structured_content
-        );
-        check_text_matches_structured(&result);
-        result.structured_content.expect("structured content")
+        session::ok(&self.client, name, arguments).await
     }
 
     /// Reads `uri`, whose read the component holds in a request to
@@ -772,21 +747,7 @@ impl Host {
 
     /// Calls and expects a tool error; returns the envelope's first issue.
     pub async fn tool_error(&self, name: &str, arguments: Value) -> Value {
-        let result = self
-            .call(name, arguments)
-            .await
-            .expect("the call is answered");
-        assert_eq!(
-            result.is_error,
-            Some(true),
-            "{name} should fail: {:?}",
-            result.structured_content
-        );
-        check_text_matches_structured(&result);
-        let envelope = result.structured_content.expect("an error envelope");
-        assert_eq!(envelope["ok"], json!(false));
-        assert_eq!(envelope["result"], Value::Null);
-        envelope["issues"][0].clone()
+        session::tool_error(&self.client, name, arguments).await
     }
 
     /// The host's resident memory in KiB (VmRSS).
@@ -824,35 +785,8 @@ impl Host {
 
     /// Waits until `check` holds for what the client saw.
     pub async fn wait_for_seen(&self, check: impl Fn(&Seen) -> bool) {
-        let wait = async {
-            loop {
-                let notified = self.handler.changed.notified();
-                if check(&self.handler.seen.lock().unwrap()) {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(30), wait)
-            .await
-            .expect("the client saw the event in time");
+        session::wait_for_seen(&self.handler, check).await
     }
-}
-
-/// The text block must carry the same JSON as `structuredContent`.
-fn check_text_matches_structured(result: &CallToolResult) {
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .expect("a text block");
-    let parsed: Value = serde_json::from_str(&text).expect("the text block is JSON");
-    assert_eq!(
-        Some(parsed),
-        result.structured_content,
-        "text and structuredContent differ"
-    );
 }
 
 /// A request that reached a [`Recorder`].
@@ -1078,5 +1012,117 @@ impl Changes {
                 n
             }
         }
+    }
+}
+
+/// What a connected client does in a session, whatever serves it (the
+/// binary, or a Gateway in-process): both tiers' `Host`s delegate here.
+pub mod session {
+    use std::time::Duration;
+
+    use rmcp::ServiceError;
+    use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+    use rmcp::service::{RoleClient, RunningService, Subscription};
+    use serde_json::{Value, json};
+
+    use super::{Seen, TestClient};
+
+    /// The test client's side of a session.
+    pub type Client = RunningService<RoleClient, TestClient>;
+
+    /// Opens a `subscriptions/listen` stream for tool-list changes
+    /// (2026-07-28 clients).
+    pub async fn listen(client: &Client) -> Subscription {
+        client
+            .listen(
+                rmcp::model::SubscriptionFilter::builder()
+                    .tools_list_changed()
+                    .build(),
+            )
+            .await
+            .expect("the listen stream opens")
+    }
+
+    /// Lists every tool.
+    pub async fn tools(client: &Client) -> Vec<Tool> {
+        client.list_all_tools().await.expect("tools/list works")
+    }
+
+    /// Calls `name` with `arguments` (an object).
+    pub async fn call(
+        client: &Client,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ServiceError> {
+        let mut params = CallToolRequestParams::new(name.to_string());
+        if let Value::Object(map) = arguments {
+            params = params.with_arguments(map);
+        }
+        client.call_tool(params).await
+    }
+
+    /// Calls and expects a successful result; returns `structuredContent`.
+    pub async fn ok(client: &Client, name: &str, arguments: Value) -> Value {
+        let result = call(client, name, arguments)
+            .await
+            .expect("the call is answered");
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "{name} failed: {:?}",
+            result.structured_content
+        );
+        check_text_matches_structured(&result);
+        result.structured_content.expect("structured content")
+    }
+
+    /// Calls and expects a tool error; returns the envelope's first issue.
+    pub async fn tool_error(client: &Client, name: &str, arguments: Value) -> Value {
+        let result = call(client, name, arguments)
+            .await
+            .expect("the call is answered");
+        assert_eq!(
+            result.is_error,
+            Some(true),
+            "{name} should fail: {:?}",
+            result.structured_content
+        );
+        check_text_matches_structured(&result);
+        let envelope = result.structured_content.expect("an error envelope");
+        assert_eq!(envelope["ok"], json!(false));
+        assert_eq!(envelope["result"], Value::Null);
+        envelope["issues"][0].clone()
+    }
+
+    /// Waits until `check` holds for what `handler` saw.
+    pub async fn wait_for_seen(handler: &TestClient, check: impl Fn(&Seen) -> bool) {
+        let wait = async {
+            loop {
+                let notified = handler.changed.notified();
+                if check(&handler.seen.lock().unwrap()) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), wait)
+            .await
+            .expect("the client saw the event in time");
+    }
+
+    /// The text block must carry the same JSON as `structuredContent`.
+    fn check_text_matches_structured(result: &CallToolResult) {
+        let text = result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .expect("a text block");
+        let parsed: Value = serde_json::from_str(&text).expect("the text block is JSON");
+        assert_eq!(
+            Some(parsed),
+            result.structured_content,
+            "text and structuredContent differ"
+        );
     }
 }

@@ -23,9 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::model::{CallToolResult, Tool};
 use rmcp::service::{RoleClient, RunningService, Subscription};
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolhost::cache::CompileCache;
 use toolhost::config::Config;
 use toolhost::plugin::Loader;
@@ -178,68 +178,29 @@ impl Host {
 
     /// Opens a `subscriptions/listen` stream for tool-list changes
     /// (2026-07-28 clients).
-    pub async fn listen(&self) -> Subscription {
-        self.client
-            .listen(
-                rmcp::model::SubscriptionFilter::builder()
-                    .tools_list_changed()
-                    .build(),
-            )
-            .await
-            .expect("the listen stream opens")
+    pub async fn listen(&self) -> rmcp::service::Subscription {
+        shared::session::listen(&self.client).await
     }
 
     /// Lists every tool.
     pub async fn tools(&self) -> Vec<Tool> {
-        self.client
-            .list_all_tools()
-            .await
-            .expect("tools/list works")
+        shared::session::tools(&self.client).await
     }
 
     /// Calls `name` with `arguments` (an object), following
     /// `input_required` rounds as a real client does.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<CallToolResult, ServiceError> {
-        let mut params = CallToolRequestParams::new(name.to_string());
-        if let Value::Object(map) = arguments {
-            params = params.with_arguments(map);
-        }
-        self.client.call_tool(params).await
+        shared::session::call(&self.client, name, arguments).await
     }
 
     /// Calls and expects a successful result; returns `structuredContent`.
     pub async fn ok(&self, name: &str, arguments: Value) -> Value {
-        let result = self
-            .call(name, arguments)
-            .await
-            .expect("the call is answered");
-        assert_ne!(
-            result.is_error,
-            Some(true),
-            "{name} failed: {:?}",
-            result.structured_content
-        );
-        check_text_matches_structured(&result);
-        result.structured_content.expect("structured content")
+        shared::session::ok(&self.client, name, arguments).await
     }
 
     /// Calls and expects a tool error; returns the envelope's first issue.
     pub async fn tool_error(&self, name: &str, arguments: Value) -> Value {
-        let result = self
-            .call(name, arguments)
-            .await
-            .expect("the call is answered");
-        assert_eq!(
-            result.is_error,
-            Some(true),
-            "{name} should fail: {:?}",
-            result.structured_content
-        );
-        check_text_matches_structured(&result);
-        let envelope = result.structured_content.expect("an error envelope");
-        assert_eq!(envelope["ok"], json!(false));
-        assert_eq!(envelope["result"], Value::Null);
-        envelope["issues"][0].clone()
+        shared::session::tool_error(&self.client, name, arguments).await
     }
 
     /// The Gateway's `toolhost.toml`.
@@ -262,35 +223,8 @@ impl Host {
 
     /// Waits until `check` holds for what the client saw.
     pub async fn wait_for_seen(&self, check: impl Fn(&Seen) -> bool) {
-        let wait = async {
-            loop {
-                let notified = self.handler.changed.notified();
-                if check(&self.handler.seen.lock().unwrap()) {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(30), wait)
-            .await
-            .expect("the client saw the event in time");
+        shared::session::wait_for_seen(&self.handler, check).await
     }
-}
-
-/// The text block must carry the same JSON as `structuredContent`.
-fn check_text_matches_structured(result: &CallToolResult) {
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .expect("a text block");
-    let parsed: Value = serde_json::from_str(&text).expect("the text block is JSON");
-    assert_eq!(
-        Some(parsed),
-        result.structured_content,
-        "text and structuredContent differ"
-    );
 }
 
 /// Counts tool-list changes the way each era receives them.
