@@ -15,6 +15,7 @@ use rmcp::model::{
 use serde_json::json;
 
 use crate::support::infra::sha256_hex;
+use crate::support::offers::rpc_error;
 use crate::support::{ERAS, Elicitation, Era, Host, HostOptions};
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
@@ -40,14 +41,6 @@ fn config(alice_sees: &[&str]) -> String {
         token("bob", BOB),
         serde_json::to_string(alice_sees).unwrap(),
     )
-}
-
-/// The JSON-RPC error of a failed request: (code, message).
-fn rpc_error(result: Result<impl std::fmt::Debug, ServiceError>) -> (i32, String) {
-    match result {
-        Err(ServiceError::McpError(e)) => (e.code.0, e.message.to_string()),
-        other => panic!("expected a JSON-RPC error, got {other:?}"),
-    }
 }
 
 /// What a caller sees of everything the `offers` component serves: its

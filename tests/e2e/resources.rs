@@ -6,58 +6,12 @@
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    ReadResourceRequestParams, ResourceContents, ServerNotification, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    ServerNotification, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use serde_json::{Value, json};
 
+use crate::support::offers::{not_found_code, read, rebuilt, resource_uris, rpc_error, text_of};
 use crate::support::{ERAS, Era, Host, HostOptions, component, write_then_rename};
-
-/// The JSON-RPC error of a failed request.
-fn rpc_error(result: Result<impl std::fmt::Debug, ServiceError>) -> (i32, String) {
-    match result {
-        Err(ServiceError::McpError(e)) => (e.code.0, e.message.to_string()),
-        other => panic!("expected a JSON-RPC error, got {other:?}"),
-    }
-}
-
-/// The text of `contents`, which must be text.
-fn text_of(contents: &ResourceContents) -> &str {
-    match contents {
-        ResourceContents::TextResourceContents { text, .. } => text,
-        other => panic!("expected text, got {other:?}"),
-    }
-}
-
-async fn read(host: &Host, uri: &str) -> Result<Vec<ResourceContents>, ServiceError> {
-    host.client
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-        .map(|r| r.contents)
-}
-
-/// MCP's resource-not-found code as each era receives it: `-32002` for
-/// legacy clients; 2026-07-28 folds it into `-32602`.
-fn not_found_code(era: Era) -> i32 {
-    match era {
-        Era::Legacy => -32002,
-        Era::Modern => -32602,
-    }
-}
-
-/// The URIs of every resource `host` lists, sorted.
-async fn resource_uris(host: &Host) -> Vec<String> {
-    let mut uris: Vec<String> = host
-        .client
-        .list_all_resources()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.uri)
-        .collect();
-    uris.sort();
-    uris
-}
 
 #[tokio::test]
 async fn components_built_against_0_1_load_and_run_unchanged() {
@@ -92,14 +46,14 @@ async fn statuspro_offers_its_status_catalog_and_usage_guide() {
     for era in ERAS {
         let statuspro = crate::statuspro::Setup::new().era(era).start().await;
         let host = &statuspro.host;
-        let uris = resource_uris(host).await;
+        let uris = resource_uris(&host.client).await;
         assert_eq!(
             uris,
             ["statuspro://guide", "statuspro://statuses"],
             "{era:?}"
         );
 
-        let catalog = read(host, "statuspro://statuses").await.unwrap();
+        let catalog = read(&host.client, "statuspro://statuses").await.unwrap();
         let catalog: Value = serde_json::from_str(text_of(&catalog[0])).unwrap();
         let first = &catalog["statuses"][0];
         assert_eq!(first["code"], "st000001", "{era:?}");
@@ -111,7 +65,7 @@ async fn statuspro_offers_its_status_catalog_and_usage_guide() {
             statuspro.requests()
         );
 
-        let guide = read(host, "statuspro://guide").await.unwrap();
+        let guide = read(&host.client, "statuspro://guide").await.unwrap();
         let guide = text_of(&guide[0]);
         assert!(guide.contains("get_viable_statuses"), "{guide}");
         assert!(guide.contains("confirm: true"), "{guide}");
@@ -127,7 +81,9 @@ async fn katana_items_are_a_template_by_sku_with_sku_completion() {
         assert_eq!(templates.len(), 1, "{era:?}");
         assert_eq!(templates[0].uri_template, "katana://items/{sku}");
 
-        let item = read(host, "katana://items/KNF-8IN-BLK").await.unwrap();
+        let item = read(&host.client, "katana://items/KNF-8IN-BLK")
+            .await
+            .unwrap();
         let item: Value = serde_json::from_str(text_of(&item[0])).unwrap();
         assert_eq!(item["id"], katana_sandbox::seed::KNIFE_BLACK, "{era:?}");
         assert_eq!(item["name"], "Chef's Knife / 8-inch / Black");
@@ -140,7 +96,7 @@ async fn katana_items_are_a_template_by_sku_with_sku_completion() {
             katana.requests()
         );
 
-        let (code, message) = rpc_error(read(host, "katana://items/NO-SUCH-SKU").await);
+        let (code, message) = rpc_error(read(&host.client, "katana://items/NO-SUCH-SKU").await);
         assert_eq!(code, not_found_code(era), "{era:?}: {message}");
         assert!(message.contains("NO-SUCH-SKU"), "{message}");
 
@@ -213,7 +169,12 @@ async fn uris_templates_and_prompts_are_owned_like_tool_names() {
     host.wait_for_seen(|s| s.resources_changed >= 1).await;
     assert_eq!(host.client.list_all_resources().await.unwrap().len(), 5);
     assert_eq!(host.client.list_all_prompts().await.unwrap().len(), 1);
-    assert!(!read(&host, "test://colors/blue").await.unwrap().is_empty());
+    assert!(
+        !read(&host.client, "test://colors/blue")
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -222,28 +183,18 @@ async fn katana_reads_a_sku_decoded_once() {
         let katana = crate::katana::Setup::new().era(era).start().await;
         let host = &katana.host;
         // Every character encoded (`%2D` is `-`): the item is found.
-        let item = read(host, "katana://items/KNF%2D8IN%2DBLK").await.unwrap();
+        let item = read(&host.client, "katana://items/KNF%2D8IN%2DBLK")
+            .await
+            .unwrap();
         let item: Value = serde_json::from_str(text_of(&item[0])).unwrap();
         assert_eq!(item["id"], katana_sandbox::seed::KNIFE_BLACK, "{era:?}");
         // `%252D` is `%2D` once decoded, a SKU Katana does not have; decoded
         // twice it would be the knife.
-        let (code, message) = rpc_error(read(host, "katana://items/KNF%252D8IN%252DBLK").await);
+        let (code, message) =
+            rpc_error(read(&host.client, "katana://items/KNF%252D8IN%252DBLK").await);
         assert_eq!(code, not_found_code(era), "{era:?}: {message}");
         assert!(message.contains("\"KNF%2D8IN%2DBLK\""), "{message}");
     }
-}
-
-/// `name`'s component with a custom section naming `build` appended: the
-/// same code, other bytes, as a rebuild of the component would be.
-fn rebuilt(name: &str, build: u8) -> Vec<u8> {
-    const SECTION: &[u8] = b"toolhost-test-build";
-    let mut bytes = component(name);
-    // Custom section (id 0), its size, then the name and the payload; every
-    // length is below 128, so one LEB128 byte each.
-    bytes.extend([0, (1 + SECTION.len() + 1) as u8, SECTION.len() as u8]);
-    bytes.extend(SECTION);
-    bytes.push(build);
-    bytes
 }
 
 /// A host serving `components` to an `era` client over stdio, or over HTTP
@@ -395,7 +346,7 @@ async fn subscribing_to_a_uri_nothing_serves_is_resource_not_found() {
         assert_eq!(code, -32602, "{message}");
         assert!(message.contains("at most 4096 bytes"), "{message}");
         // Still serving.
-        assert!(!read(&host, README).await.unwrap().is_empty());
+        assert!(!read(&host.client, README).await.unwrap().is_empty());
     }
 }
 

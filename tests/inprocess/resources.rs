@@ -6,71 +6,13 @@
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    ContentBlock, GetPromptRequestParams, ReadResourceRequestParams, ResourceContents,
-    SubscribeRequestParams, SubscriptionFilter,
+    ContentBlock, GetPromptRequestParams, ResourceContents, SubscribeRequestParams,
+    SubscriptionFilter,
 };
 use serde_json::{Value, json};
 
+use crate::support::offers::{not_found_code, read, rebuilt, resource_uris, rpc_error, text_of};
 use crate::support::{ERAS, Era, Host, HostOptions, Recorder, component, write_then_rename};
-
-/// The JSON-RPC error of a failed request.
-fn rpc_error(result: Result<impl std::fmt::Debug, ServiceError>) -> (i32, String) {
-    match result {
-        Err(ServiceError::McpError(e)) => (e.code.0, e.message.to_string()),
-        other => panic!("expected a JSON-RPC error, got {other:?}"),
-    }
-}
-
-/// The text of `contents`, which must be text.
-fn text_of(contents: &ResourceContents) -> &str {
-    match contents {
-        ResourceContents::TextResourceContents { text, .. } => text,
-        other => panic!("expected text, got {other:?}"),
-    }
-}
-
-async fn read(host: &Host, uri: &str) -> Result<Vec<ResourceContents>, ServiceError> {
-    host.client
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-        .map(|r| r.contents)
-}
-
-/// MCP's resource-not-found code as each era receives it: `-32002` for
-/// legacy clients; 2026-07-28 folds it into `-32602`.
-fn not_found_code(era: Era) -> i32 {
-    match era {
-        Era::Legacy => -32002,
-        Era::Modern => -32602,
-    }
-}
-
-/// The URIs of every resource `host` lists, sorted.
-async fn resource_uris(host: &Host) -> Vec<String> {
-    let mut uris: Vec<String> = host
-        .client
-        .list_all_resources()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.uri)
-        .collect();
-    uris.sort();
-    uris
-}
-
-/// `name`'s component with a custom section naming `build` appended: the
-/// same code, other bytes, as a rebuild of the component would be.
-fn rebuilt(name: &str, build: u8) -> Vec<u8> {
-    const SECTION: &[u8] = b"toolhost-test-build";
-    let mut bytes = component(name);
-    // Custom section (id 0), its size, then the name and the payload; every
-    // length is below 128, so one LEB128 byte each.
-    bytes.extend([0, (1 + SECTION.len() + 1) as u8, SECTION.len() as u8]);
-    bytes.extend(SECTION);
-    bytes.push(build);
-    bytes
-}
 
 /// A Gateway serving `components` to an `era` client, with `config` as
 /// its `toolhost.toml`.
@@ -93,7 +35,7 @@ const STATIC_TEXT: &str = "test://static-text";
 async fn resources_and_templates_are_listed_and_read() {
     for era in ERAS {
         let host = Host::start(HostOptions::new(&["offers", "hello"]).era(era)).await;
-        let uris = resource_uris(&host).await;
+        let uris = resource_uris(&host.client).await;
         assert_eq!(
             uris,
             [
@@ -116,10 +58,10 @@ async fn resources_and_templates_are_listed_and_read() {
         assert_eq!(templates.len(), 1, "{era:?}");
         assert_eq!(templates[0].uri_template, "test://colors/{name}");
 
-        let contents = read(&host, "test://readme").await.unwrap();
+        let contents = read(&host.client, "test://readme").await.unwrap();
         assert_eq!(contents.len(), 1);
         assert!(text_of(&contents[0]).starts_with("# Offers"), "{era:?}");
-        match &read(&host, "test://logo").await.unwrap()[0] {
+        match &read(&host.client, "test://logo").await.unwrap()[0] {
             ResourceContents::BlobResourceContents {
                 blob, mime_type, ..
             } => {
@@ -128,7 +70,7 @@ async fn resources_and_templates_are_listed_and_read() {
             }
             other => panic!("expected a blob, got {other:?}"),
         }
-        let red = read(&host, "test://colors/red").await.unwrap();
+        let red = read(&host.client, "test://colors/red").await.unwrap();
         assert_eq!(text_of(&red[0]), "test://colors/red is the colour red");
 
         // Tools of both components are still served beside them.
@@ -144,11 +86,11 @@ async fn resources_and_templates_are_listed_and_read() {
 async fn an_unknown_uri_is_resource_not_found_and_serving_goes_on() {
     for era in ERAS {
         let host = Host::start(HostOptions::new(&["offers"]).era(era)).await;
-        let (code, message) = rpc_error(read(&host, "test://nothing-here").await);
+        let (code, message) = rpc_error(read(&host.client, "test://nothing-here").await);
         assert_eq!(code, not_found_code(era), "{era:?}: {message}");
         assert!(message.contains("resources/list"), "{message}");
         // The URI in the error's data, as MCP's example has it.
-        match read(&host, "test://nothing-here").await {
+        match read(&host.client, "test://nothing-here").await {
             Err(ServiceError::McpError(e)) => {
                 assert_eq!(
                     e.data,
@@ -160,11 +102,16 @@ async fn an_unknown_uri_is_resource_not_found_and_serving_goes_on() {
         }
 
         // A template URI the component says does not exist: the same error.
-        let (code, message) = rpc_error(read(&host, "test://colors/purple").await);
+        let (code, message) = rpc_error(read(&host.client, "test://colors/purple").await);
         assert_eq!(code, not_found_code(era), "{era:?}: {message}");
         assert!(message.contains("no colour \"purple\""), "{message}");
 
-        assert!(!read(&host, "test://readme").await.unwrap().is_empty());
+        assert!(
+            !read(&host.client, "test://readme")
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -172,14 +119,19 @@ async fn an_unknown_uri_is_resource_not_found_and_serving_goes_on() {
 async fn a_read_that_traps_is_an_error_and_the_host_keeps_serving() {
     for era in ERAS {
         let host = Host::start(HostOptions::new(&["offers"]).era(era)).await;
-        let (code, message) = rpc_error(read(&host, "test://crash").await);
+        let (code, message) = rpc_error(read(&host.client, "test://crash").await);
         assert_eq!(code, -32603, "{era:?}: {message}");
         assert!(
             message.contains("reading the resource failed: the component crashed"),
             "{message}"
         );
         // The next read and the next call run in fresh instances.
-        assert!(!read(&host, "test://readme").await.unwrap().is_empty());
+        assert!(
+            !read(&host.client, "test://readme")
+                .await
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(host.ok("color_count", json!({})).await["count"], 5);
     }
 }
@@ -194,12 +146,12 @@ async fn reads_reach_the_network_under_the_plugin_policy_and_only_to_read() {
             server.url
         );
         let host = Host::start(HostOptions::new(&["offers"]).era(era).config(config)).await;
-        let fetched = read(&host, "test://fetched").await.unwrap();
+        let fetched = read(&host.client, "test://fetched").await.unwrap();
         assert_eq!(text_of(&fetched[0]), "recorded", "{era:?}");
         let before = server.received().len();
 
         // A read is read-only: its POST never leaves the host.
-        let (code, message) = rpc_error(read(&host, "test://post").await);
+        let (code, message) = rpc_error(read(&host.client, "test://post").await);
         assert_eq!(code, -32603, "{era:?}: {message}");
         assert!(message.contains("read-only"), "{message}");
         assert_eq!(
@@ -216,7 +168,7 @@ async fn reads_reach_the_network_under_the_plugin_policy_and_only_to_read() {
     );
     let before = server.received().len();
     let host = Host::start(HostOptions::new(&["offers"]).config(config)).await;
-    let (code, message) = rpc_error(read(&host, "test://fetched").await);
+    let (code, message) = rpc_error(read(&host.client, "test://fetched").await);
     assert_eq!(code, -32603, "{message}");
     assert_eq!(server.received().len(), before);
 }
@@ -449,7 +401,7 @@ async fn template_variables_reach_the_component_percent_decoded() {
         let host = Host::start(HostOptions::new(&["offers"]).era(era)).await;
         // `gr%65y` is `grey` percent-encoded; the component knows `grey`
         // only, and sees the URI as the client sent it.
-        let grey = read(&host, "test://colors/gr%65y").await.unwrap();
+        let grey = read(&host.client, "test://colors/gr%65y").await.unwrap();
         assert_eq!(
             text_of(&grey[0]),
             "test://colors/gr%65y is the colour grey",
@@ -457,14 +409,19 @@ async fn template_variables_reach_the_component_percent_decoded() {
         );
         // `%FF` decodes to a byte that is no UTF-8: invalid params naming
         // the variable, and the component is not asked.
-        let (code, message) = rpc_error(read(&host, "test://colors/%FF").await);
+        let (code, message) = rpc_error(read(&host.client, "test://colors/%FF").await);
         assert_eq!(code, -32602, "{era:?}: {message}");
         assert!(
             message.contains("{name} is not UTF-8 once percent-decoded"),
             "{message}"
         );
         assert!(!message.contains("no colour"), "{message}");
-        assert!(!read(&host, "test://colors/red").await.unwrap().is_empty());
+        assert!(
+            !read(&host.client, "test://colors/red")
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -489,7 +446,7 @@ async fn removing_the_component_tells_its_subscribers_and_others_hear_nothing() 
     );
     // A removed resource reads as not found; its subscription stays, so
     // the component coming back is announced too.
-    let (code, _) = rpc_error(read(&host, README).await);
+    let (code, _) = rpc_error(read(&host.client, README).await);
     assert_eq!(code, -32002);
 }
 
@@ -532,10 +489,10 @@ async fn a_config_reload_that_removes_a_block_announces_its_resources_gone() {
     let both =
         "[plugins.offers]\nfiles = [\"offers.wasm\"]\n[plugins.hello]\nfiles = [\"hello.wasm\"]\n";
     let host = Host::start(HostOptions::new(&["offers", "hello"]).config(config(both))).await;
-    assert_eq!(resource_uris(&host).await.len(), 5);
+    assert_eq!(resource_uris(&host.client).await.len(), 5);
     host.write_config(&config("[plugins.hello]\nfiles = [\"hello.wasm\"]\n"));
     host.wait_for_seen(|s| s.resources_changed >= 1 && s.prompts_changed >= 1)
         .await;
-    assert!(resource_uris(&host).await.is_empty());
+    assert!(resource_uris(&host.client).await.is_empty());
     assert!(host.client.list_all_prompts().await.unwrap().is_empty());
 }

@@ -9,6 +9,7 @@ pub mod audit;
 pub mod cluster;
 pub mod infra;
 pub mod metrics;
+pub mod offers;
 pub mod plugin_set;
 
 use std::path::{Path, PathBuf};
