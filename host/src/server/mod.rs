@@ -259,7 +259,7 @@ impl Gateway {
         message: &[u8],
         parts: Option<&axum::http::request::Parts>,
     ) {
-        tools::audit_malformed_call(self, message, parts).await;
+        request::record_malformed_call(self, message, parts).await;
     }
 
     /// Narrows a decoded `subscriptions/listen` request's resource URIs to

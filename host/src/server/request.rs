@@ -12,8 +12,9 @@
 //! `[[access]]` reaches every method at once.
 //!
 //! **Architecture invariant:** audit records and call metrics are written
-//! by [`Record`] and [`Request::refuse_unknown_tool`] only; handlers say
-//! how a request ended, not how that is recorded.
+//! here only: by [`Record`], [`Request::refuse_unknown_tool`] and
+//! [`record_malformed_call`] (a call a transport answered itself);
+//! handlers say how a request ended, not how that is recorded.
 
 use std::sync::Arc;
 
@@ -228,7 +229,7 @@ pub(crate) fn call_context(
 /// [`call_context`] for an HTTP request's `parts` (or stdio, `None`),
 /// reading the protocol version from its header: for a message rmcp could
 /// not decode, which has no [`RequestContext`].
-pub(crate) fn call_context_of_parts(
+fn call_context_of_parts(
     parts: Option<&axum::http::request::Parts>,
     via: &'static str,
 ) -> CallContext {
@@ -488,4 +489,38 @@ impl Request {
         record.finish_offer(ending).await;
         Some(result)
     }
+}
+
+/// See [`Gateway::audit_malformed_call`].
+pub(super) async fn record_malformed_call(
+    gateway: &Gateway,
+    message: &[u8],
+    parts: Option<&axum::http::request::Parts>,
+) {
+    let Some(log) = gateway.audit_log() else {
+        return;
+    };
+    let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(message) else {
+        return;
+    };
+    if request.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return;
+    }
+    let params = request.get("params");
+    let name = params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let arguments = params
+        .and_then(|p| p.get("arguments"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let plugin = gateway.registry().tool(name).map(|t| t.plugin.clone());
+    let audit = log.start_refused(
+        call_context_of_parts(parts, "none"),
+        plugin.as_deref(),
+        name,
+        &arguments,
+    );
+    let _ = audit.finish(Ending::Refused("MALFORMED_REQUEST")).await;
 }

@@ -14,8 +14,7 @@ use tracing::Instrument;
 
 use super::Gateway;
 use super::convert::{PeerProgress, mcp_tool};
-use super::request::{Era, Record, Request, call_context_of_parts};
-use crate::audit::Ending;
+use super::request::{Era, Record, Request};
 use crate::call::{CallOutcome, run_call_with_hooks};
 use crate::confirmation::{
     CallBinding, Elicit, Replay, StateError, elicitation_params, outcome_of, without_elicitation,
@@ -260,38 +259,4 @@ fn refused_state_code(error: &StateError) -> &'static str {
         StateError::StoreUnavailable(_) => "TRANSIENT",
         StateError::Invalid => "INVALID_REQUEST_STATE",
     }
-}
-
-/// See [`Gateway::audit_malformed_call`].
-pub(super) async fn audit_malformed_call(
-    gateway: &Gateway,
-    message: &[u8],
-    parts: Option<&axum::http::request::Parts>,
-) {
-    let Some(log) = gateway.audit_log() else {
-        return;
-    };
-    let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(message) else {
-        return;
-    };
-    if request.get("method").and_then(Value::as_str) != Some("tools/call") {
-        return;
-    }
-    let params = request.get("params");
-    let name = params
-        .and_then(|p| p.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let arguments = params
-        .and_then(|p| p.get("arguments"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let plugin = gateway.registry().tool(name).map(|t| t.plugin.clone());
-    let audit = log.start_refused(
-        call_context_of_parts(parts, "none"),
-        plugin.as_deref(),
-        name,
-        &arguments,
-    );
-    let _ = audit.finish(Ending::Refused("MALFORMED_REQUEST")).await;
 }
