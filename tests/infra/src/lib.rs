@@ -174,6 +174,7 @@ pub fn haproxy_config(frontend: u16, backends: &[u16], stickiness: Stickiness) -
          \x20   timeout client 60s\n\
          \x20   timeout server 60s\n\
          \x20   timeout http-keep-alive 10s\n\
+         \x20   timeout check 2s\n\
          \x20   retries 3\n\
          \x20   option redispatch 1\n\
          frontend mcp\n\
@@ -183,7 +184,7 @@ pub fn haproxy_config(frontend: u16, backends: &[u16], stickiness: Stickiness) -
          \x20   balance roundrobin\n\
          \x20   option httpchk GET /healthz\n\
          \x20   http-check expect status 200\n\
-         \x20   default-server check inter 200ms fall 1 rise 1\n"
+         \x20   default-server check inter 250ms fall 2 rise 1\n"
     );
     if stickiness == Stickiness::SessionId {
         config.push_str(
