@@ -1,6 +1,10 @@
 //! toolhost: an MCP gateway that serves WebAssembly tool components.
 //!
-//! A request travels through these modules, top to bottom:
+//! Three crates (ADR 0030): this one, the only one that knows MCP and serves
+//! HTTP; `toolhost-runtime` (`crates/runtime`), which loads components and
+//! runs calls; `toolhost-oci` (`crates/oci`), which distributes them. Both
+//! are re-exported here, each runtime module under its own name. A request
+//! travels through these modules, top to bottom:
 //!
 //! | module         | job                                                             |
 //! |----------------|-----------------------------------------------------------------|
@@ -10,18 +14,8 @@
 //! | [`server`]     | the MCP handler (rmcp): one request context, access, audit, every method |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
-//! | [`registry`]   | which tool lives in which plugin; swapped atomically on change   |
 //! | [`reload`]     | initial load, hot reload of the directory, config reload → the registry |
-//! | [`call`]       | one call in a fresh instance: limits, deadline, outcome; reads, gets, completions |
-//! | [`imports`]    | a call's `CallState` and the host side of each WIT import        |
-//! | [`hooks`]      | what a running call reports (audit, metrics hear it through them) |
-//! | [`policy`]     | which destinations a plugin may reach                            |
-//! | [`plugin`]     | loading a component file within its limits: compile, link, list  |
-//! | [`offers`]     | a 0.2 component's resources, templates, prompts; read/get/complete |
-//! | [`spec`]       | a tool definition checked against MCP's rules                    |
-//! | [`names`]      | MCP's rule for tool names: a leaf that `spec` and `config` use    |
-//! | [`engine`]     | the wasmtime engine, pool, epoch ticker; turns and waiting places |
-//! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
+//! | [`registry`], [`plugin`] | the runtime's, carrying toolhost's [`config::Config`]  |
 //! | [`config`]     | `toolhost.toml`: keys, raw, resolved (`[auth]` and `[[access]]` too) |
 //! | [`oci`]        | `push`, `pull`, `oci://` components: registry, signatures, store |
 //! | [`lint`]       | `toolhost check`: tool design guidelines                        |
@@ -30,43 +24,57 @@
 //! | [`audit`]      | the audit trail: one JSON line per call, fail-closed for mutations |
 //! | [`table`]      | aligned text tables for `toolhost list` and `toolhost audit`     |
 //!
+//! and, from the runtime: [`call`], [`imports`], [`hooks`], [`policy`],
+//! [`offers`], [`spec`], [`settings`], [`names`], [`text`], [`engine`],
+//! [`cache`], [`bindings`] (their jobs: `toolhost_runtime`'s documentation).
+//!
 //! Only [`transport`] (JSON-RPC framing) and [`server`] (MCP's methods) know
 //! the protocol; everything below them deals in tools, arguments and
-//! outcomes.
-//!
-//! The runtime ([`engine`], [`cache`], [`plugin`], [`call`], [`imports`],
-//! [`hooks`], [`policy`], [`spec`], [`names`], [`offers`], [`registry`], [`bindings`])
-//! never names `audit` or `metrics`: they implement [`hooks::CallHooks`]
-//! from above. No two host modules name each other (`cargo xtask
-//! imports`).
+//! outcomes. The runtime never names `audit` or `metrics`: they implement
+//! [`hooks::CallHooks`] from above. No two modules of a crate name each
+//! other in a cycle (`cargo xtask imports`), and no crate below this one
+//! depends on MCP, HTTP serving, Redis or metrics (`cargo xtask layers`).
 
 #![deny(missing_docs)]
 
 pub mod audit;
 pub mod auth;
-pub mod bindings;
-pub mod cache;
-pub mod call;
 pub mod config;
 pub mod confirmation;
-pub mod engine;
-pub mod hooks;
-pub mod imports;
 pub mod lint;
 pub mod logging;
 pub mod metrics;
-pub mod names;
 /// OCI distribution: the `toolhost-oci` crate (`crates/oci`).
 pub use toolhost_oci as oci;
-pub mod offers;
-pub mod plugin;
-pub mod policy;
-pub mod registry;
+/// The runtime: the `toolhost-runtime` crate (`crates/runtime`), each module
+/// under its own name.
+pub use toolhost_runtime::{
+    bindings, cache, call, engine, hooks, imports, names, offers, policy, settings, spec, text,
+};
+
+/// Loading component files ([`toolhost_runtime::plugin`]), with toolhost's
+/// [`config::Config`] as the configuration a [`plugin::Loader`] carries.
+pub mod plugin {
+    pub use toolhost_runtime::plugin::*;
+
+    /// The loader toolhost builds: it carries the whole [`crate::config::Config`].
+    pub type Loader = toolhost_runtime::plugin::Loader<crate::config::Config>;
+}
+
+/// Which tool lives in which plugin ([`toolhost_runtime::registry`]), with
+/// toolhost's [`config::Config`] as the configuration a
+/// [`registry::Registry`] was built for.
+pub mod registry {
+    pub use toolhost_runtime::registry::*;
+
+    /// The registry toolhost serves: swapped whole, with the
+    /// [`crate::config::Config`] it was built for.
+    pub type Registry = toolhost_runtime::registry::Registry<crate::config::Config>;
+}
 pub mod reload;
 pub mod replay;
 pub mod scaffold;
 pub mod serve;
 pub mod server;
-pub mod spec;
 pub mod table;
 pub mod transport;

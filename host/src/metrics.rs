@@ -1,6 +1,6 @@
 //! Prometheus metrics: what the host counts, and `/metrics` to read it.
 //!
-//! Recording goes through the [`metrics`](::metrics) facade: a module that
+//! Recording goes through the `metrics` crate's facade: a module that
 //! knows a fact records it where it happens, with one macro (or one of the
 //! typed helpers below), and needs no handle passed to it. Until
 //! [`install`] runs (only when the operator asks for metrics) nothing is

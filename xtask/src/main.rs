@@ -32,6 +32,9 @@
 //!   crate (default `host/src`) import each other in a cycle, naming each
 //!   cycle's modules and the edges between them with a file and line (see
 //!   `imports.rs`); `--graph` prints every edge first. Builds nothing.
+//! - `layers`: fail when the runtime or the OCI crate depends, through
+//!   anything, on a crate only the `toolhost` crate may use (rmcp, axum,
+//!   redis, metrics, …), naming the path (see `layers.rs`). Builds nothing.
 //! - `config-docs [--check]`: write the key tables of
 //!   `docs/configuration.md` from the table of keys in
 //!   `host/src/config/keys.rs`; `--check` only fails when they differ (see
@@ -51,6 +54,7 @@ mod config_docs;
 mod conformance;
 mod demo;
 mod imports;
+mod layers;
 // The test-infrastructure crate's table of programs, included rather than
 // depended on: it needs `std` alone, while that crate brings Redis, HAProxy
 // and an identity provider. `require` and `Program::used_for` are for the
@@ -105,9 +109,15 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
+        Some("layers") => {
+            if !layers::run(&root)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | config-docs [--check]>"
+                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | layers | config-docs [--check]>"
             );
             std::process::exit(2);
         }

@@ -3,7 +3,7 @@
 //!
 //! | file | job |
 //! |---|---|
-//! | [`reference`] | `oci://` references; the lock file that pins tags to digests |
+//! | [`reference`](mod@reference) | `oci://` references; the lock file that pins tags to digests |
 //! | [`client`] | the registry protocol (`oci-client`): credentials, bounds, digest checks |
 //! | [`artifact`] | the Wasm OCI artifact layout: packing a component, checking a manifest |
 //! | [`signature`] | cosign-format keyed signatures: sign, verify |
@@ -183,7 +183,7 @@ pub enum OciError {
     },
 }
 
-/// The resolved `[oci]` table (resolved by [`crate::config`]).
+/// The resolved `[oci]` table (resolved by toolhost's `config` from `toolhost.toml`).
 #[derive(Debug, Clone)]
 pub struct OciSettings {
     /// Keys trusted for every OCI component.
@@ -531,7 +531,7 @@ pub struct Update {
 
 /// Installs every entry of `components` into `plugins` with the store and
 /// bounds of `settings` and the trust policy `policy_for` gives its file
-/// name ([`crate::config::Config::install_components`]), pinning tags in
+/// name (toolhost's `Config::install_components`), pinning tags in
 /// the lock file `lock_path`. With `update`, tags are resolved
 /// again and the lock follows them (a new digest is installed only if it
 /// passes every check; otherwise the old pin stays and the error is

@@ -11,20 +11,17 @@
 //!
 //! and this module, the resolved [`Config`] the host uses. Errors name the
 //! key and say how to fix it. A default is what resolution makes of an
-//! absent key (`Limits::default()` resolves an empty `[plugins.NAME.limits]`),
+//! absent key ([`default_limits`] resolves an empty `[plugins.NAME.limits]`),
 //! so no default is written twice. The key tables of
 //! `docs/configuration.md` are generated from [`keys`] (`cargo xtask
 //! config-docs`).
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
-
-use crate::policy::{CredentialScope, NetworkPolicy};
 
 pub mod auth;
 pub mod keys;
@@ -44,6 +41,7 @@ macro_rules! key {
 pub(crate) use key;
 
 pub use crate::oci::OciSettings;
+pub use crate::settings::{Credential, Limits, PluginConfig, PluginSettings, served_name};
 pub use raw::{
     RawAllow, RawConfig, RawCredential, RawHost, RawHttp, RawLimits, RawOci, RawPlugin, RawState,
     RawStateKey, TomlError, parse_toml,
@@ -69,7 +67,7 @@ pub enum NoElicitationPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnmatchedFiles {
-    /// Served under [`PluginSettings::unconfigured`]: their own names, no
+    /// Served under [`unconfigured`] settings: their own names, no
     /// network, no values, default limits. A drop-in directory works with
     /// no configuration at all.
     #[default]
@@ -149,122 +147,16 @@ impl Default for HttpSettings {
     }
 }
 
-/// Resource limits for one plugin, defaults applied.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Limits {
-    /// Linear memory per instance, in bytes.
-    pub memory_bytes: u64,
-    /// Deadline of one call (guest and HTTP time; confirmation excluded).
-    pub call_timeout: Duration,
-    /// Largest tool output, in bytes.
-    pub output_bytes: u64,
-    /// Largest HTTP response body, in bytes.
-    pub http_body_bytes: u64,
-    /// Timeout of one HTTP request.
-    pub http_timeout: Duration,
-    /// HTTP requests one call may make.
-    pub http_requests_per_call: u32,
-    /// Calls of one plugin's tools running at once; more wait their turn.
-    pub concurrent_calls: u32,
-    /// Confirmations one call may ask for.
-    pub confirmations_per_call: u32,
-    /// Log messages one call may write; the rest are dropped and counted.
-    pub log_messages_per_call: u32,
-    /// Bytes of log messages one call may write; the rest are dropped and
-    /// counted.
-    pub log_bytes_per_call: u64,
-    /// Largest component file, in bytes; a larger one is not read.
-    pub wasm_bytes: u64,
-    /// Longest a component may take to compile.
-    pub compile_timeout: Duration,
-    /// Most tools one component may list.
-    pub tools_per_component: u32,
-    /// Largest tool definition (all its text together), in bytes.
-    pub definition_bytes: u64,
-    /// Largest input or output schema, in bytes.
-    pub schema_bytes: u64,
+/// An absent `[plugins.NAME.limits]`, resolved: the default of every
+/// limit, from [`keys`].
+pub fn default_limits() -> Limits {
+    resolve_limits(RawLimits::default()).expect("an absent [plugins.NAME.limits] resolves")
 }
 
-impl Default for Limits {
-    /// An absent `[plugins.NAME.limits]`, resolved.
-    fn default() -> Self {
-        resolve_limits(RawLimits::default()).expect("an absent [plugins.NAME.limits] resolves")
-    }
-}
-
-/// A header the host adds to requests for one destination. The value is a
-/// secret: it is never shown to the guest and never logged.
-#[derive(Clone)]
-pub struct Credential {
-    /// Where it applies: host, port, and https unless loopback.
-    pub scope: CredentialScope,
-    /// The header name.
-    pub header: String,
-    /// The header value.
-    pub value: String,
-}
-
-impl std::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credential")
-            .field("scope", &self.scope)
-            .field("header", &self.header)
-            .field("value", &"<redacted>")
-            .finish()
-    }
-}
-
-/// The resolved settings of one `[plugins.NAME]` block.
-#[derive(Debug, Clone)]
-pub struct PluginSettings {
-    /// The block's name.
-    pub name: String,
-    /// File-name patterns the block applies to.
-    pub files: Vec<glob::Pattern>,
-    /// Values readable through the `config` import.
-    pub values: BTreeMap<String, String>,
-    /// Where the plugin may send requests.
-    pub network: NetworkPolicy,
-    /// Headers injected per destination.
-    pub credentials: Vec<Credential>,
-    /// Resource limits.
-    pub limits: Limits,
-    /// Keys trusted for OCI components this block matches, besides the
-    /// global ones.
-    pub trusted_keys: Vec<PathBuf>,
-    /// Whether an OCI component this block matches must be signed; the
-    /// global setting when `None`.
-    pub require_signature: Option<bool>,
-    /// `prefix` and `prefix_separator` joined (`"statuspro."`), put before
-    /// each tool's own name to make the name it is served under; empty
-    /// without a prefix. See [`served_name`].
-    pub name_prefix: String,
-}
-
-/// The name a tool of a plugin with `settings` is served under: the
-/// block's `prefix` and `prefix_separator` before the component's own
-/// name (`statuspro.list_orders`), or the own name without a prefix. The
-/// guest is always called with its own name.
-pub fn served_name(settings: &PluginSettings, own: &str) -> String {
-    format!("{}{own}", settings.name_prefix)
-}
-
-impl PluginSettings {
-    /// The settings of a plugin that no block mentions: no network, no
-    /// values, default limits.
-    pub fn unconfigured(name: &str) -> Self {
-        PluginSettings {
-            name: name.to_string(),
-            files: Vec::new(),
-            values: BTreeMap::new(),
-            network: NetworkPolicy::default(),
-            credentials: Vec::new(),
-            limits: Limits::default(),
-            trusted_keys: Vec::new(),
-            require_signature: None,
-            name_prefix: String::new(),
-        }
-    }
+/// The settings of a plugin that no block mentions: no network, no
+/// values, [`default_limits`].
+pub fn unconfigured(name: &str) -> PluginSettings {
+    PluginSettings::unconfigured(name, default_limits())
 }
 
 /// The resolved `host.audit*` keys.
@@ -380,7 +272,7 @@ impl Config {
             .iter()
             .find(|p| p.files.iter().any(|g| g.matches(file_name)))
             .cloned()
-            .unwrap_or_else(|| PluginSettings::unconfigured(file_name.trim_end_matches(".wasm")))
+            .unwrap_or_else(|| unconfigured(file_name.trim_end_matches(".wasm")))
     }
 
     /// Whether the plugin directory's file `file_name` is served: always
@@ -438,7 +330,21 @@ impl Config {
         self.plugins
             .iter()
             .map(|p| p.limits.memory_bytes)
-            .fold(Limits::default().memory_bytes, u64::max)
+            .fold(default_limits().memory_bytes, u64::max)
+    }
+}
+
+impl PluginConfig for Config {
+    fn settings_for(&self, file_name: &str) -> PluginSettings {
+        Config::settings_for(self, file_name)
+    }
+
+    fn plugins(&self) -> &[PluginSettings] {
+        &self.plugins
+    }
+
+    fn max_memory_bytes(&self) -> u64 {
+        Config::max_memory_bytes(self)
     }
 }
 

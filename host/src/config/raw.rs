@@ -237,38 +237,6 @@ pub struct RawCredential {
     pub value_file: Option<PathBuf>,
 }
 
-/// A `port` value as written: a number, or `"*"` for any port.
-impl<'de> Deserialize<'de> for PortRule {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct PortVisitor;
-        impl serde::de::Visitor<'_> for PortVisitor {
-            type Value = PortRule;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a port number from 1 to 65535, or \"*\" for any port")
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<PortRule, E> {
-                match u16::try_from(v) {
-                    Ok(port) if port > 0 => Ok(PortRule::Only(port)),
-                    _ => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
-                }
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PortRule, E> {
-                match u16::try_from(v) {
-                    Ok(port) if port > 0 => Ok(PortRule::Only(port)),
-                    _ => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
-                }
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PortRule, E> {
-                match v {
-                    "*" => Ok(PortRule::Any),
-                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
-                }
-            }
-        }
-        deserializer.deserialize_any(PortVisitor)
-    }
-}
-
 /// `[plugins.NAME.limits]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -28,7 +28,7 @@ fn defaults_apply_when_a_block_is_empty() {
     let c = Config::parse("[plugins.hello]\n").unwrap();
     let s = c.settings_for("hello.wasm");
     assert_eq!(s.name, "hello");
-    assert_eq!(s.limits, Limits::default());
+    assert_eq!(s.limits, default_limits());
     assert_eq!(c.settings_for("other.wasm").name, "other");
 }
 
@@ -158,7 +158,7 @@ fn the_log_budget_and_message_size_have_defaults_and_keys() {
     assert_eq!(c.plugins[0].limits.log_bytes_per_call, 100);
     let d = Config::default();
     assert_eq!(d.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
-    assert_eq!(Limits::default().log_messages_per_call, 1000);
+    assert_eq!(default_limits().log_messages_per_call, 1000);
 }
 
 #[test]

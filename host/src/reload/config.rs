@@ -308,7 +308,7 @@ impl ConfigReload {
         let loader = Loader {
             runtime: current.runtime.clone(),
             linker: current.linker.clone(),
-            http: HttpClient::new(&config).context("cannot build the HTTP client")?,
+            http: HttpClient::new(&config.plugins).context("cannot build the HTTP client")?,
             cache: current.cache.clone(),
             config: config.clone(),
         };

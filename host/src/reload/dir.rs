@@ -1,7 +1,7 @@
 //! Loading the plugin directory and keeping the registry in step with it:
 //! the initial load at start and hot reload are the same scan.
 //!
-//! The flow: `notify` reports file-system events → [`watch`] keeps only
+//! The flow: `notify` reports file-system events → `watch` keeps only
 //! those that can change a file's content ([`changes_content`]: create,
 //! write, close after writing, rename, remove; never an open, a read or a
 //! close after reading, the host's own reads included) → it waits until
@@ -9,7 +9,7 @@
 //! or a burst of writes, is read once, whole) → [`Reloader::rescan`]
 //! compares the directory with what is serving, loads what changed, drops
 //! what was deleted, builds the next [`Registry`] and hands it to the
-//! [`Gateway`], which swaps it atomically and tells clients.
+//! [`Gateway`](crate::server::Gateway), which swaps it atomically and tells clients.
 //!
 //! Rules:
 //! - A file whose size, modification time, change time and inode are what
@@ -634,7 +634,10 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
 /// error on stderr naming it and the reason.
 pub async fn load_dir(loader: &Loader, dir: &Path) -> Result<Registry> {
     let mut reloader = Reloader::new(dir, loader.clone());
-    Ok(reloader.rescan(&Registry::default()).await?.registry)
+    Ok(reloader
+        .rescan(&Registry::empty(loader.config.clone()))
+        .await?
+        .registry)
 }
 
 #[cfg(test)]

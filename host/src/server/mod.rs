@@ -3,13 +3,13 @@
 //!
 //! A request travels: rmcp decodes it and calls [`Gateway`]'s
 //! `ServerHandler` impl, which only dispatches: it begins the request's context
-//! ([`request::Request::begin`]: registry and its config, identity, era,
+//! (`request::Request::begin`: registry and its config, identity, era,
 //! what the caller may see) and calls the method's handler, one file per
 //! kind of thing served:
 //!
 //! | file               | methods                                                        |
 //! |--------------------|----------------------------------------------------------------|
-//! | [`request`]        | the request context, the one access check, audit and metrics   |
+//! | `request`          | the request context, the one access check, audit and metrics   |
 //! | `tools.rs`         | `tools/list`, `tools/call` (confirmation in both eras)          |
 //! | `resources.rs`     | `resources/list`, `resources/templates/list`, `resources/read`  |
 //! | `prompts.rs`       | `prompts/list`, `prompts/get`                                   |
@@ -28,7 +28,7 @@
 //!   `structuredContent` plus the same JSON as text; failure → `isError`
 //!   with the envelope `{"ok":false,"result":null,"issues":[…]}`; a
 //!   confirmation for a 2026-07-28 client → `input_required`;
-//! - over HTTP, the caller's [`Identity`](crate::auth::Identity) (put into
+//! - over HTTP, the caller's [`Identity`] (put into
 //!   the request's extensions by [`crate::auth::http::require_identity`])
 //!   decides which plugins it sees (`[[access]]`, ADR 0012), by the rules
 //!   of the configuration the request's registry was built for, so a

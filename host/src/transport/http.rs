@@ -12,17 +12,17 @@
 //!    `http.header_read_timeout_secs` (slow-header clients are cut off);
 //! 3. the router: `/healthz`, `/readyz`, the protected-resource metadata
 //!    (with `[auth]`), or `/mcp`, where the layers run outermost first:
-//!    - [`refuse_while_draining`]: after SIGTERM/SIGINT, new work goes
+//!    - `refuse_while_draining`: after SIGTERM/SIGINT, new work goes
 //!      elsewhere (503) while existing sessions finish;
 //!    - with `[auth]`, [`require_identity`](crate::auth::http::require_identity):
 //!      the bearer token establishes the caller's `Identity` or the request
 //!      is refused (401/403) before anything runs;
-//!    - [`limit_per_caller`]: requests in flight and event streams per
+//!    - `limit_per_caller`: requests in flight and event streams per
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      held until the response body ends, so one caller's flood meets 429s
 //!      while another's calls go on; a legacy session belongs to the caller
 //!      that opened it (another caller is told it does not exist);
-//!    - [`answer_what_rmcp_would_not`]: a POSTed JSON body is read (up to
+//!    - `answer_what_rmcp_would_not`: a POSTed JSON body is read (up to
 //!      `host.max_message_bytes`, else 413; within
 //!      `http.body_read_timeout_secs`, else 408) and triaged as a stdio line is
 //!      ([`super::triage`]): malformed JSON, a batch, a request rmcp cannot

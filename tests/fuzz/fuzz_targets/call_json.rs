@@ -11,7 +11,7 @@
 #![no_main]
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
@@ -19,10 +19,9 @@ use toolhost::bindings::confirm::Outcome;
 use toolhost::call::{CallEnv, CallOutcome, run_call};
 use toolhost::imports::confirm::FixedAnswer;
 use toolhost::config::Config;
-use toolhost::engine::Runtime;
-use toolhost::imports::http::HttpClient;
 use toolhost::plugin::Loader;
 use toolhost::registry::Registry;
+use toolhost::reload::dir::load_dir;
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
@@ -55,20 +54,12 @@ fn fixture() -> &'static Fixture {
             std::fs::copy(components.join(name), dir.join(name))
                 .unwrap_or_else(|e| panic!("{name}: {e}; run `cargo xtask build-plugins` first"));
         }
-        let config = Config::default();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let engine = Runtime::new(config.max_memory_bytes()).unwrap();
-        let http = HttpClient::new(&config).unwrap();
-        let loader = Loader {
-            linker: Arc::new(toolhost::imports::linker(&engine.engine).unwrap()),
-            runtime: engine.clone(),
-            config: Arc::new(config),
-            http: http.clone(),
-            cache: None,
-        };
-        let registry = runtime.block_on(Registry::load_dir(&loader, &dir)).unwrap();
+        let loader = Loader::from_config(Config::default(), None).unwrap();
+        let registry = runtime.block_on(load_dir(&loader, &dir)).unwrap();
         assert!(registry.tool("greet").is_some() && registry.tool("fail").is_some());
-        Fixture { runtime, env: CallEnv { runtime: engine, http }, registry }
+        let env = CallEnv { runtime: loader.runtime.clone(), http: loader.http.clone() };
+        Fixture { runtime, env, registry }
     })
 }
 

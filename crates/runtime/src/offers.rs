@@ -34,9 +34,9 @@ use wasmtime::component::InstancePre;
 
 use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition, ResourceTemplate};
 use crate::bindings::v0_2::{completion, prompts, resources};
-use crate::config::Limits;
 use crate::imports::CallState;
 use crate::names::is_valid_name;
+use crate::settings::Limits;
 
 /// The version of the WIT contract a component targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

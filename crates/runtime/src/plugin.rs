@@ -28,12 +28,12 @@ use crate::bindings::PluginPre;
 use crate::bindings::confirm::Outcome;
 use crate::bindings::types::ToolDefinition;
 use crate::cache::CompileCache;
-use crate::config::{Config, Limits, PluginSettings};
 use crate::engine::Runtime;
 use crate::imports::confirm::FixedAnswer;
 use crate::imports::http::HttpClient;
 use crate::imports::{CallState, new_store};
 use crate::offers::{Contract, OfferLoadError, Offers};
+use crate::settings::{Limits, PluginConfig, PluginSettings};
 use crate::spec::{SpecError, ToolSpec, check_definitions};
 
 /// A loaded, validated component.
@@ -148,34 +148,47 @@ pub enum LoadError {
     },
 }
 
-/// What loading needs: the engine, the linker, the configuration.
-#[derive(Clone)]
-pub struct Loader {
+/// What loading needs: the engine, the linker, the configuration (the
+/// embedder's, `C`: the runtime reads each file's [`PluginSettings`] from
+/// it through [`PluginConfig`]).
+pub struct Loader<C> {
     /// The engine and pool.
     pub runtime: Runtime,
     /// The linker with every import.
     pub linker: Arc<Linker<CallState>>,
     /// The operator's configuration.
-    pub config: Arc<Config>,
+    pub config: Arc<C>,
     /// The HTTP client (imports need one even while listing).
     pub http: HttpClient,
     /// Where compiled components are kept, if anywhere.
     pub cache: Option<CompileCache>,
 }
 
-impl Loader {
+impl<C> Clone for Loader<C> {
+    fn clone(&self) -> Self {
+        Loader {
+            runtime: self.runtime.clone(),
+            linker: self.linker.clone(),
+            config: self.config.clone(),
+            http: self.http.clone(),
+            cache: self.cache.clone(),
+        }
+    }
+}
+
+impl<C: PluginConfig> Loader<C> {
     /// Everything loading needs for `config`: the engine and its pool
     /// (instance memory up to the largest `limits.memory_mib` of any block),
     /// the linker with every import, the HTTP client the imports use, and
     /// `cache` for compiled components (`None`: compile every component).
     ///
     /// What `toolhost serve`, `list`, `call` and `check` load with, and
-    /// what the in-process tests build a Gateway from
-    /// ([`crate::serve::start`]).
-    pub fn from_config(config: Config, cache: Option<CompileCache>) -> anyhow::Result<Loader> {
+    /// what the in-process tests build a Gateway from (toolhost's
+    /// `serve::start`).
+    pub fn from_config(config: C, cache: Option<CompileCache>) -> anyhow::Result<Loader<C>> {
         use anyhow::Context;
         let runtime = Runtime::new(config.max_memory_bytes())?;
-        let http = HttpClient::new(&config).context("cannot build the HTTP client")?;
+        let http = HttpClient::new(config.plugins()).context("cannot build the HTTP client")?;
         let linker = crate::imports::linker(&runtime.engine)?;
         Ok(Loader {
             runtime,
@@ -339,7 +352,7 @@ impl Loader {
             _ => {}
         }
         for tool in &tools {
-            let served = crate::config::served_name(&settings, &tool.name);
+            let served = crate::settings::served_name(&settings, &tool.name);
             if !crate::names::is_valid_name(&served) {
                 return Err(LoadError::ServedNameTooLong {
                     tool: tool.name.clone(),
@@ -375,7 +388,7 @@ impl Plugin {
     }
 }
 
-impl Loader {
+impl<C> Loader<C> {
     /// Compiles `bytes` (or loads them from the cache) on the blocking
     /// pool, giving up after `timeout`. wasmtime cannot stop a compilation,
     /// so one given up on finishes in the background and is discarded, not

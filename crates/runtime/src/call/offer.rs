@@ -26,13 +26,13 @@ use crate::bindings::types::{Annotations, ErrorCode, ToolDefinition, ToolError};
 use crate::bindings::v0_2::content::{
     Body, CompletionTarget, Completions, MessageContent, PromptResult, ResourceContents,
 };
-use crate::config::Limits;
 use crate::engine::Turn;
 use crate::hooks::CallHooks;
 use crate::imports::confirm::FixedAnswer;
 use crate::imports::{CallState, Stop, new_store};
 use crate::offers::Offers;
 use crate::plugin::Plugin;
+use crate::settings::Limits;
 use crate::spec::ToolSpec;
 
 /// Why a read, get or completion failed.

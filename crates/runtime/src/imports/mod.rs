@@ -37,9 +37,9 @@ use wasmtime::{ResourceLimiter, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::{Plugin as PluginWorld, types};
-use crate::config::PluginSettings;
 use crate::engine::{Runtime, Turn, WaitingForUser};
 use crate::hooks::{CallHooks, NoHooks};
+use crate::settings::PluginSettings;
 use crate::spec::ToolSpec;
 use confirm::{Answer, Confirmer};
 use http::HttpClient;
@@ -265,7 +265,7 @@ pub(crate) fn new_store(runtime: &Runtime, state: CallState) -> Store<CallState>
 
 /// Bytes one host call may copy out of a guest with `limits`: its memory
 /// limit (`limits.memory_mib`).
-pub(crate) fn hostcall_copy_budget(limits: &crate::config::Limits) -> usize {
+pub(crate) fn hostcall_copy_budget(limits: &crate::settings::Limits) -> usize {
     limits.memory_bytes as usize
 }
 

@@ -25,7 +25,7 @@
 //! block's credentials) by restarting the host.
 //!
 //! **Names** are *served* names: a block's `prefix` goes before each of
-//! its tools' own names ([`served_name`](crate::config::served_name)), and
+//! its tools' own names ([`crate::settings::served_name`]), and
 //! ownership is decided over served names, so two blocks that both offer
 //! `search` coexist once one of them has a prefix. The guest is still
 //! called with its own name ([`ToolRef::spec`]).
@@ -49,9 +49,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
-use crate::config::{Config, PluginSettings, served_name};
 use crate::offers::TemplateSpec;
 use crate::plugin::Plugin;
+use crate::settings::{PluginSettings, served_name};
 use crate::spec::ToolSpec;
 
 /// A resource, template or prompt and the plugin that serves it.
@@ -78,9 +78,9 @@ pub struct ToolRef {
     pub name: String,
 }
 
-/// Every tool served, by name.
-#[derive(Clone, Default)]
-pub struct Registry {
+/// Every tool served, by name, and the configuration (the embedder's, `C`)
+/// it was built for: swapped together, so a request sees one of each.
+pub struct Registry<C> {
     /// Plugins by file name, with their load order.
     plugins: BTreeMap<String, Loaded>,
     /// Tools by name; derived from `plugins` by [`Registry::rebuild`].
@@ -96,7 +96,22 @@ pub struct Registry {
     /// The last load order number given.
     last_order: u64,
     /// The configuration the registry was built for.
-    config: Arc<Config>,
+    config: Arc<C>,
+}
+
+impl<C> Clone for Registry<C> {
+    fn clone(&self) -> Self {
+        Registry {
+            plugins: self.plugins.clone(),
+            tools: self.tools.clone(),
+            conflicts: self.conflicts.clone(),
+            resources: self.resources.clone(),
+            templates: self.templates.clone(),
+            prompts: self.prompts.clone(),
+            last_order: self.last_order,
+            config: self.config.clone(),
+        }
+    }
 }
 
 /// One plugin's offer of a tool name: its load order, the plugin, the tool.
@@ -192,24 +207,30 @@ impl std::fmt::Display for Conflict {
     }
 }
 
-impl Registry {
+impl<C> Registry<C> {
     /// An empty registry for `config`.
-    pub fn empty(config: Arc<Config>) -> Registry {
+    pub fn empty(config: Arc<C>) -> Registry<C> {
         Registry {
+            plugins: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            conflicts: Vec::new(),
+            resources: BTreeMap::new(),
+            templates: BTreeMap::new(),
+            prompts: BTreeMap::new(),
+            last_order: 0,
             config,
-            ..Registry::default()
         }
     }
 
     /// The configuration this registry was built for: the settings a call
     /// that looked its tool up here runs with.
-    pub fn config(&self) -> &Arc<Config> {
+    pub fn config(&self) -> &Arc<C> {
         &self.config
     }
 
     /// This registry, for `config` (its plugins carry their own block's
-    /// settings; see [`crate::reload::dir::Reloader`]).
-    pub fn for_config(mut self, config: Arc<Config>) -> Registry {
+    /// settings, so a reload that changes them reloads the plugins too).
+    pub fn for_config(mut self, config: Arc<C>) -> Registry<C> {
         self.config = config;
         self
     }
@@ -243,7 +264,7 @@ impl Registry {
     /// same file (which keeps its load order). Files new to the registry
     /// share one new load order number: they are equals, and a name two of
     /// them offer is ambiguous. Returns the conflicts that are new.
-    pub fn with_plugins(&self, plugins: Vec<Arc<Plugin>>) -> (Registry, Vec<Conflict>) {
+    pub fn with_plugins(&self, plugins: Vec<Arc<Plugin>>) -> (Registry<C>, Vec<Conflict>) {
         let mut next = self.clone();
         let order = next.last_order + 1;
         let mut any_new = false;
@@ -267,7 +288,7 @@ impl Registry {
     }
 
     /// A registry with `plugin` added; see [`Registry::with_plugins`].
-    pub fn with_plugin(&self, plugin: Arc<Plugin>) -> (Registry, Vec<Conflict>) {
+    pub fn with_plugin(&self, plugin: Arc<Plugin>) -> (Registry<C>, Vec<Conflict>) {
         self.with_plugins(vec![plugin])
     }
 
@@ -277,7 +298,7 @@ impl Registry {
     pub fn without_plugins<'a>(
         &self,
         files: impl IntoIterator<Item = &'a str>,
-    ) -> (Registry, Vec<Conflict>) {
+    ) -> (Registry<C>, Vec<Conflict>) {
         let mut next = self.clone();
         for file in files {
             next.plugins.remove(file);
@@ -288,11 +309,11 @@ impl Registry {
     }
 
     /// A registry without the plugin from `file`.
-    pub fn without_plugin(&self, file: &str) -> Registry {
+    pub fn without_plugin(&self, file: &str) -> Registry<C> {
         self.without_plugins([file]).0
     }
 
-    fn new_conflicts_since(&self, before: &Registry) -> Vec<Conflict> {
+    fn new_conflicts_since(&self, before: &Registry<C>) -> Vec<Conflict> {
         self.conflicts
             .iter()
             .filter(|c| !before.conflicts.contains(c))
@@ -522,7 +543,7 @@ pub fn wasm_files(dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
 
 /// The plugin serving `uri` in `registry`: the one listing it as a
 /// resource, else the one whose template (the first by shape) it matches.
-pub fn offered_by<'a>(registry: &'a Registry, uri: &str) -> Option<&'a Arc<Plugin>> {
+pub fn offered_by<'a, C>(registry: &'a Registry<C>, uri: &str) -> Option<&'a Arc<Plugin>> {
     match registry.resource(uri) {
         Some(r) => Some(&r.plugin),
         None => registry.template_for(uri).map(|(t, _)| &t.plugin),
@@ -534,7 +555,7 @@ pub fn offered_by<'a>(registry: &'a Registry, uri: &str) -> Option<&'a Arc<Plugi
 /// component's bytes changed, or its block's settings that reach a read
 /// (values, network policy, credentials, limits). The trigger of
 /// `notifications/resources/updated` (ADR 0027).
-pub fn offer_changed(before: &Registry, now: &Registry, uri: &str) -> bool {
+pub fn offer_changed<C>(before: &Registry<C>, now: &Registry<C>, uri: &str) -> bool {
     match (offered_by(before, uri), offered_by(now, uri)) {
         (None, None) => false,
         (Some(a), Some(b)) if Arc::ptr_eq(a, b) => false,

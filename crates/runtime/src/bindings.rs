@@ -14,7 +14,7 @@
 #![allow(missing_docs)] // Generated code; the WIT file carries the documentation.
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "../../wit",
     world: "plugin",
     imports: { default: async | trappable },
     exports: { default: async },
@@ -26,7 +26,7 @@ pub use self::toolhost::plugin::{config, confirm, http, log, progress, types};
 /// `completion`, and the `content` types they share.
 pub mod v0_2 {
     wasmtime::component::bindgen!({
-        path: ["../wit", "../wit/0.2"],
+        path: ["../../wit", "../../wit/0.2"],
         world: "toolhost:plugin/plugin@0.2.0",
         imports: { default: async | trappable },
         exports: { default: async },

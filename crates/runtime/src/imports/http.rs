@@ -19,7 +19,7 @@
 //!    (replacing any header of the same name the guest sent); a request
 //!    that would carry one over plain http to an address that is not
 //!    loopback is refused.
-//! 6. **Address check**, in the DNS resolver ([`PolicyResolver`]): a name
+//! 6. **Address check**, in the DNS resolver (`PolicyResolver`): a name
 //!    resolving to a non-public address is refused unless the rule that
 //!    covers this request allows it (such requests go through the calling
 //!    plugin's own client, whose resolver allows that plugin's names; all
@@ -41,9 +41,9 @@ use reqwest::{Client, Url};
 
 use super::{CallState, Stop};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
-use crate::config::Config;
 use crate::hooks::{MutationRefused, Upstream, UpstreamStatus};
 use crate::policy::{CredentialUse, DenialReason, HostRule, host_of, is_public};
+use crate::settings::PluginSettings;
 
 /// Most redirects followed for one request.
 const MAX_REDIRECTS: u32 = 5;
@@ -88,9 +88,9 @@ pub struct HttpClient {
 
 impl HttpClient {
     /// Builds the clients from every plugin block's rules.
-    pub fn new(config: &Config) -> anyhow::Result<HttpClient> {
+    pub fn new(plugins: &[PluginSettings]) -> anyhow::Result<HttpClient> {
         let mut private = HashMap::new();
-        for plugin in &config.plugins {
+        for plugin in plugins {
             let rules: Vec<HostRule> = plugin
                 .network
                 .rules()

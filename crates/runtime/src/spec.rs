@@ -23,8 +23,8 @@ use serde_json::{Map, Number, Value};
 use thiserror::Error;
 
 use crate::bindings::types::{Annotations, ToolDefinition};
-use crate::config::Limits;
 use crate::names::is_valid_name;
+use crate::settings::Limits;
 
 /// A validated tool definition.
 pub struct ToolSpec {
@@ -492,6 +492,28 @@ fn compare(a: &Number, b: &Number) -> std::cmp::Ordering {
 mod tests {
     use super::*;
 
+    /// Limits that only the fields a test sets can hit.
+    fn roomy_limits() -> Limits {
+        let second = std::time::Duration::from_secs(1);
+        Limits {
+            memory_bytes: 1 << 30,
+            call_timeout: second,
+            output_bytes: u64::MAX,
+            http_body_bytes: u64::MAX,
+            http_timeout: second,
+            http_requests_per_call: u32::MAX,
+            concurrent_calls: u32::MAX,
+            confirmations_per_call: u32::MAX,
+            log_messages_per_call: u32::MAX,
+            log_bytes_per_call: u64::MAX,
+            wasm_bytes: u64::MAX,
+            compile_timeout: second,
+            tools_per_component: u32::MAX,
+            definition_bytes: u64::MAX,
+            schema_bytes: u64::MAX,
+        }
+    }
+
     fn def(name: &str, schema: &str) -> ToolDefinition {
         ToolDefinition {
             name: name.into(),
@@ -544,7 +566,7 @@ mod tests {
     fn duplicate_names_in_one_component_are_refused() {
         let schema = r#"{"type":"object"}"#;
         assert!(matches!(
-            check_definitions(vec![def("a", schema), def("a", schema)], &Limits::default()),
+            check_definitions(vec![def("a", schema), def("a", schema)], &roomy_limits()),
             Err(SpecError::Duplicate(_))
         ));
     }
@@ -555,7 +577,7 @@ mod tests {
             tools_per_component: 2,
             definition_bytes: 200,
             schema_bytes: 100,
-            ..Limits::default()
+            ..roomy_limits()
         };
         // Three definitions whose schemas are not even JSON: the count
         // alone refuses them.

@@ -1,5 +1,5 @@
 //! MCP's rule for names: what a tool's (or prompt's) name may hold. A leaf:
-//! [`crate::spec`] checks a component's names with it, [`crate::config`] a
+//! [`crate::spec`] checks a component's names with it, toolhost's `config` a
 //! block's `prefix`, [`crate::plugin`] the served name they make together.
 
 /// Whether `name` follows MCP's tool-name rules: 1 to 128 characters, ASCII

@@ -2,14 +2,14 @@
 //!
 //! The log belongs to the operator, so a guest gets a bounded, escaped share
 //! of it:
-//! - a message is cut at [`MAX_MESSAGE_CHARS`];
+//! - a message is cut at `MAX_MESSAGE_CHARS`;
 //! - a call may write `limits.log_messages_per_call` messages and
 //!   `limits.log_bytes_per_call` bytes; what is over the budget is dropped
 //!   and counted, and one line at the end of the call says how many
-//!   ([`LogBudget`]);
+//!   (`LogBudget`);
 //! - control characters (`\n`, `\r`, ANSI escapes, …) and the Unicode
 //!   characters that reorder or break lines are written escaped
-//!   ([`escape_controls`](crate::logging::escape_controls)), so a guest can neither forge a log line nor
+//!   ([`crate::text::escape_controls`]), so a guest can neither forge a log line nor
 //!   drive the operator's terminal.
 //!
 //! Messages at a level the operator's filter (`TOOLHOST_LOG`) hides cost
@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use super::CallState;
 use crate::bindings::log::{Host, Level};
-use crate::config::PluginSettings;
-use crate::logging::escape_controls;
+use crate::settings::PluginSettings;
 use crate::spec::ToolSpec;
+use crate::text::escape_controls;
 
 /// Longest message kept, in characters; the rest is cut. Guests choose the
 /// length, so one message cannot be a flood by itself.
