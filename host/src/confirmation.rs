@@ -210,6 +210,12 @@ pub enum StateError {
     /// Already used once.
     #[error("requestState was already used; call the tool again without it to start over")]
     Replayed,
+    /// Issued to another caller: a state answers the question its own
+    /// caller was asked, and nobody else's.
+    #[error(
+        "requestState was issued to another caller (a state is bound to the identity that was asked), so it does not apply to this one; call the tool again without it"
+    )]
+    OtherCaller,
     /// The tool's component is not the one that asked.
     #[error(
         "requestState was issued by another version of the tool's component (its file was replaced since the question was asked), so the answer does not apply; call the tool again without it"
@@ -220,6 +226,8 @@ pub enum StateError {
 /// What a sealed state carries.
 #[derive(Serialize, Deserialize)]
 struct Sealed {
+    /// Who was asked ([`CallBinding::caller`]).
+    caller: String,
     /// SHA-256 of the component file that asked, hex.
     component: String,
     /// Questions answered so far, in order: (prompt fingerprint in hex,
@@ -258,6 +266,9 @@ impl Opened {
 
 /// The call a state belongs to.
 pub struct CallBinding<'a> {
+    /// Who calls: the identity qualified by its source (`token:alice`,
+    /// `jwt:alice`), `http` or `stdio`.
+    pub caller: &'a str,
     /// The tool's name.
     pub tool: &'a str,
     /// The call's arguments.
@@ -312,6 +323,7 @@ impl RequestStates {
         let mut nonce = [0u8; 16];
         rand::rng().fill_bytes(&mut nonce);
         let sealed = Sealed {
+            caller: call.caller.to_string(),
             component: call.component.to_string(),
             answered: answered
                 .iter()
@@ -353,6 +365,11 @@ impl RequestStates {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let pending = question_hash(&sealed.pending).ok_or(StateError::Invalid)?;
+        // Before the nonce is spent: another caller holding a copy of the
+        // state cannot use it up for the caller it was issued to.
+        if sealed.caller != call.caller {
+            return Err(StateError::OtherCaller);
+        }
         let remaining = Duration::from_millis(sealed.expires_at_ms.saturating_sub(unix_ms()));
         // The codec accepts the state until it expires; remember its nonce
         // that long, plus a margin for replicas whose clocks lag.
@@ -446,6 +463,7 @@ mod tests {
 
     fn call<'a>(tool: &'a str, arguments: &'a Value) -> CallBinding<'a> {
         CallBinding {
+            caller: "token:alice",
             tool,
             arguments,
             component: "c1",
@@ -493,6 +511,19 @@ mod tests {
             states.open(&replaced, &by_old_component).await,
             Err(StateError::ComponentChanged)
         ));
+        let alices = states.seal(&call("t", &args), &[], "q");
+        for other in ["jwt:alice", "token:bob", "http"] {
+            let theirs = CallBinding {
+                caller: other,
+                ..call("t", &args)
+            };
+            assert!(matches!(
+                states.open(&theirs, &alices).await,
+                Err(StateError::OtherCaller)
+            ));
+        }
+        // Refused before it was spent: alice's own answer still works.
+        assert!(states.open(&call("t", &args), &alices).await.is_ok());
     }
 
     #[tokio::test]

@@ -15,7 +15,7 @@ use rmcp::model::{
 use serde_json::json;
 
 use crate::support::infra::sha256_hex;
-use crate::support::offers::rpc_error;
+use crate::support::offers::{read, rpc_error, text_of};
 use crate::support::{ERAS, Elicitation, Era, Host, HostOptions};
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
@@ -27,6 +27,12 @@ const RED: &str = "test://colors/red";
 /// `[auth]` with a static token for alice and one for bob; alice sees the
 /// blocks `alice_sees`, bob only `hello`.
 fn config(alice_sees: &[&str]) -> String {
+    config_for(alice_sees, &["hello"])
+}
+
+/// `[auth]` with a static token for alice and one for bob; alice sees the
+/// blocks `alice_sees`, bob `bob_sees`.
+fn config_for(alice_sees: &[&str], bob_sees: &[&str]) -> String {
     let token = |subject: &str, token: &str| {
         format!(
             "[[auth.tokens]]\nsubject = \"{subject}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
@@ -36,10 +42,11 @@ fn config(alice_sees: &[&str]) -> String {
     format!(
         "[auth]\nresource = \"{RESOURCE}\"\n{}{}\
          [[access]]\nsubjects = [\"alice\"]\nplugins = {}\n\
-         [[access]]\nsubjects = [\"bob\"]\nplugins = [\"hello\"]\n",
+         [[access]]\nsubjects = [\"bob\"]\nplugins = {}\n",
         token("alice", ALICE),
         token("bob", BOB),
         serde_json::to_string(alice_sees).unwrap(),
+        serde_json::to_string(bob_sees).unwrap(),
     )
 }
 
@@ -322,4 +329,52 @@ async fn a_listen_stream_is_acknowledged_only_with_uris_its_caller_may_see() {
             .is_empty(),
         "bob may not see offers: his acknowledgement names none of its URIs"
     );
+}
+
+#[tokio::test]
+async fn what_a_caller_may_not_see_shadows_no_template_it_may_see() {
+    // `offers` serves the resource test://readme; `pages` the template
+    // test://{page}, which matches it too. Bob may see `pages` only: the
+    // resource he may not see must not stand between him and the template
+    // he may see, for reads, subscriptions and listen acknowledgements.
+    for era in ERAS {
+        let host = Host::start(
+            HostOptions::new(&["offers", "pages"])
+                .http()
+                .bearer(BOB)
+                .era(era)
+                .config(config_for(&["offers", "pages"], &["pages"])),
+        )
+        .await;
+        host.tools().await;
+        let bob_reads = read(&host.client, README)
+            .await
+            .unwrap_or_else(|e| panic!("{era:?}: bob reads the readme through pages: {e}"));
+        assert_eq!(
+            text_of(&bob_reads[0]),
+            "test://readme is the page readme of the pages component",
+            "{era:?}"
+        );
+        let alice = host
+            .another_client(era, Elicitation::Unsupported, Some(ALICE))
+            .await;
+        let alice_reads = read(&alice.client, README).await.unwrap();
+        assert!(
+            text_of(&alice_reads[0]).starts_with("# Offers"),
+            "{era:?}: alice, who may see offers, reads its own resource"
+        );
+        match era {
+            #[allow(deprecated)]
+            Era::Legacy => host
+                .client
+                .subscribe(SubscribeRequestParams::new(README))
+                .await
+                .unwrap_or_else(|e| panic!("bob may subscribe to what he may read: {e}")),
+            Era::Modern => assert_eq!(
+                acknowledged_uris(&host, BOB, &[README, RED]).await,
+                vec![README.to_string()],
+                "bob's acknowledgement names the URI he reads through pages, not offers' colours"
+            ),
+        }
+    }
 }

@@ -501,7 +501,10 @@ async fn an_http_caller_is_recorded_by_its_identity_and_its_token_is_not() {
     assert!(!text.contains(token), "{text}");
     let records = records(&trail_of(&host));
     let greet = calls_of(&records, "greet")[0];
-    assert_eq!(greet["caller"], "release-bot", "{greet}");
+    assert_eq!(
+        greet["caller"], "token:release-bot",
+        "the caller, qualified by its source: {greet}"
+    );
     assert_eq!(greet["protocol"], "2025-11-25", "{greet}");
     assert!(greet["session"].is_string(), "a legacy session: {greet}");
 
@@ -535,7 +538,7 @@ async fn an_http_caller_is_recorded_by_its_identity_and_its_token_is_not() {
             &refused["issues"]
         ),
         (
-            &json!("release-bot"),
+            &json!("token:release-bot"),
             &json!("greet"),
             &json!("hello"),
             &json!("refused"),

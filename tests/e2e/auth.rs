@@ -457,8 +457,8 @@ async fn a_caller_without_a_plugin_neither_lists_nor_calls_it() {
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
     let config = format!(
-        "{}\n[[access]]\nsubjects = [\"alice\"]\nplugins = [\"*\"]\n\
-         [[access]]\nsubjects = [\"ci-bot\"]\nplugins = [\"echo\"]\n",
+        "{}\n[[access]]\nsource = \"jwt\"\nsubjects = [\"alice\"]\nplugins = [\"*\"]\n\
+         [[access]]\nsource = \"token\"\nsubjects = [\"ci-bot\"]\nplugins = [\"echo\"]\n",
         idp.auth_config("")
     );
     let host = HttpHost::start(&["hello", "echo"], &config).await;
@@ -518,8 +518,8 @@ async fn a_caller_without_a_plugin_neither_lists_nor_calls_it() {
     }
     let log = host.stderr.lock().unwrap().clone();
     assert!(
-        log.contains("subject=alice") || log.contains("subject=\"alice\""),
-        "{log}"
+        log.contains("subject=jwt:alice") || log.contains("subject=\"jwt:alice\""),
+        "the log names the caller with its source: {log}"
     );
 }
 

@@ -435,7 +435,16 @@ impl<C> Registry<C> {
     /// The first template (by shape) that `uri` matches, with the
     /// variables' values.
     pub fn template_for(&self, uri: &str) -> Option<(&Offered<TemplateSpec>, Variables)> {
-        self.templates.values().find_map(|t| {
+        self.templates_for(uri).next()
+    }
+
+    /// Every template `uri` matches, by shape, with the variables' values:
+    /// a caller who may not see the first one may see a later one.
+    pub fn templates_for<'s>(
+        &'s self,
+        uri: &str,
+    ) -> impl Iterator<Item = (&'s Offered<TemplateSpec>, Variables)> {
+        self.templates.values().filter_map(move |t| {
             crate::offers::match_template(&t.item.definition.uri_template, uri).map(|v| (t, v))
         })
     }
@@ -556,7 +565,14 @@ pub fn offered_by<'a, C>(registry: &'a Registry<C>, uri: &str) -> Option<&'a Arc
 /// (values, network policy, credentials, limits). The trigger of
 /// `notifications/resources/updated` (ADR 0027).
 pub fn offer_changed<C>(before: &Registry<C>, now: &Registry<C>, uri: &str) -> bool {
-    match (offered_by(before, uri), offered_by(now, uri)) {
+    serving_changed(offered_by(before, uri), offered_by(now, uri))
+}
+
+/// Whether a read served by `before` may differ from one served by `now`
+/// (each the plugin serving a URI, or none): [`offer_changed`] for a
+/// caller who sees only some of what is served, given what it sees.
+pub fn serving_changed(before: Option<&Arc<Plugin>>, now: Option<&Arc<Plugin>>) -> bool {
+    match (before, now) {
         (None, None) => false,
         (Some(a), Some(b)) if Arc::ptr_eq(a, b) => false,
         (Some(a), Some(b)) => {

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use super::Identity;
+use super::{Identity, IdentitySource};
 
 /// The plugins a rule grants.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +28,10 @@ pub enum PluginSet {
 /// One `[[access]]` rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessRule {
+    /// Whose subjects `subjects` are: callers established by this source
+    /// only (static-token names and JWT subjects are separate namespaces);
+    /// `None` without `[auth]`, where nobody is established.
+    pub source: Option<IdentitySource>,
     /// Callers with one of these subjects match.
     pub subjects: BTreeSet<String>,
     /// Callers holding any one of these scopes match.
@@ -38,7 +42,8 @@ pub struct AccessRule {
 
 impl AccessRule {
     fn matches(&self, identity: &Identity) -> bool {
-        self.subjects.contains(&identity.subject)
+        (self.source.is_none_or(|s| s == identity.source)
+            && self.subjects.contains(&identity.subject))
             || identity.scopes.iter().any(|s| self.scopes.contains(s))
     }
 
@@ -94,6 +99,7 @@ mod tests {
 
     fn who(subject: &str, scopes: &[&str]) -> Identity {
         Identity {
+            source: IdentitySource::StaticToken,
             subject: subject.to_string(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
         }
@@ -101,6 +107,7 @@ mod tests {
 
     fn rule(subjects: &[&str], scopes: &[&str], plugins: &[&str]) -> AccessRule {
         AccessRule {
+            source: Some(IdentitySource::StaticToken),
             subjects: subjects.iter().map(|s| s.to_string()).collect(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             plugins: if plugins == ["*"] {

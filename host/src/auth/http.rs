@@ -39,7 +39,7 @@ pub async fn require_identity(
 ) -> Response {
     match auth.authenticate(request.headers()).await {
         Ok(identity) => {
-            tracing::debug!(subject = %identity.subject, "authenticated");
+            tracing::debug!(caller = %identity.key(), "authenticated");
             request.extensions_mut().insert::<Identity>(identity);
             next.run(request).await
         }

@@ -160,7 +160,11 @@ impl JwtVerifier {
         if !self.settings.scopes.is_subset(&scopes) {
             return Err(AuthFailure::InsufficientScope);
         }
-        Ok(Identity { subject, scopes })
+        Ok(Identity {
+            source: super::IdentitySource::AccessToken,
+            subject,
+            scopes,
+        })
     }
 
     /// `alg`, if the allow-list holds it. Read from the raw header so that

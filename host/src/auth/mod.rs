@@ -38,13 +38,49 @@ use jwt::JwtVerifier;
 use settings::{AuthSettings, StaticToken};
 
 /// Who is calling, as established by the HTTP transport's authentication.
+///
+/// Two identities are the same caller only if both their source and their
+/// subject are: a JWT whose `sub` is `alice` is not the static token named
+/// `alice` (it holds neither that token's sessions, nor its confirmation
+/// states, nor the grants of rules written for it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// What established it.
+    pub source: IdentitySource,
     /// The subject: an access token's `sub` claim, or a static token's
     /// configured name.
     pub subject: String,
     /// The scopes the credential grants.
     pub scopes: BTreeSet<String>,
+}
+
+/// What established an [`Identity`]: each is its own namespace of subjects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IdentitySource {
+    /// A static bearer token (`[[auth.tokens]]`).
+    StaticToken,
+    /// A JWT access token from `[auth.oauth]`'s issuer.
+    AccessToken,
+}
+
+impl IdentitySource {
+    /// The name written in `[[access]]`'s `source`, and before the subject
+    /// in [`Identity::key`]: `token` or `jwt`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdentitySource::StaticToken => "token",
+            IdentitySource::AccessToken => "jwt",
+        }
+    }
+}
+
+impl Identity {
+    /// The caller, qualified by its source (`token:alice`, `jwt:alice`):
+    /// what sessions, confirmation states, per-caller limits and the audit
+    /// trail are keyed by.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.source.name(), self.subject)
+    }
 }
 
 /// Why a request's credentials establish no identity. The text says what
@@ -245,6 +281,7 @@ impl Authenticator {
             }
         }
         found.map(|t| Identity {
+            source: IdentitySource::StaticToken,
             subject: t.subject.clone(),
             scopes: t.scopes.clone(),
         })

@@ -26,6 +26,20 @@ pub struct AuthSettings {
     pub tokens: Vec<StaticToken>,
 }
 
+impl AuthSettings {
+    /// The kinds of credential this `[auth]` accepts.
+    pub fn sources(&self) -> Vec<super::IdentitySource> {
+        let mut sources = Vec::new();
+        if !self.tokens.is_empty() {
+            sources.push(super::IdentitySource::StaticToken);
+        }
+        if self.oauth.is_some() {
+            sources.push(super::IdentitySource::AccessToken);
+        }
+        sources
+    }
+}
+
 /// `[auth.oauth]`, resolved.
 #[derive(Clone, Debug)]
 pub struct OAuthSettings {

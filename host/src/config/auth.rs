@@ -17,9 +17,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::key;
-use crate::auth::Access;
 use crate::auth::access::{AccessRule, PluginSet};
 use crate::auth::settings::{AuthSettings, OAuthSettings, StaticToken, url_for_display};
+use crate::auth::{Access, IdentitySource};
 
 /// `[auth]`, as written.
 #[derive(Debug, Deserialize)]
@@ -82,6 +82,9 @@ pub struct RawToken {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAccess {
+    /// `source`: which kind of credential `subjects` are names of, `token`
+    /// or `jwt`; required when `[auth]` accepts both.
+    pub source: Option<String>,
     /// `subjects`: callers this rule applies to, by subject.
     #[serde(default)]
     pub subjects: Vec<String>,
@@ -281,11 +284,57 @@ fn parse_digest(hex: &str) -> Result<[u8; 32]> {
     Ok(out)
 }
 
-/// Resolves the `[[access]]` rules. No rules: everybody sees every plugin.
-pub fn resolve_access(raw: Vec<RawAccess>) -> Result<Access> {
+/// Resolves the `[[access]]` rules, for an `[auth]` that establishes
+/// identities from `sources` (none without `[auth]`). No rules: everybody
+/// sees every plugin.
+///
+/// Static-token names and JWT subjects are separate namespaces: a rule's
+/// `subjects` name callers of one `source`. Where `[auth]` accepts only one
+/// kind of credential, that kind is the default; where it accepts both, a
+/// rule with `subjects` must say which.
+pub fn resolve_access(raw: Vec<RawAccess>, sources: &[IdentitySource]) -> Result<Access> {
     let mut rules = Vec::new();
     for (i, rule) in raw.into_iter().enumerate() {
         let at = || format!("in [[access]] rule {}", i + 1);
+        let source = match rule.source.as_deref() {
+            Some("token") => Some(IdentitySource::StaticToken),
+            Some("jwt") => Some(IdentitySource::AccessToken),
+            Some(other) => bail!(
+                "{}: `source` is {other:?}: write \"token\" (static tokens, [[auth.tokens]]) or \
+                 \"jwt\" (access tokens from [auth.oauth])",
+                at()
+            ),
+            None => match sources {
+                [only] => Some(*only),
+                [] => None,
+                _ if rule.subjects.is_empty() => None,
+                _ => bail!(
+                    "{}: [auth] accepts both static tokens and JWT access tokens, whose \
+                     subjects are separate (a JWT with `sub = \"alice\"` is not the static token \
+                     named alice): add `source = \"token\"` or `source = \"jwt\"` to say which \
+                     `subjects` names",
+                    at()
+                ),
+            },
+        };
+        if let Some(source) = source
+            && !sources.is_empty()
+            && !sources.contains(&source)
+        {
+            bail!(
+                "{}: `source = \"{}\"`, but [auth] accepts no {}: {}",
+                at(),
+                source.name(),
+                match source {
+                    IdentitySource::StaticToken => "static tokens",
+                    IdentitySource::AccessToken => "JWT access tokens",
+                },
+                match source {
+                    IdentitySource::StaticToken => "add [[auth.tokens]] or change `source`",
+                    IdentitySource::AccessToken => "add [auth.oauth] or change `source`",
+                }
+            );
+        }
         if rule.subjects.is_empty() && rule.scopes.is_empty() {
             bail!(
                 "{}: name the callers it applies to with `subjects` and/or `scopes`",
@@ -304,6 +353,7 @@ pub fn resolve_access(raw: Vec<RawAccess>) -> Result<Access> {
             PluginSet::Named(rule.plugins.into_iter().collect())
         };
         rules.push(AccessRule {
+            source,
             subjects: rule.subjects.into_iter().collect(),
             scopes: rule.scopes.into_iter().collect(),
             plugins,
@@ -502,7 +552,7 @@ mod tests {
             struct File {
                 access: Vec<RawAccess>,
             }
-            resolve_access(toml::from_str::<File>(text).unwrap().access)
+            resolve_access(toml::from_str::<File>(text).unwrap().access, &[])
         };
         let e = rules("[[access]]\nplugins = [\"a\"]\n").unwrap_err();
         assert!(
@@ -512,5 +562,49 @@ mod tests {
         let e = rules("[[access]]\nsubjects = [\"a\"]\nplugins = []\n").unwrap_err();
         assert!(format!("{e:#}").contains("`plugins` is empty"), "{e:#}");
         rules("[[access]]\nscopes = [\"x\"]\nplugins = [\"*\"]\n").unwrap();
+    }
+
+    #[test]
+    fn subjects_name_callers_of_one_source_which_must_be_said_where_auth_accepts_both() {
+        let rules = |text: &str, sources: &[IdentitySource]| {
+            #[derive(Deserialize)]
+            struct File {
+                access: Vec<RawAccess>,
+            }
+            resolve_access(toml::from_str::<File>(text).unwrap().access, sources)
+        };
+        let both = [IdentitySource::StaticToken, IdentitySource::AccessToken];
+        let alice = "[[access]]\nsubjects = [\"alice\"]\nplugins = [\"*\"]\n";
+        let e = rules(alice, &both).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("add `source = \"token\"` or `source = \"jwt\"`"),
+            "{e:#}"
+        );
+        // Scopes alone need no source: a scope is a grant, whoever holds it.
+        rules("[[access]]\nscopes = [\"x\"]\nplugins = [\"*\"]\n", &both).unwrap();
+        let e = rules(
+            &format!("{alice}source = \"jwt\"\n"),
+            &[IdentitySource::StaticToken],
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("add [auth.oauth]"), "{e:#}");
+        let e = rules(&format!("{alice}source = \"oidc\"\n"), &both).unwrap_err();
+        assert!(format!("{e:#}").contains("write \"token\""), "{e:#}");
+
+        // The rule's source decides who matches.
+        let token = |source, subject: &str| crate::auth::Identity {
+            source,
+            subject: subject.into(),
+            scopes: Default::default(),
+        };
+        let only_tokens = rules(alice, &[IdentitySource::StaticToken]).unwrap();
+        assert!(only_tokens.allows(Some(&token(IdentitySource::StaticToken, "alice")), "p"));
+        assert!(
+            !only_tokens.allows(Some(&token(IdentitySource::AccessToken, "alice")), "p"),
+            "a JWT with sub=alice is not the static token alice"
+        );
+        let jwt = rules(&format!("{alice}source = \"jwt\"\n"), &both).unwrap();
+        assert!(jwt.allows(Some(&token(IdentitySource::AccessToken, "alice")), "p"));
+        assert!(!jwt.allows(Some(&token(IdentitySource::StaticToken, "alice")), "p"));
     }
 }

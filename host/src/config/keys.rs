@@ -663,10 +663,15 @@ pub const KEYS: &[Key] = &[
     },
     Key {
         path: "state.replay",
-        default: Prose("none: in this process"),
+        default: Prose("none: in this process (required with `[[state.keys]]`)"),
         range: None,
         restart_only: true,
-        doc: "A `redis://` (or `rediss://`) URL, `redis://[USER][:PASSWORD@]HOST[:PORT][/DB]`. \
+        doc: "Where spent states are remembered: `\"local\"`, in this process alone, or a \
+            Redis all replicas share. With `[[state.keys]]` it must be set (toolhost refuses to \
+            start otherwise): keys are shared so that replicas open each other's states, and \
+            without a shared store each replica would accept the same confirmed answer once; \
+            say `\"local\"` when one process alone holds the keys. A Redis is given as a \
+            `redis://` (or `rediss://`) URL, `redis://[USER][:PASSWORD@]HOST[:PORT][/DB]`. \
             `${VAR}` is replaced by the environment variable `VAR` at start, as in a \
             credential's `value`: keep the password there \
             (`redis://:${TOOLHOST_REDIS_PASSWORD}@redis:6379/0`). A value put into the user or \
@@ -1141,12 +1146,23 @@ pub const KEYS: &[Key] = &[
         doc: "Scopes the token grants (for `[[access]]` rules).",
     },
     Key {
+        path: "access.source",
+        default: Prose("the one kind `[auth]` accepts; required when it accepts both"),
+        range: None,
+        restart_only: false,
+        doc: "Which kind of caller `subjects` names: `\"token\"` (static tokens, \
+            `[[auth.tokens]]`) or `\"jwt\"` (access tokens from `[auth.oauth]`). The two are \
+            separate namespaces: a JWT whose `sub` is `alice` is not the static token named \
+            `alice`, and gets none of its grants, sessions or confirmation states. Scopes match \
+            whatever the source.",
+    },
+    Key {
         path: "access.subjects",
         default: Toml("[]"),
         range: None,
         restart_only: false,
-        doc: "The rule matches callers with one of these subjects (a token's `sub`, a static \
-            token's `subject`).",
+        doc: "The rule matches callers of its `source` with one of these subjects (a JWT's \
+            `sub`, a static token's `subject`).",
     },
     Key {
         path: "access.scopes",

@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 
 use super::keys::{Key, Number, Range};
 use super::*;
+use crate::auth::settings::AuthSettings;
 use crate::policy::{CredentialScope, HostRule, NetworkPolicy, PortRule};
 
 impl Config {
@@ -32,6 +33,11 @@ impl Config {
         let max_message_bytes = key!("host.max_message_bytes").u64(host.max_message_bytes)?;
         let load_wait = key!("host.load_wait_secs").secs(host.load_wait_secs)?;
         let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
+        let auth = raw
+            .auth
+            .map(super::auth::resolve_auth)
+            .transpose()
+            .context("in [auth]")?;
         let audit = resolve_audit(&host)?;
         let http = HttpSettings::resolve(host.http.as_deref(), raw.http)?;
         let state = StateSettings::resolve(raw.state)?;
@@ -57,12 +63,11 @@ impl Config {
             metrics,
             http,
             state,
-            auth: raw
-                .auth
-                .map(super::auth::resolve_auth)
-                .transpose()
-                .context("in [auth]")?,
-            access: super::auth::resolve_access(raw.access)?,
+            access: super::auth::resolve_access(
+                raw.access,
+                &auth.as_ref().map(AuthSettings::sources).unwrap_or_default(),
+            )?,
+            auth,
             components,
             oci: resolve_oci(raw.oci)?,
             audit,
@@ -73,6 +78,10 @@ impl Config {
     }
 }
 
+/// `state.replay = "local"`: spent states are remembered in this process
+/// alone, said explicitly (required with `[[state.keys]]`).
+const LOCAL_REPLAY: &str = "local";
+
 impl ReplayUrl {
     /// Resolves `state.replay` as written.
     fn resolve(written: &str) -> Result<ReplayUrl> {
@@ -80,7 +89,7 @@ impl ReplayUrl {
             // Not quoted: it may hold a password.
             bail!(
                 "`state.replay` must be a redis:// or rediss:// URL, e.g. \
-                 \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@redis:6379/0\""
+                 \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@redis:6379/0\", or \"local\""
             );
         }
         // A value put into the user or password is percent-encoded, so a
@@ -182,7 +191,17 @@ impl StateSettings {
             }
             keys.push((key.id, value));
         }
-        let replay = raw.replay.as_deref().map(ReplayUrl::resolve).transpose()?;
+        let replay = match raw.replay.as_deref() {
+            None if !keys.is_empty() => bail!(
+                "`[[state.keys]]` is set but `state.replay` is not: replicas that share these \
+                 keys would each accept the same confirmed answer once, so one confirmation \
+                 could apply on every replica. Set `state.replay = \"redis://…\"`, the store \
+                 of spent states the replicas share (docs/scaling.md), or \
+                 `state.replay = \"local\"` if this process is the only one with these keys"
+            ),
+            None | Some(LOCAL_REPLAY) => None,
+            Some(url) => Some(ReplayUrl::resolve(url)?),
+        };
         Ok(StateSettings { keys, replay })
     }
 }

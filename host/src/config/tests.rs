@@ -374,6 +374,33 @@ fn the_replay_url_reads_the_environment_and_stays_redacted() {
 }
 
 #[test]
+fn shared_state_keys_need_a_shared_replay_store_or_local_said_explicitly() {
+    // SAFETY: a variable of this test's own, set before it is read.
+    let key = "k".repeat(40);
+    unsafe { std::env::set_var("TOOLHOST_TEST_SHARED_STATE_KEY", &key) };
+    let keys = "[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_TEST_SHARED_STATE_KEY\"\n";
+    let err = error_of(&format!("[state]\n{keys}"));
+    assert!(
+        err.contains("`state.replay` is not")
+            && err.contains("state.replay = \"local\"")
+            && err.contains("every replica"),
+        "{err}"
+    );
+    let local = Config::parse(&format!("[state]\nreplay = \"local\"\n{keys}")).unwrap();
+    assert_eq!(local.state.keys.len(), 1);
+    assert!(
+        local.state.replay.is_none(),
+        "local: spent states in this process"
+    );
+    let shared =
+        Config::parse(&format!("[state]\nreplay = \"redis://redis:6379\"\n{keys}")).unwrap();
+    assert!(shared.state.replay.is_some());
+    // Without keys, each process seals with its own random key: no other
+    // replica can open its states, so nothing needs saying.
+    assert!(Config::parse("").unwrap().state.replay.is_none());
+}
+
+#[test]
 fn unknown_keys_are_rejected() {
     let err = Config::parse("[plugins.p]\nalow = []\n").unwrap_err();
     assert!(format!("{err:#}").contains("alow"), "{err:#}");

@@ -150,16 +150,20 @@ impl Gateway {
     }
 
     /// Sends `notifications/resources/updated` for every subscribed URI
-    /// whose offering changed from `before` to the registry now served
-    /// ([`crate::registry::offer_changed`]: its component reloaded, replaced
-    /// or removed, or its block's settings changed), to each legacy session
-    /// and listen stream that subscribed to it and may see it, in URI order.
+    /// whose offering, as its subscriber sees it, changed from `before` to
+    /// the registry now served ([`crate::registry::serving_changed`]: its
+    /// component reloaded, replaced or removed, its block's settings
+    /// changed, or it became visible or hidden to the subscriber), to each
+    /// legacy session and listen stream that subscribed to it, in URI order.
     async fn notify_resources_updated(&self, before: &Registry) {
         let now = self.registry();
         let due = |identity: Option<&Identity>, uri: &str| {
-            crate::registry::offer_changed(before, &now, uri)
-                && (Visible::new(before, identity).serves_uri(uri)
-                    || Visible::new(&now, identity).serves_uri(uri))
+            let seen_before = Visible::new(before, identity).resource_at(uri);
+            let seen_now = Visible::new(&now, identity).resource_at(uri);
+            crate::registry::serving_changed(
+                seen_before.as_ref().map(|t| &t.plugin),
+                seen_now.as_ref().map(|t| &t.plugin),
+            )
         };
         let sessions: Vec<(Peer<RoleServer>, Vec<String>)> = {
             let mut sessions = self.inner.subscriptions.lock().expect("not poisoned");

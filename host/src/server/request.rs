@@ -70,6 +70,11 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// Who calls ([`caller_of`]).
+    pub fn caller(&self) -> String {
+        caller_of(self.identity.as_ref(), self.over_http)
+    }
+
     /// Begins a request: waits for the initial load of the plugin directory
     /// (up to `host.load_wait_secs`), then takes the registry being served
     /// and who calls.
@@ -203,9 +208,20 @@ fn session_header(parts: &axum::http::request::Parts) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Who calls and how, for the audit trail: the identity's subject over
-/// HTTP with `[auth]`, `http` without, `stdio` otherwise; the protocol
-/// version and the HTTP session.
+/// Who calls: the identity qualified by its source over HTTP with
+/// `[auth]` (`token:alice`, `jwt:alice`), `http` without, `stdio`
+/// otherwise. The audit trail's `caller`, and what a sealed confirmation
+/// state is bound to.
+pub(crate) fn caller_of(identity: Option<&Identity>, over_http: bool) -> String {
+    match (identity, over_http) {
+        (Some(identity), _) => identity.key(),
+        (None, true) => "http".to_string(),
+        (None, false) => "stdio".to_string(),
+    }
+}
+
+/// Who calls ([`caller_of`]) and how, for the audit trail: the protocol
+/// version and the HTTP session too.
 pub(crate) fn call_context(
     identity: Option<&Identity>,
     over_http: bool,
@@ -213,11 +229,7 @@ pub(crate) fn call_context(
     protocol: Option<String>,
     via: &'static str,
 ) -> CallContext {
-    let caller = match (identity, over_http) {
-        (Some(identity), _) => identity.subject.clone(),
-        (None, true) => "http".to_string(),
-        (None, false) => "stdio".to_string(),
-    };
+    let caller = caller_of(identity, over_http);
     CallContext {
         caller,
         protocol,
@@ -329,30 +341,36 @@ impl<'a> Visible<'a> {
             .filter(|p| self.allows(&p.plugin))
     }
 
-    /// Where `uri` is served (a resource, or a URI a template matches), if
-    /// the caller may see it.
+    /// Where `uri` is served for this caller: the resource at `uri` if the
+    /// caller may see it, else the first template matching `uri` that the
+    /// caller may see. What is hidden from the caller shadows nothing: a
+    /// hidden resource or template at the same URI is passed over, as if it
+    /// were not served.
     pub fn resource_at(self, uri: &str) -> Option<ResourceTarget> {
-        let found = match self.registry.resource(uri) {
-            Some(r) => ResourceTarget {
+        if let Some(r) = self
+            .registry
+            .resource(uri)
+            .filter(|r| self.allows(&r.plugin))
+        {
+            return Some(ResourceTarget {
                 plugin: r.plugin.clone(),
                 variables: Vec::new(),
                 target: r.item.uri.clone(),
-            },
-            None => {
-                let (t, variables) = self.registry.template_for(uri)?;
-                ResourceTarget {
-                    plugin: t.plugin.clone(),
-                    variables,
-                    target: t.item.definition.uri_template.clone(),
-                }
-            }
-        };
-        self.allows(&found.plugin).then_some(found)
+            });
+        }
+        self.registry
+            .templates_for(uri)
+            .find(|(t, _)| self.allows(&t.plugin))
+            .map(|(t, variables)| ResourceTarget {
+                plugin: t.plugin.clone(),
+                variables,
+                target: t.item.definition.uri_template.clone(),
+            })
     }
 
     /// Whether the caller may see something served at `uri`.
     pub fn serves_uri(self, uri: &str) -> bool {
-        crate::registry::offered_by(self.registry, uri).is_some_and(|p| self.allows(p))
+        self.resource_at(uri).is_some()
     }
 }
 

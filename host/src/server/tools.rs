@@ -60,9 +60,11 @@ pub(super) async fn call(
         ));
     };
     let arguments = Value::Object(params.arguments.take().unwrap_or_default());
-    // A sealed state belongs to this tool, these arguments and the
-    // component serving the tool now.
+    // A sealed state belongs to this caller, this tool, these arguments
+    // and the component serving the tool now.
+    let caller = request.caller();
     let binding = CallBinding {
+        caller: &caller,
         tool: &tool.name,
         arguments: &arguments,
         component: &tool.plugin.digest,
@@ -129,7 +131,7 @@ pub(super) async fn call(
 fn call_span(request: &Request, tool: &ToolRef) -> tracing::Span {
     match &request.identity {
         Some(identity) => {
-            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.subject);
+            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.key());
             span.in_scope(|| tracing::info!(tool = %tool.name, "tool call"));
             span
         }
@@ -249,13 +251,15 @@ fn read_answer(responses: &InputResponses) -> Result<ElicitResult, Refusal> {
     })
 }
 
-/// The audit trail's code for a refused `requestState`: a replay and a
-/// state from a replaced component each have their own; anything else
-/// (altered, forged, expired, another server's) is `INVALID_REQUEST_STATE`.
+/// The audit trail's code for a refused `requestState`: a replay, a state
+/// from a replaced component and another caller's state each have their
+/// own; anything else (altered, forged, expired, another server's) is
+/// `INVALID_REQUEST_STATE`.
 fn refused_state_code(error: &StateError) -> &'static str {
     match error {
         StateError::Replayed => "REPLAYED_REQUEST_STATE",
         StateError::ComponentChanged => "STALE_REQUEST_STATE",
+        StateError::OtherCaller => "FOREIGN_REQUEST_STATE",
         StateError::StoreUnavailable(_) => "TRANSIENT",
         StateError::Invalid => "INVALID_REQUEST_STATE",
     }

@@ -565,7 +565,7 @@ async fn limit_per_caller(
     let caller = request
         .extensions()
         .get::<Identity>()
-        .map_or_else(|| "anonymous".to_string(), |i| i.subject.clone());
+        .map_or_else(|| "anonymous".to_string(), Identity::key);
     let session = request
         .headers()
         .get("mcp-session-id")

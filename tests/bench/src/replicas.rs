@@ -276,7 +276,7 @@ pub async fn replay_store(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
             ),
             (
                 "replay-local",
-                ConfigChange::tables(format!("[state]\n{keys}")),
+                ConfigChange::tables(format!("[state]\nreplay = \"local\"\n{keys}")),
             ),
         ],
     )
