@@ -379,7 +379,7 @@ impl RequestStates {
             Err(ReplayError::Spent) => return Err(StateError::Replayed),
             Err(e @ ReplayError::Unavailable { .. }) => {
                 tracing::warn!("a confirmation answer waits: {e}");
-                return Err(StateError::StoreUnavailable(e.to_string()));
+                return Err(StateError::StoreUnavailable(e.for_client().to_string()));
             }
         }
         if sealed.component != call.component {

@@ -11,9 +11,11 @@
 //! applied without the single-use check.
 //!
 //! The URL may carry a password (`redis://:${TOOLHOST_REDIS_PASSWORD}@redis:6379/0`,
-//! read from the environment by [`crate::config`]). It is never shown: messages
-//! name the store by host and port, and a refused password or an unreachable
-//! server is reported as what to fix, never with the URL.
+//! read from the environment by [`crate::config`]). It is never shown: the
+//! operator's log names the store by host and port, and a refused password
+//! or an unreachable server is reported there as what to fix, never with the
+//! URL. Clients are told only that the replay store cannot be reached
+//! ([`ReplayError::for_client`]): not where it is, nor why.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -33,7 +35,9 @@ pub enum ReplayError {
     /// The state was spent before.
     #[error("already spent")]
     Spent,
-    /// The shared store did not answer; nothing was spent.
+    /// The shared store did not answer; nothing was spent. Its `Display`
+    /// names the store and what to fix, for the operator's log; clients are
+    /// told [`ReplayError::for_client`].
     #[error("the replay store ({store}) cannot be reached: {reason}")]
     Unavailable {
         /// The store, for the message (never its password).
@@ -41,6 +45,20 @@ pub enum ReplayError {
         /// What went wrong.
         reason: String,
     },
+}
+
+impl ReplayError {
+    /// What a client is told: that the store of spent states did not
+    /// answer, never where it is or why (the operator's log says both).
+    pub fn for_client(&self) -> &'static str {
+        match self {
+            ReplayError::Spent => "already spent",
+            ReplayError::Unavailable { .. } => {
+                "the replay store (where used confirmation answers are remembered) cannot be \
+                 reached right now"
+            }
+        }
+    }
 }
 
 /// Where spent nonces are kept.
@@ -109,25 +127,6 @@ impl RedisReplay {
             store: self.shown.clone(),
             reason,
         };
-        let mut slot = self.connection.lock().await;
-        let mut connection = match slot.as_ref() {
-            Some(connection) => connection.clone(),
-            None => {
-                // One attempt: a failure is answered now (retryably), and
-                // the next spend connects afresh.
-                let config = ConnectionManagerConfig::new()
-                    .set_number_of_retries(0)
-                    .set_connection_timeout(Some(REDIS_TIMEOUT));
-                let connect = ConnectionManager::new_with_config(self.client.clone(), config);
-                let connection = tokio::time::timeout(REDIS_TIMEOUT, connect)
-                    .await
-                    .map_err(|_| unavailable(format!("no connection within {REDIS_TIMEOUT:?}")))?
-                    .map_err(|e| unavailable(what_to_fix(&e)))?;
-                *slot = Some(connection.clone());
-                connection
-            }
-        };
-        drop(slot);
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         let mut command = redis::cmd("SET");
         command
@@ -136,20 +135,60 @@ impl RedisReplay {
             .arg("NX")
             .arg("PX")
             .arg(ttl_ms);
-        let set = command.query_async::<Option<String>>(&mut connection);
-        match tokio::time::timeout(REDIS_TIMEOUT, set).await {
-            Ok(Ok(Some(_))) => Ok(()),
-            Ok(Ok(None)) => Err(ReplayError::Spent),
-            Ok(Err(e)) => {
-                // Connect afresh next time.
-                *self.connection.lock().await = None;
-                Err(unavailable(what_to_fix(&e)))
-            }
-            Err(_) => {
-                *self.connection.lock().await = None;
-                Err(unavailable(format!("no answer within {REDIS_TIMEOUT:?}")))
+        // A pooled connection may have died with a Redis that restarted
+        // since: its first use fails although Redis is up. Connect afresh
+        // and try once more before answering TRANSIENT. Trying again cannot
+        // spend a state twice: if the first SET did reach Redis, the second
+        // finds the key and the state counts as spent.
+        let mut retried = false;
+        loop {
+            let mut connection = self.connection(&unavailable).await?;
+            let set = command.query_async::<Option<String>>(&mut connection);
+            match tokio::time::timeout(REDIS_TIMEOUT, set).await {
+                Ok(Ok(Some(_))) => return Ok(()),
+                Ok(Ok(None)) => return Err(ReplayError::Spent),
+                Ok(Err(e)) => {
+                    // Connect afresh next time.
+                    *self.connection.lock().await = None;
+                    let connection_lost =
+                        e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal();
+                    if connection_lost && !retried {
+                        tracing::debug!(
+                            "the replay store's connection was lost ({e}); reconnecting"
+                        );
+                        retried = true;
+                        continue;
+                    }
+                    return Err(unavailable(what_to_fix(&e)));
+                }
+                Err(_) => {
+                    *self.connection.lock().await = None;
+                    return Err(unavailable(format!("no answer within {REDIS_TIMEOUT:?}")));
+                }
             }
         }
+    }
+
+    /// The pooled connection, or a new one (one attempt: a failure is
+    /// answered now, retryably, and the next spend connects afresh).
+    async fn connection(
+        &self,
+        unavailable: &impl Fn(String) -> ReplayError,
+    ) -> Result<ConnectionManager, ReplayError> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref() {
+            return Ok(connection.clone());
+        }
+        let config = ConnectionManagerConfig::new()
+            .set_number_of_retries(0)
+            .set_connection_timeout(Some(REDIS_TIMEOUT));
+        let connect = ConnectionManager::new_with_config(self.client.clone(), config);
+        let connection = tokio::time::timeout(REDIS_TIMEOUT, connect)
+            .await
+            .map_err(|_| unavailable(format!("no connection within {REDIS_TIMEOUT:?}")))?
+            .map_err(|e| unavailable(what_to_fix(&e)))?;
+        *slot = Some(connection.clone());
+        Ok(connection)
     }
 }
 

@@ -679,11 +679,13 @@ pub const KEYS: &[Key] = &[
             one written in the URL itself must be encoded by hand (`@` as `%40`, `/` as `%2F`, \
             `:` as `%3A`). A password written in the file itself works, with a warning at \
             start. Spending a state is an atomic set-if-absent there, remembered for the \
-            state's remaining lifetime. If Redis cannot be reached or refuses the password, a \
-            confirmed retry gets a `TRANSIENT` tool error (retry later) and nothing is \
-            applied; the message and the log say what to fix (`Redis refused the credentials \
-            …; set the password it expects in `state.replay``) and name the store by host and \
-            port, never with its URL or password.",
+            state's remaining lifetime. A connection lost since its last use (Redis restarted) is \
+            replaced and the spend tried once more. If Redis cannot be reached or refuses the \
+            password, a confirmed retry gets a `TRANSIENT` tool error (retry later) saying only \
+            that the replay store cannot be reached, and nothing is applied; the log says what \
+            to fix (`Redis refused the credentials …; set the password it expects in \
+            `state.replay``) and names the store by host and port, never with its URL or \
+            password.",
     },
     Key {
         path: "components",
