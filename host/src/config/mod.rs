@@ -231,7 +231,7 @@ pub struct PluginSettings {
     pub limits: Limits,
     /// Keys trusted for OCI components this block matches, besides the
     /// global ones.
-    pub trusted_keys: Vec<PathBuf>,
+    pub trusted_keys: Vec<crate::oci::signature::KeySpec>,
     /// Whether an OCI component this block matches must be signed; the
     /// global setting when `None`.
     pub require_signature: Option<bool>,
@@ -444,11 +444,3 @@ impl Config {
 
 /// The default of `host.max_message_bytes`, from [`keys`].
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = key!("host.max_message_bytes").default_int() as usize;
-
-/// The default of `oci.max_manifest_bytes`, from [`keys`]: what `toolhost
-/// push` reads back, with no config file.
-pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = key!("oci.max_manifest_bytes").default_int();
-
-/// The default of `oci.max_blob_bytes`, from [`keys`]: what `toolhost
-/// push` reads back, with no config file.
-pub const DEFAULT_MAX_BLOB_BYTES: u64 = key!("oci.max_blob_bytes").default_int();

@@ -280,7 +280,7 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
         network: NetworkPolicy::new(rules),
         credentials,
         limits,
-        trusted_keys: raw.trusted_keys,
+        trusted_keys: raw.trusted_keys.into_iter().map(Into::into).collect(),
         require_signature: raw.require_signature,
         name_prefix: name_prefix(raw.prefix.as_deref(), raw.prefix_separator.as_deref())?,
     })
@@ -423,12 +423,14 @@ fn expand_env_with(text: &str, put: impl Fn(&str) -> String) -> Result<String> {
 /// Resolves `[oci]`.
 pub(super) fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
     Ok(OciSettings {
-        trusted_keys: raw.trusted_keys,
+        trusted_keys: raw.trusted_keys.into_iter().map(Into::into).collect(),
         require_signature: raw
             .require_signature
             .unwrap_or(key!("oci.require_signature").default_bool()),
         max_manifest_bytes: key!("oci.max_manifest_bytes").u64(raw.max_manifest_bytes)?,
         max_blob_bytes: key!("oci.max_blob_bytes").u64(raw.max_blob_bytes)?,
+        max_signatures: key!("oci.max_signatures").u64(raw.max_signatures)?,
+        token_hosts: raw.token_hosts,
         store_dir: raw.store_dir,
         default_store_dir: crate::cache::CompileCache::default_dir()
             .map(|d| d.with_file_name("toolhost-oci")),
@@ -444,12 +446,18 @@ impl Config {
                 *p = dir.join(&*p);
             }
         };
-        self.oci.trusted_keys.iter_mut().for_each(absolute);
+        self.oci
+            .trusted_keys
+            .iter_mut()
+            .for_each(|k| absolute(&mut k.path));
         if let Some(store) = &mut self.oci.store_dir {
             absolute(store);
         }
         for plugin in &mut self.plugins {
-            plugin.trusted_keys.iter_mut().for_each(absolute);
+            plugin
+                .trusted_keys
+                .iter_mut()
+                .for_each(|k| absolute(&mut k.path));
         }
         if let Some(audit) = &mut self.audit {
             absolute(&mut audit.path);
