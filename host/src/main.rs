@@ -83,6 +83,10 @@ enum Command {
         /// Sign it with this private key (PEM, P-256), in cosign's format.
         #[arg(long, value_name = "KEY")]
         sign: Option<PathBuf>,
+        /// Configuration file: `[oci]` (`token_hosts`, the hosts whose
+        /// token service may receive the registry's credentials).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Fetch a component from an OCI registry, verify it and install it
     /// into the plugin directory (write, then rename).
@@ -273,13 +277,15 @@ fn main() -> Result<()> {
                 file,
                 reference,
                 sign,
+                config,
             } => {
                 let reference = toolhost::oci::ComponentRef::parse(&reference)?;
-                let limits = toolhost::oci::client::FetchLimits {
-                    max_manifest_bytes: toolhost::config::DEFAULT_MAX_MANIFEST_BYTES,
-                    max_blob_bytes: toolhost::config::DEFAULT_MAX_BLOB_BYTES,
+                let settings = match config {
+                    Some(path) => Config::load(&path)?,
+                    None => Config::default(),
                 };
-                let digest = toolhost::oci::push(&file, &reference, sign.as_deref(), limits)
+                let settings = settings.oci.client_settings();
+                let digest = toolhost::oci::push(&file, &reference, sign.as_deref(), &settings)
                     .await
                     .with_context(|| format!("cannot push {}", file.display()))?;
                 println!("{digest}");
@@ -422,6 +428,12 @@ async fn pull(
     allow_unsigned: bool,
 ) -> Result<()> {
     let reference = toolhost::oci::ComponentRef::parse(reference)?;
+    // Before the registry is contacted: a missing directory is named, not
+    // a file in it after the download.
+    if let Err(e) = toolhost::oci::check_plugin_directory(plugins) {
+        eprintln!("error: {reference} was not installed: {e}");
+        std::process::exit(1);
+    }
     let config = match config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -429,9 +441,9 @@ async fn pull(
     let installer = toolhost::oci::Installer::new(&config.oci)?;
     let mut policy = config.trust_policy(&reference.file_name())?;
     for key in keys {
-        policy
-            .keys
-            .push(toolhost::oci::signature::TrustedKey::load(key)?);
+        policy.keys.push(toolhost::oci::signature::TrustedKey::load(
+            &toolhost::oci::signature::KeySpec::new(key),
+        )?);
     }
     if allow_unsigned {
         policy.require_signature = false;

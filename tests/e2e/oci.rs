@@ -178,7 +178,8 @@ impl Scratch {
             .env("XDG_CACHE_HOME", self.path("cache"))
             .env("DOCKER_CONFIG", self.path("docker"))
             .env_remove("TOOLHOST_REGISTRY_USERNAME")
-            .env_remove("TOOLHOST_REGISTRY_PASSWORD");
+            .env_remove("TOOLHOST_REGISTRY_PASSWORD")
+            .env_remove("TOOLHOST_REGISTRY");
         for (k, v) in env {
             command.env(k, v);
         }
@@ -373,13 +374,23 @@ async fn a_registry_with_basic_auth_takes_credentials_from_the_environment_or_do
         text(&out.stderr)
     );
 
-    // The environment (CI's way).
+    // The environment (CI's way), for the registry it names.
     let creds = [
         ("TOOLHOST_REGISTRY_USERNAME", "alice"),
         ("TOOLHOST_REGISTRY_PASSWORD", "s3cret"),
+        ("TOOLHOST_REGISTRY", registry.addr.as_str()),
     ];
     let out = s.toolhost(&["push", file.to_str().unwrap(), &reference], &creds);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // Without the registry named, they are not used, and the error says
+    // what to set.
+    let out = s.toolhost(&["push", file.to_str().unwrap(), &reference], &creds[..2]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("TOOLHOST_REGISTRY="),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = s.pull(&reference, &["--allow-unsigned"]);
     assert!(!out.status.success());
@@ -825,4 +836,387 @@ async fn a_key_trusted_for_one_plugin_is_trusted_for_that_plugin_only() {
     let out = list("tool");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("greet"), "{}", text(&out.stdout));
+}
+
+/// A request a fake server received.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    authorization: Option<String>,
+}
+
+/// A tiny HTTP server (axum) on `ip`, port 0: records every request and
+/// answers it with `answer`. For registries that misbehave in ways a real
+/// one cannot be made to.
+struct FakeServer {
+    /// `IP:PORT`.
+    addr: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+}
+
+impl FakeServer {
+    async fn start(
+        ip: &str,
+        answer: impl Fn(&Seen) -> axum::response::Response + Clone + Send + Sync + 'static,
+    ) -> FakeServer {
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>> = Default::default();
+        let log = seen.clone();
+        let router = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let answer = answer.clone();
+            let log = log.clone();
+            async move {
+                let request = Seen {
+                    method: request.method().to_string(),
+                    path: request.uri().path().to_string(),
+                    authorization: request
+                        .headers()
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string),
+                };
+                log.lock().unwrap().push(request.clone());
+                answer(&request)
+            }
+        });
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        FakeServer { addr, seen }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// Runs `toolhost ARGS` off the runtime (the fake servers answer on it).
+async fn toolhost_blocking(s: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    command
+        .args(args)
+        .env("TOOLHOST_LOG", "warn")
+        .env("XDG_CACHE_HOME", s.path("cache"))
+        .env("DOCKER_CONFIG", s.path("docker"))
+        .env_remove("TOOLHOST_REGISTRY_USERNAME")
+        .env_remove("TOOLHOST_REGISTRY_PASSWORD")
+        .env_remove("TOOLHOST_REGISTRY");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    tokio::task::spawn_blocking(move || command.output().expect("toolhost runs"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_credentials_go_only_to_the_registry_they_name_and_a_token_service_on_its_host() {
+    use axum::response::IntoResponse;
+    let s = Scratch::new();
+    // The token service is on another loopback address than the registry:
+    // plain http is allowed on this machine, so only the host rule can
+    // keep the credentials from it.
+    let token = FakeServer::start("127.0.0.2", |_| {
+        axum::http::StatusCode::UNAUTHORIZED.into_response()
+    })
+    .await;
+    let realm = format!("http://{}/token", token.addr);
+    let registry = FakeServer::start("127.0.0.1", move |_| {
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            [(
+                "www-authenticate",
+                format!("Bearer realm=\"{realm}\",service=\"fake\""),
+            )],
+        )
+            .into_response()
+    })
+    .await;
+    let reference = format!("{}/acme/hello:v1", registry.addr);
+    let plugins = s.plugins();
+    let pull = |config: Option<&Path>, env: &[(&str, &str)]| {
+        let mut args = vec![
+            "pull".to_string(),
+            reference.clone(),
+            "--plugins".into(),
+            plugins.to_str().unwrap().into(),
+            "--allow-unsigned".into(),
+        ];
+        if let Some(config) = config {
+            args.extend(["--config".into(), config.to_str().unwrap().into()]);
+        }
+        let env: Vec<(String, String)> = [
+            ("TOOLHOST_REGISTRY_USERNAME", "alice"),
+            ("TOOLHOST_REGISTRY_PASSWORD", "s3cret"),
+        ]
+        .iter()
+        .chain(env)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let s = &s;
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            toolhost_blocking(s, &args, &env).await
+        }
+    };
+    use base64::Engine as _;
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("alice:s3cret")
+    );
+    let sent_credentials = |server: &FakeServer| {
+        server
+            .seen()
+            .iter()
+            .filter(|r| r.authorization.is_some())
+            .count()
+    };
+
+    // Named for this registry, whose realm is on another host: refused
+    // before anything is sent there, saying what to configure.
+    let out = pull(None, &[("TOOLHOST_REGISTRY", &registry.addr)]).await;
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("oci.token_hosts") && stderr.contains("\"127.0.0.2\""),
+        "{stderr}"
+    );
+    assert!(token.seen().is_empty(), "{:?}", token.seen());
+    assert_eq!(sent_credentials(&registry), 0, "{:?}", registry.seen());
+
+    // Credentials that name no registry: used for none, and the error
+    // says what to set.
+    let out = pull(None, &[]).await;
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("TOOLHOST_REGISTRY="), "{stderr}");
+    assert!(token.seen().is_empty(), "{:?}", token.seen());
+    assert_eq!(sent_credentials(&registry), 0, "{:?}", registry.seen());
+
+    // Named for another registry: this one is asked anonymously (the
+    // token service is asked, without credentials).
+    let out = pull(None, &[("TOOLHOST_REGISTRY", "ghcr.io")]).await;
+    assert!(!out.status.success(), "{}", text(&out.stderr));
+    assert!(!token.seen().is_empty());
+    assert_eq!(sent_credentials(&token), 0, "{:?}", token.seen());
+    assert_eq!(sent_credentials(&registry), 0, "{:?}", registry.seen());
+
+    // With the token service's host configured, it gets them: the rule,
+    // not the setup, is what kept them back above.
+    let config = s.config("[oci]\ntoken_hosts = [\"127.0.0.2\"]\n");
+    let out = pull(Some(&config), &[("TOOLHOST_REGISTRY", &registry.addr)]).await;
+    assert!(!out.status.success(), "{}", text(&out.stderr));
+    let asked: Vec<_> = token
+        .seen()
+        .into_iter()
+        .filter_map(|r| r.authorization)
+        .collect();
+    assert_eq!(asked, [basic], "{:?}", token.seen());
+    assert_eq!(sent_credentials(&registry), 0, "{:?}", registry.seen());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_over_the_bound_is_refused_without_reading_past_it() {
+    use axum::response::IntoResponse;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CHUNK: [u8; 64 << 10] = [b' '; 64 << 10];
+    // 96 MiB, sent without a length, as an endless body would be.
+    const BODY: u64 = 96 << 20;
+    let s = Scratch::new();
+    let sent = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = sent.clone();
+    let digest = format!("sha256:{}", "a".repeat(64));
+    let announced = digest.clone();
+    let registry = FakeServer::start("127.0.0.1", move |request| {
+        match (request.method.as_str(), request.path.as_str()) {
+            ("HEAD", path) if path.ends_with("/manifests/v1") => {
+                ([("docker-content-digest", announced.clone())]).into_response()
+            }
+            ("GET", path) if path.contains("/manifests/") => {
+                let counter = counter.clone();
+                let chunks = futures_util::stream::unfold(0u64, move |at| {
+                    let counter = counter.clone();
+                    async move {
+                        (at < BODY).then(|| {
+                            counter.fetch_add(CHUNK.len() as u64, Ordering::Relaxed);
+                            (
+                                Ok::<_, std::io::Error>(axum::body::Bytes::from_static(&CHUNK)),
+                                at + CHUNK.len() as u64,
+                            )
+                        })
+                    }
+                });
+                axum::body::Body::from_stream(chunks).into_response()
+            }
+            // `/v2/`: no authentication.
+            _ => axum::http::StatusCode::OK.into_response(),
+        }
+    })
+    .await;
+    let reference = format!("{}/acme/big:v1", registry.addr);
+    let config = s.config("[oci]\nmax_manifest_bytes = 65536\n");
+    let plugins = s.plugins();
+    let out = toolhost_blocking(
+        &s,
+        &[
+            "pull",
+            &reference,
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "--allow-unsigned",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert_refused(&s, &out, "oci.max_manifest_bytes");
+    assert!(
+        registry
+            .seen()
+            .iter()
+            .any(|r| r.method == "GET" && r.path.ends_with(&digest)),
+        "{:?}",
+        registry.seen()
+    );
+    // What the server produced is the bound plus what the sockets buffer,
+    // far from the whole body.
+    let produced = sent.load(Ordering::Relaxed);
+    assert!(produced < 16 << 20, "{produced} bytes were sent");
+}
+
+#[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
+async fn an_artifact_whose_layer_is_a_core_module_is_refused_and_nothing_is_installed() {
+    let registry = Registry::start(None);
+    let s = Scratch::new();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = oci_client::Client::new(oci_client::client::ClientConfig {
+        protocol: oci_client::client::ClientProtocol::Http,
+        ..Default::default()
+    });
+    // The Wasm OCI layout `push` writes, around a core module.
+    let reference =
+        oci_client::Reference::with_tag(registry.addr.clone(), "acme/module".into(), "v1".into());
+    let layer = oci_client::client::ImageLayer::new(
+        b"\0asm\x01\0\0\0".to_vec(),
+        "application/wasm".into(),
+        None,
+    );
+    let config = oci_client::client::Config::new(
+        br#"{"architecture":"wasm","os":"wasip2","layerDigests":[]}"#.to_vec(),
+        "application/vnd.wasm.config.v0+json".into(),
+        None,
+    );
+    client
+        .push(
+            &reference,
+            &[layer],
+            config,
+            &oci_client::secrets::RegistryAuth::Anonymous,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_refused(
+        &s,
+        &s.pull(&reference.whole(), &["--allow-unsigned"]),
+        "is not a WebAssembly component (a core WebAssembly module)",
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
+async fn pulling_into_a_missing_plugin_directory_names_the_directory_and_fetches_nothing() {
+    let registry = Registry::start(None);
+    let s = Scratch::new();
+    let reference = registry.reference("acme/hello", "v1");
+    s.push(&s.component_file("hello", "hello.wasm"), &reference, None);
+    let missing = s.path("missing/plugins");
+    let out = s.toolhost(
+        &[
+            "pull",
+            &reference,
+            "--plugins",
+            missing.to_str().unwrap(),
+            "--allow-unsigned",
+        ],
+        &[],
+    );
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the plugin directory {} does not exist",
+            missing.display()
+        )) && stderr.contains("mkdir -p"),
+        "{stderr}"
+    );
+    assert!(!missing.exists());
+    assert!(s.stored().is_empty(), "{:?}", s.stored());
+}
+
+/// `skopeo copy` of `from` to `to`, both on the test registry, digests kept.
+fn skopeo_copy(from: &str, to: &str) {
+    let out = Command::new("skopeo")
+        .args([
+            "copy",
+            "--src-tls-verify=false",
+            "--dest-tls-verify=false",
+            "--preserve-digests",
+        ])
+        .arg(format!("docker://{from}"))
+        .arg(format!("docker://{to}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "skopeo copy: {}", text(&out.stderr));
+}
+
+#[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
+async fn a_signed_artifact_copied_into_another_repository_is_refused_unless_its_key_is_trusted_for_any()
+ {
+    let registry = Registry::start(None);
+    let s = Scratch::new();
+    let (private, public) = s.keypair("acme");
+    let original = registry.reference("acme/hello", "v1");
+    let digest = s.push(
+        &s.component_file("hello", "hello.wasm"),
+        &original,
+        Some(&private),
+    );
+    // Copied, with its signature, as anyone with push rights to another
+    // repository (or another registry) could.
+    let signature_tag = format!("{}.sig", digest.replace(':', "-"));
+    let copy = registry.reference("evil/hello", "v1");
+    skopeo_copy(&original, &copy);
+    skopeo_copy(
+        &registry.reference("acme/hello", &signature_tag),
+        &registry.reference("evil/hello", &signature_tag),
+    );
+
+    let out = s.pull(&copy, &["--key", public.to_str().unwrap()]);
+    assert_refused(&s, &out, "any_repository");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("was made for \"{}/acme/hello\"", registry.addr))
+            && stderr.contains(&format!("not {}/evil/hello", registry.addr)),
+        "{stderr}"
+    );
+
+    // In the repository it was signed for: installed.
+    let out = s.pull(&original, &["--key", public.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::remove_file(s.plugins().join("hello.wasm")).unwrap();
+
+    // A mirror: the key trusted for any repository.
+    let config = s.config(&format!(
+        "[oci]\ntrusted_keys = [{{ path = \"{}\", any_repository = true }}]\n",
+        public.display()
+    ));
+    let out = s.pull(&copy, &["--config", config.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(s.installed(), ["hello.wasm"]);
 }

@@ -56,6 +56,26 @@ pub struct Artifact {
 /// layer's version): a core module or anything else is not one.
 const COMPONENT_PREAMBLE: [u8; 8] = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
 
+/// Checks that a pulled layer's bytes are a component, as [`pack`] checks
+/// a pushed file: a core module (or anything else) in a well-formed
+/// manifest is refused.
+pub fn check_component(bytes: &[u8], reference: &str) -> Result<(), OciError> {
+    if bytes.starts_with(&COMPONENT_PREAMBLE) {
+        return Ok(());
+    }
+    let found = if bytes.starts_with(b"\0asm\x01\0\0\0") {
+        "a core WebAssembly module"
+    } else if bytes.starts_with(b"\0asm") {
+        "WebAssembly of an unsupported version or layer"
+    } else {
+        "not WebAssembly"
+    };
+    Err(OciError::LayerNotAComponent {
+        reference: reference.to_string(),
+        found: found.to_string(),
+    })
+}
+
 /// Packs `component` (the bytes of `file_name`) for pushing under `tag`.
 pub fn pack(component: Vec<u8>, file_name: &str, tag: Option<&str>) -> Result<Artifact, OciError> {
     if !component.starts_with(&COMPONENT_PREAMBLE) {
@@ -168,8 +188,11 @@ mod tests {
         assert_eq!(layer.digest, sha256_digest(&bytes));
         let text = String::from_utf8(artifact.manifest.clone()).unwrap();
         assert!(text.contains("org.opencontainers.image.version"), "{text}");
-        // A core module is not a component.
+        // A core module is not a component, pushed or pulled.
         assert!(pack(b"\0asm\x01\0\0\0".to_vec(), "m.wasm", None).is_err());
+        assert!(check_component(&bytes, "r").is_ok());
+        let err = check_component(b"\0asm\x01\0\0\0", "r").unwrap_err();
+        assert!(err.to_string().contains("core WebAssembly module"), "{err}");
         // Another config media type: refused.
         let other = text.replace(
             WASM_CONFIG_MEDIA_TYPE,

@@ -9,12 +9,14 @@
 //! | [`signature`] | cosign-format keyed signatures: sign, verify |
 //! | [`store`] | the content store: verified blobs by digest, for starts without the registry |
 //!
-//! An installation ([`Installer::install`]) goes: manifest (from the store,
-//! else the registry, by digest) → its shape is a component → signature
-//! checked against the trust policy → layer (store, else registry, bounded
-//! and digest-checked) → stored → written into the plugin directory as one
-//! whole file (write, then rename), where the watcher loads it like a copied
-//! file. Any refusal installs and stores nothing.
+//! An installation ([`Installer::install`]) goes: the plugin directory
+//! exists → manifest (from the store, else the registry, by digest, read
+//! to its bound) → its shape is a component → signature checked against
+//! the trust policy (the manifest digest and the repository it names) →
+//! layer (store, else registry, bounded and digest-checked) → its bytes are
+//! a component → stored → written into the plugin directory as one whole
+//! file (write, then rename), where the watcher loads it like a copied file.
+//! Any refusal installs and stores nothing.
 
 pub mod artifact;
 pub mod client;
@@ -28,8 +30,8 @@ use thiserror::Error;
 
 pub use reference::{ComponentRef, LockFile, SCHEME};
 
-use client::{FetchLimits, RegistryClient};
-use signature::{SignatureRecord, SigningKeyFile, TrustedKey};
+use client::{ClientSettings, FetchLimits, RegistryClient};
+use signature::{KeySpec, SignatureRecord, SigningKeyFile, TrustedKey};
 use store::ContentStore;
 
 /// Why a push, pull or install did not happen.
@@ -77,11 +79,31 @@ pub enum OciError {
     },
     /// The registry wants credentials it did not get, or refused them.
     #[error(
-        "the registry {registry} refused the credentials (or wants some): log in with `docker login {registry}`, or set TOOLHOST_REGISTRY_USERNAME and TOOLHOST_REGISTRY_PASSWORD"
+        "the registry {registry} refused the credentials (or wants some): log in with `docker login {registry}`, or set TOOLHOST_REGISTRY={registry} with TOOLHOST_REGISTRY_USERNAME and TOOLHOST_REGISTRY_PASSWORD"
     )]
     Unauthorized {
         /// The registry.
         registry: String,
+    },
+    /// Credentials in the environment that name no registry.
+    #[error(
+        "TOOLHOST_REGISTRY_USERNAME and TOOLHOST_REGISTRY_PASSWORD are set but TOOLHOST_REGISTRY is not: set it to the one registry they are for (e.g. TOOLHOST_REGISTRY={registry}); they are sent to no other"
+    )]
+    UnscopedCredentials {
+        /// The registry being contacted.
+        registry: String,
+    },
+    /// The registry's token service may not receive its credentials.
+    #[error(
+        "refused to send the credentials for {registry} to the token service it names, {realm}: {reason}; nothing was sent"
+    )]
+    TokenRealmRefused {
+        /// The registry.
+        registry: String,
+        /// The realm it named.
+        realm: String,
+        /// Why, and what to configure.
+        reason: String,
     },
     /// The registry has no such manifest.
     #[error("{reference} does not exist in the registry")]
@@ -103,7 +125,7 @@ pub enum OciError {
     },
     /// The manifest is over `oci.max_manifest_bytes`.
     #[error(
-        "refused: the manifest of {reference} is {size} bytes, over the limit of {max} (oci.max_manifest_bytes)"
+        "refused: the manifest of {reference} is over the limit of {max} bytes (oci.max_manifest_bytes): {size} bytes or more; reading stopped there"
     )]
     ManifestTooLarge {
         /// The reference.
@@ -115,12 +137,55 @@ pub enum OciError {
     },
     /// The layer is over `oci.max_blob_bytes`.
     #[error(
-        "refused: the component layer of {reference} is {size} bytes, over the limit of {max} (oci.max_blob_bytes)"
+        "refused: the component layer of {reference} is over the limit of {max} bytes (oci.max_blob_bytes): {size} bytes or more; reading stopped there"
     )]
     BlobTooLarge {
         /// The reference.
         reference: String,
         /// Its size (as announced, or as read so far).
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The layer's bytes are not a component (a core module, say).
+    #[error(
+        "refused: the layer of {reference} is not a WebAssembly component ({found}); `toolhost push` publishes components only, and nothing was installed"
+    )]
+    LayerNotAComponent {
+        /// The reference.
+        reference: String,
+        /// What the bytes are.
+        found: String,
+    },
+    /// The plugin directory to install into is missing.
+    #[error(
+        "the plugin directory {} does not exist; create it (mkdir -p {}) or name another with --plugins",
+        path.display(), path.display()
+    )]
+    NoPluginDirectory {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The signature manifest holds more signatures than considered.
+    #[error(
+        "refused: the signature manifest of {reference} holds {count} signatures, over the limit of {max} (oci.max_signatures)"
+    )]
+    TooManySignatures {
+        /// The reference.
+        reference: String,
+        /// How many it holds.
+        count: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A signature payload over its fixed bound.
+    #[error(
+        "refused: a signature payload of {reference} is {size} bytes, over the limit of {max} for a cosign simple-signing payload"
+    )]
+    SignatureTooLarge {
+        /// The reference.
+        reference: String,
+        /// Its size.
         size: u64,
         /// The limit.
         max: u64,
@@ -181,19 +246,38 @@ pub enum OciError {
         /// What the signature names.
         signed: String,
     },
+    /// A trusted signature, but for another repository.
+    #[error(
+        "refused: the signature on {reference} by a trusted key ({key}) was made for {signed}, not {repository}: the artifact was copied from another repository; if this repository mirrors {signed}, trust the key with any_repository = true ({{ path = \"…\", any_repository = true }} in trusted_keys)"
+    )]
+    SignatureForAnotherRepository {
+        /// The reference.
+        reference: String,
+        /// The repository being installed from (`registry/name`).
+        repository: String,
+        /// The `docker-reference` the signature names.
+        signed: String,
+        /// The key.
+        key: String,
+    },
 }
 
 /// The resolved `[oci]` table (resolved by toolhost's `config` from `toolhost.toml`).
 #[derive(Debug, Clone)]
 pub struct OciSettings {
     /// Keys trusted for every OCI component.
-    pub trusted_keys: Vec<PathBuf>,
+    pub trusted_keys: Vec<KeySpec>,
     /// Whether OCI components must carry a trusted signature.
     pub require_signature: bool,
     /// Largest manifest read, in bytes.
     pub max_manifest_bytes: u64,
     /// Largest component layer read, in bytes.
     pub max_blob_bytes: u64,
+    /// Most signatures considered on one manifest.
+    pub max_signatures: u64,
+    /// Hosts besides a registry's own whose token service may receive its
+    /// credentials (`oci.token_hosts`).
+    pub token_hosts: Vec<String>,
     /// The content store's directory, when the operator set one.
     pub store_dir: Option<PathBuf>,
     /// Where the store is when `store_dir` is unset, if anywhere: the host
@@ -211,20 +295,34 @@ pub struct TrustPolicy {
     pub keys: Vec<TrustedKey>,
 }
 
+impl OciSettings {
+    /// What a registry client needs of these settings.
+    pub fn client_settings(&self) -> ClientSettings {
+        ClientSettings {
+            limits: FetchLimits {
+                max_manifest_bytes: self.max_manifest_bytes,
+                max_blob_bytes: self.max_blob_bytes,
+                max_signatures: self.max_signatures,
+            },
+            token_hosts: self.token_hosts.clone(),
+        }
+    }
+}
+
 impl TrustPolicy {
     /// The policy for one component: the global keys of `oci` plus
     /// `block_keys` (those of the `[plugins.NAME]` block matching it),
     /// whose `block_require_signature` overrides the global one.
     pub fn new(
         oci: &OciSettings,
-        block_keys: &[PathBuf],
+        block_keys: &[KeySpec],
         block_require_signature: Option<bool>,
     ) -> Result<TrustPolicy, OciError> {
         let keys = oci
             .trusted_keys
             .iter()
             .chain(block_keys)
-            .map(|p| TrustedKey::load(p))
+            .map(TrustedKey::load)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(TrustPolicy {
             require_signature: block_require_signature.unwrap_or(oci.require_signature),
@@ -251,8 +349,8 @@ pub struct Installed {
 pub struct Installer {
     /// Where verified blobs are kept.
     pub store: ContentStore,
-    /// Size bounds.
-    pub limits: FetchLimits,
+    /// Size bounds and where credentials may go.
+    pub settings: ClientSettings,
 }
 
 impl Installer {
@@ -271,10 +369,7 @@ impl Installer {
             })?;
         Ok(Installer {
             store: ContentStore::open(&dir)?,
-            limits: FetchLimits {
-                max_manifest_bytes: settings.max_manifest_bytes,
-                max_blob_bytes: settings.max_blob_bytes,
-            },
+            settings: settings.client_settings(),
         })
     }
 
@@ -284,7 +379,7 @@ impl Installer {
         if let Some(digest) = reference.pinned_digest() {
             return Ok(digest.to_string());
         }
-        RegistryClient::for_reference(&reference.parsed, self.limits)
+        RegistryClient::for_reference(&reference.parsed, &self.settings)
             .resolve(&reference.parsed)
             .await
     }
@@ -299,12 +394,14 @@ impl Installer {
         policy: &TrustPolicy,
         plugins: &Path,
     ) -> Result<Installed, OciError> {
+        check_plugin_directory(plugins)?;
         let name = reference.to_string();
         let at_digest = reference.at_digest(digest);
+        let limits = self.settings.limits;
         // The registry is contacted only for what the store lacks.
         let registry = std::cell::OnceCell::new();
         let connect =
-            || registry.get_or_init(|| RegistryClient::for_reference(&at_digest, self.limits));
+            || registry.get_or_init(|| RegistryClient::for_reference(&at_digest, &self.settings));
 
         // 1. The manifest, by digest.
         let manifest = match self.store.get(digest)? {
@@ -314,11 +411,11 @@ impl Installer {
                 None => return Err(OciError::NotFound { reference: name }),
             },
         };
-        if manifest.len() as u64 > self.limits.max_manifest_bytes {
+        if manifest.len() as u64 > limits.max_manifest_bytes {
             return Err(OciError::ManifestTooLarge {
                 reference: name,
                 size: manifest.len() as u64,
-                max: self.limits.max_manifest_bytes,
+                max: limits.max_manifest_bytes,
             });
         }
 
@@ -330,7 +427,8 @@ impl Installer {
         let mut fetched_signatures = None;
         if policy.require_signature {
             let stored = self.store.signatures(digest)?;
-            let key = match signature::verify(&stored, digest, &policy.keys, &name) {
+            let repository = &reference.parsed;
+            let key = match signature::verify(&stored, digest, repository, &policy.keys, &name) {
                 Ok(key) => key,
                 Err(stored_error) => {
                     let records = match self.fetch_signatures(connect(), reference, digest).await {
@@ -338,7 +436,7 @@ impl Installer {
                         Err(_) if !stored.is_empty() => return Err(stored_error),
                         Err(e) => return Err(e),
                     };
-                    let key = signature::verify(&records, digest, &policy.keys, &name)?;
+                    let key = signature::verify(&records, digest, repository, &policy.keys, &name)?;
                     fetched_signatures = Some(records);
                     key
                 }
@@ -351,13 +449,17 @@ impl Installer {
             Some(bytes) => bytes,
             None => connect().blob(&at_digest, &layer).await?,
         };
-        if component.len() as u64 > self.limits.max_blob_bytes {
+        if component.len() as u64 > limits.max_blob_bytes {
             return Err(OciError::BlobTooLarge {
                 reference: name,
                 size: component.len() as u64,
-                max: self.limits.max_blob_bytes,
+                max: limits.max_blob_bytes,
             });
         }
+        // A well-formed manifest can still carry a core module (or any
+        // bytes): `push` refuses those, and so does an install, before
+        // anything is stored or written.
+        artifact::check_component(&component, &name)?;
 
         // 5. Everything passed: keep it, then install it.
         self.store.put(digest, &manifest)?;
@@ -396,20 +498,18 @@ impl Installer {
             Ok(parsed) => parsed,
             Err(_) => return Ok(Vec::new()),
         };
+        let name = reference.to_string();
         let mut records = Vec::new();
-        for layer in parsed
-            .layers
-            .iter()
-            .filter(|l| l.media_type == signature::SIMPLE_SIGNING_MEDIA_TYPE)
+        for (layer, sig) in
+            signature::signature_layers(&parsed, self.settings.limits.max_signatures, &name)?
         {
-            let Some(sig) = layer
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(signature::SIGNATURE_ANNOTATION))
-            else {
-                continue;
+            let max = signature::MAX_PAYLOAD_BYTES;
+            let too_large = |size| OciError::SignatureTooLarge {
+                reference: name.clone(),
+                size,
+                max,
             };
-            let payload = registry.blob(&tag, layer).await?;
+            let payload = registry.blob_capped(&tag, layer, max, &too_large).await?;
             use base64::Engine as _;
             records.push(SignatureRecord {
                 payload: base64::engine::general_purpose::STANDARD.encode(payload),
@@ -420,13 +520,25 @@ impl Installer {
     }
 }
 
+/// Refuses a plugin directory that does not exist (or is not a directory),
+/// before anything is fetched, so the error names it rather than a file in it.
+pub fn check_plugin_directory(plugins: &Path) -> Result<(), OciError> {
+    if plugins.is_dir() {
+        Ok(())
+    } else {
+        Err(OciError::NoPluginDirectory {
+            path: plugins.to_path_buf(),
+        })
+    }
+}
+
 /// Publishes the component file `file` as `reference`; signs it with `key`
 /// when given. Returns the manifest digest.
 pub async fn push(
     file: &Path,
     reference: &ComponentRef,
     key: Option<&Path>,
-    limits: FetchLimits,
+    settings: &ClientSettings,
 ) -> Result<String, OciError> {
     let bytes = std::fs::read(file).map_err(|source| OciError::Io {
         path: file.to_path_buf(),
@@ -439,7 +551,7 @@ pub async fn push(
         .unwrap_or_else(|| reference.file_name());
     let packed = artifact::pack(bytes, &file_name, reference.parsed.tag())?;
     let target = &reference.parsed;
-    let registry = RegistryClient::for_reference(target, limits);
+    let registry = RegistryClient::for_push(target, settings);
     registry.authenticate_push(target).await?;
     registry
         .push_blob(target, &packed.layer, &packed.layer_descriptor.digest)

@@ -20,6 +20,12 @@
 //! Keys are PEM: a public key (`PUBLIC KEY`, SubjectPublicKeyInfo) to
 //! verify, a private key (`PRIVATE KEY`, PKCS#8, or `EC PRIVATE KEY`,
 //! SEC1) to sign.
+//!
+//! A signature counts when it is by a trusted key, names the manifest
+//! digest being installed, and names (`docker-reference`) the repository
+//! it is installed from: a signed artifact copied into another repository
+//! is refused there (ADR 0032), unless its key is trusted with
+//! `any_repository` (a mirror).
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +44,33 @@ pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesi
 pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
 /// The payload's `critical.type`.
 const PAYLOAD_TYPE: &str = "cosign container image signature";
+/// The largest signature payload read: a simple-signing payload is a few
+/// hundred bytes (a few KiB with `optional` annotations).
+pub const MAX_PAYLOAD_BYTES: u64 = 64 << 10;
+
+/// The signature layers of a signature manifest, with their signatures:
+/// refused when it holds more than `max` (`oci.max_signatures`), so a
+/// registry cannot make an install fetch and check without end.
+pub fn signature_layers<'m>(
+    manifest: &'m oci_client::manifest::OciImageManifest,
+    max: u64,
+    reference: &str,
+) -> Result<Vec<(&'m oci_client::manifest::OciDescriptor, &'m String)>, OciError> {
+    let layers: Vec<_> = manifest
+        .layers
+        .iter()
+        .filter(|l| l.media_type == SIMPLE_SIGNING_MEDIA_TYPE)
+        .filter_map(|l| Some((l, l.annotations.as_ref()?.get(SIGNATURE_ANNOTATION)?)))
+        .collect();
+    if layers.len() as u64 > max {
+        return Err(OciError::TooManySignatures {
+            reference: reference.to_string(),
+            count: layers.len() as u64,
+            max,
+        });
+    }
+    Ok(layers)
+}
 
 /// The tag cosign gives the signatures of the manifest `digest`:
 /// `sha256:<hex>` → `sha256-<hex>.sig`.
@@ -135,17 +168,42 @@ impl SigningKeyFile {
     }
 }
 
+/// A trusted key as configured: an entry of `trusted_keys`, either a path
+/// or `{ path = "…", any_repository = true }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySpec {
+    /// The public key file.
+    pub path: PathBuf,
+    /// Whether its signatures count whatever repository they name (for a
+    /// mirror of the repository it signed in); `false` checks the
+    /// signature's `docker-reference` against the repository installed from.
+    pub any_repository: bool,
+}
+
+impl KeySpec {
+    /// The key at `path`, checked against the repository (the default).
+    pub fn new(path: impl Into<PathBuf>) -> KeySpec {
+        KeySpec {
+            path: path.into(),
+            any_repository: false,
+        }
+    }
+}
+
 /// A public key the operator trusts.
 #[derive(Debug, Clone)]
 pub struct TrustedKey {
     /// Where it was read from (named in messages).
     pub path: PathBuf,
+    /// Whether its signatures count for any repository ([`KeySpec`]).
+    pub any_repository: bool,
     key: VerifyingKey,
 }
 
 impl TrustedKey {
-    /// Reads a P-256 public key (PEM `PUBLIC KEY`) from `path`.
-    pub fn load(path: &Path) -> Result<TrustedKey, OciError> {
+    /// Reads the P-256 public key (PEM `PUBLIC KEY`) `spec` names.
+    pub fn load(spec: &KeySpec) -> Result<TrustedKey, OciError> {
+        let path = spec.path.as_path();
         let text = std::fs::read_to_string(path).map_err(|source| OciError::Io {
             path: path.to_path_buf(),
             source,
@@ -158,6 +216,7 @@ impl TrustedKey {
         })?;
         Ok(TrustedKey {
             path: path.to_path_buf(),
+            any_repository: spec.any_repository,
             key,
         })
     }
@@ -172,16 +231,30 @@ impl TrustedKey {
     }
 }
 
+/// Whether the `docker-reference` `signed` names the repository of
+/// `repository` (cosign's claim: `registry/name`, compared after Docker's
+/// normalisation, so `docker.io/x` is `index.docker.io/library/x`; a tag
+/// or digest after it is ignored).
+fn names_repository(signed: &str, repository: &oci_client::Reference) -> bool {
+    signed.parse::<oci_client::Reference>().is_ok_and(|signed| {
+        signed.resolve_registry() == repository.resolve_registry()
+            && signed.repository() == repository.repository()
+    })
+}
+
 /// Checks that one of `records` is a signature by one of `keys` over a
-/// payload naming `manifest_digest`. Returns the key that signed.
+/// payload naming `manifest_digest` and (unless the key is trusted for any
+/// repository) the repository of `repository`. Returns the key that signed.
 ///
 /// Refusals: no signature at all ([`OciError::Unsigned`]); signatures, but
 /// none by a trusted key ([`OciError::UntrustedSignature`]); a trusted
 /// signature over a payload naming another digest
-/// ([`OciError::SignatureForAnotherDigest`]).
+/// ([`OciError::SignatureForAnotherDigest`]) or another repository
+/// ([`OciError::SignatureForAnotherRepository`]).
 pub fn verify<'k>(
     records: &[SignatureRecord],
     manifest_digest: &str,
+    repository: &oci_client::Reference,
     keys: &'k [TrustedKey],
     reference: &str,
 ) -> Result<&'k TrustedKey, OciError> {
@@ -191,6 +264,7 @@ pub fn verify<'k>(
         });
     }
     let mut other_digest = None;
+    let mut other_repository = None;
     for record in records {
         let (Ok(payload), Ok(signature)) = (
             BASE64.decode(&record.payload),
@@ -207,12 +281,29 @@ pub fn verify<'k>(
                     if p.critical.kind == PAYLOAD_TYPE
                         && p.critical.image.docker_manifest_digest == manifest_digest =>
                 {
-                    return Ok(key);
+                    let signed = &p.critical.identity.docker_reference;
+                    if key.any_repository || names_repository(signed, repository) {
+                        return Ok(key);
+                    }
+                    other_repository = Some((signed.clone(), key));
                 }
                 Ok(p) => other_digest = Some(p.critical.image.docker_manifest_digest),
                 Err(_) => other_digest = Some("an unreadable payload".to_string()),
             }
         }
+    }
+    if let Some((signed, key)) = other_repository {
+        return Err(OciError::SignatureForAnotherRepository {
+            reference: reference.to_string(),
+            repository: format!(
+                "{}/{}",
+                repository.resolve_registry(),
+                repository.repository()
+            ),
+            // The payload's text, quoted: it comes from the registry.
+            signed: format!("{signed:?}"),
+            key: key.path.display().to_string(),
+        });
     }
     match other_digest {
         Some(signed) => Err(OciError::SignatureForAnotherDigest {
@@ -251,7 +342,7 @@ mod tests {
         .unwrap();
         (
             SigningKeyFile::load(&private).unwrap(),
-            TrustedKey::load(&public).unwrap(),
+            TrustedKey::load(&KeySpec::new(public)).unwrap(),
         )
     }
 
@@ -263,23 +354,120 @@ mod tests {
         let digest = format!("sha256:{}", "1".repeat(64));
         let record = signer.sign(&payload("r.example/a/b", &digest));
         let keys = [trusted.clone()];
-        assert!(verify(std::slice::from_ref(&record), &digest, &keys, "r").is_ok());
+        let repo: oci_client::Reference = "r.example/a/b:v1".parse().unwrap();
+        assert!(verify(std::slice::from_ref(&record), &digest, &repo, &keys, "r").is_ok());
         assert!(matches!(
-            verify(&[], &digest, &keys, "r"),
+            verify(&[], &digest, &repo, &keys, "r"),
             Err(OciError::Unsigned { .. })
         ));
         assert!(matches!(
-            verify(std::slice::from_ref(&record), &digest, &[other], "r"),
+            verify(std::slice::from_ref(&record), &digest, &repo, &[other], "r"),
             Err(OciError::UntrustedSignature { .. })
         ));
         let another = format!("sha256:{}", "2".repeat(64));
         assert!(matches!(
-            verify(&[record], &another, &keys, "r"),
+            verify(&[record], &another, &repo, &keys, "r"),
             Err(OciError::SignatureForAnotherDigest { .. })
         ));
         assert_eq!(
             signature_tag(&digest),
             format!("sha256-{}.sig", "1".repeat(64))
         );
+    }
+}
+
+#[cfg(test)]
+mod claim_tests {
+    use super::*;
+    use p256::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+
+    #[test]
+    fn a_signature_counts_only_for_the_repository_it_names_unless_its_key_is_trusted_for_any() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = p256::SecretKey::from_slice(&rand::random::<[u8; 32]>()).unwrap();
+        let private = dir.path().join("k.key");
+        let public = dir.path().join("k.pub");
+        std::fs::write(&private, secret.to_pkcs8_pem(LineEnding::LF).unwrap()).unwrap();
+        let pem = secret.public_key().to_public_key_pem(LineEnding::LF);
+        std::fs::write(&public, pem.unwrap()).unwrap();
+        let signer = SigningKeyFile::load(&private).unwrap();
+        let digest = format!("sha256:{}", "1".repeat(64));
+        let record = signer.sign(&payload("r.example/acme/hello", &digest));
+        let records = std::slice::from_ref(&record);
+        let strict = [TrustedKey::load(&KeySpec::new(&public)).unwrap()];
+        let at = |r: &str| r.parse::<oci_client::Reference>().unwrap();
+
+        // The repository it was signed for, by tag or digest: accepted.
+        assert!(
+            verify(
+                records,
+                &digest,
+                &at("r.example/acme/hello:v1"),
+                &strict,
+                "r"
+            )
+            .is_ok()
+        );
+        // Copied into another repository, or another registry: refused,
+        // naming both and the opt-out.
+        for copy in ["r.example/evil/hello:v1", "mirror.example/acme/hello:v1"] {
+            let err = verify(records, &digest, &at(copy), &strict, "r").unwrap_err();
+            assert!(
+                matches!(err, OciError::SignatureForAnotherRepository { .. }),
+                "{err}"
+            );
+            assert!(err.to_string().contains("any_repository"), "{err}");
+        }
+        // A key trusted for any repository (a mirror): accepted.
+        let spec = KeySpec {
+            path: public.clone(),
+            any_repository: true,
+        };
+        let mirror = [TrustedKey::load(&spec).unwrap()];
+        assert!(
+            verify(
+                records,
+                &digest,
+                &at("mirror.example/acme/hello:v1"),
+                &mirror,
+                "r"
+            )
+            .is_ok()
+        );
+        // Docker Hub's short names are normalised on both sides.
+        let hub = signer.sign(&payload("index.docker.io/library/hello", &digest));
+        assert!(verify(&[hub], &digest, &at("docker.io/hello:v1"), &strict, "r").is_ok());
+    }
+
+    #[test]
+    fn a_signature_manifest_with_more_signatures_than_the_limit_is_refused() {
+        let layer = |i: usize| {
+            serde_json::json!({
+                "mediaType": SIMPLE_SIGNING_MEDIA_TYPE,
+                "digest": format!("sha256:{:064x}", i),
+                "size": 10,
+                "annotations": {SIGNATURE_ANNOTATION: "c2ln"}
+            })
+        };
+        let manifest = |n: usize| -> oci_client::manifest::OciImageManifest {
+            serde_json::from_value(serde_json::json!({
+                "schemaVersion": 2,
+                "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                           "digest": format!("sha256:{}", "0".repeat(64)), "size": 2},
+                "layers": (0..n).map(layer).collect::<Vec<_>>()
+            }))
+            .unwrap()
+        };
+        assert_eq!(signature_layers(&manifest(3), 3, "r").unwrap().len(), 3);
+        let err = signature_layers(&manifest(4), 3, "r").unwrap_err();
+        assert!(matches!(
+            err,
+            OciError::TooManySignatures {
+                count: 4,
+                max: 3,
+                ..
+            }
+        ));
+        assert!(err.to_string().contains("oci.max_signatures"), "{err}");
     }
 }

@@ -9,7 +9,6 @@
 //! registry and the configuration it was built for are swapped together.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::policy::{CredentialScope, NetworkPolicy};
@@ -100,12 +99,6 @@ pub struct PluginSettings {
     pub credentials: Vec<Credential>,
     /// Resource limits.
     pub limits: Limits,
-    /// Keys trusted for OCI components this block matches, besides the
-    /// global ones.
-    pub trusted_keys: Vec<PathBuf>,
-    /// Whether an OCI component this block matches must be signed; the
-    /// global setting when `None`.
-    pub require_signature: Option<bool>,
     /// `prefix` and `prefix_separator` joined (`"statuspro."`), put before
     /// each tool's own name to make the name it is served under; empty
     /// without a prefix. See [`served_name`].
@@ -131,8 +124,6 @@ impl PluginSettings {
             network: NetworkPolicy::default(),
             credentials: Vec::new(),
             limits,
-            trusted_keys: Vec::new(),
-            require_signature: None,
             name_prefix: String::new(),
         }
     }

@@ -705,7 +705,10 @@ pub const KEYS: &[Key] = &[
         restart_only: true,
         doc: "Public keys (PEM, P-256, as `cosign generate-key-pair` writes \
             `cosign.pub`) whose signatures are trusted for every OCI component. Relative paths \
-            are relative to this file.",
+            are relative to this file. A signature counts only for the repository it names \
+            (its `docker-reference`), so a signed artifact copied into another repository is \
+            refused there; write an entry as `{ path = \"mirror.pub\", any_repository = true }` \
+            to accept that key's signatures in any repository (a mirror).",
     },
     Key {
         path: "oci.require_signature",
@@ -713,7 +716,7 @@ pub const KEYS: &[Key] = &[
         range: None,
         restart_only: true,
         doc: "Refuse an OCI component unless a signature by a trusted key names \
-            its manifest digest.",
+            its manifest digest and the repository it is installed from.",
     },
     Key {
         path: "oci.max_manifest_bytes",
@@ -721,7 +724,8 @@ pub const KEYS: &[Key] = &[
         default: Int(4 << 20),
         range: Some(Range::int(256, 64 << 20, "bytes")),
         restart_only: true,
-        doc: "The largest manifest read from a registry; a larger one is refused.",
+        doc: "The largest manifest read from a registry; a larger one is refused before \
+            (by its announced length) or while it is read, never read whole.",
     },
     Key {
         path: "oci.max_blob_bytes",
@@ -730,6 +734,27 @@ pub const KEYS: &[Key] = &[
         restart_only: true,
         doc: "The largest component layer read from a registry; a larger one is \
             refused before (by its descriptor) or while (by its bytes) it is read.",
+    },
+    Key {
+        path: "oci.max_signatures",
+        // cosign appends a layer per signing; 32 leaves room for re-signing.
+        default: Int(32),
+        range: Some(Range::int(1, 1024, "signatures")),
+        restart_only: true,
+        doc: "The most signatures one signature manifest (`sha256-…sig`) may hold; one \
+            holding more is refused before any is fetched.",
+    },
+    Key {
+        path: "oci.token_hosts",
+        default: Toml("[]"),
+        range: None,
+        restart_only: true,
+        doc: "Hosts (`host` or `host:port`), besides a registry's own, whose token service may \
+            receive that registry's credentials when the registry names it as its `Bearer` \
+            realm (e.g. `registry.gitlab.com` names `gitlab.com`). Docker Hub's \
+            `auth.docker.io` is accepted for Docker Hub without it. Credentials go to a realm \
+            only over https (plain http only on this machine); any other realm is refused and \
+            nothing is sent.",
     },
     Key {
         path: "oci.store_dir",
@@ -806,7 +831,8 @@ pub const KEYS: &[Key] = &[
         range: None,
         restart_only: false,
         doc: "Public keys trusted for the OCI components installed as files this block \
-            matches, besides `oci.trusted_keys`. Relative paths are relative to this file.",
+            matches, besides `oci.trusted_keys`; entries as there (a path, or `{ path, \
+            any_repository }`). Relative paths are relative to this file.",
     },
     Key {
         path: "plugins.*.require_signature",

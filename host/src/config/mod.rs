@@ -16,6 +16,7 @@
 //! `docs/configuration.md` are generated from [`keys`] (`cargo xtask
 //! config-docs`).
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -159,6 +160,18 @@ pub fn unconfigured(name: &str) -> PluginSettings {
     PluginSettings::unconfigured(name, default_limits())
 }
 
+/// A `[plugins.NAME]` block's trust settings for the OCI components
+/// installed as files it matches. toolhost's own: the runtime never sees
+/// them (it runs what the plugin directory holds; installing is toolhost's).
+#[derive(Debug, Clone, Default)]
+pub struct BlockTrust {
+    /// Keys trusted besides `oci.trusted_keys` (`trusted_keys`).
+    pub trusted_keys: Vec<crate::oci::signature::KeySpec>,
+    /// Whether a component must be signed (`require_signature`); the
+    /// global setting when `None`.
+    pub require_signature: Option<bool>,
+}
+
 /// The resolved `host.audit*` keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditSettings {
@@ -182,6 +195,9 @@ pub struct Config {
     pub elicitation_timeout: Duration,
     /// Plugin blocks, in file order of their names.
     pub plugins: Vec<PluginSettings>,
+    /// Each `[plugins.NAME]` block's trust settings for the OCI components
+    /// it matches, by block name (a block without any: none here).
+    pub trust: BTreeMap<String, BlockTrust>,
     /// Whether files no block matches are served ([`Config::serves`]).
     pub unmatched_files: UnmatchedFiles,
     /// How long `tools/list` and `tools/call` wait for the plugin
@@ -295,12 +311,12 @@ impl Config {
         &self,
         file_name: &str,
     ) -> std::result::Result<crate::oci::TrustPolicy, crate::oci::OciError> {
-        let settings = self.settings_for(file_name);
-        crate::oci::TrustPolicy::new(
-            &self.oci,
-            &settings.trusted_keys,
-            settings.require_signature,
-        )
+        let block = self
+            .trust
+            .get(&self.settings_for(file_name).name)
+            .cloned()
+            .unwrap_or_default();
+        crate::oci::TrustPolicy::new(&self.oci, &block.trusted_keys, block.require_signature)
     }
 
     /// Installs every `components` entry into `plugins`, each with its
@@ -350,11 +366,3 @@ impl PluginConfig for Config {
 
 /// The default of `host.max_message_bytes`, from [`keys`].
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = key!("host.max_message_bytes").default_int() as usize;
-
-/// The default of `oci.max_manifest_bytes`, from [`keys`]: what `toolhost
-/// push` reads back, with no config file.
-pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = key!("oci.max_manifest_bytes").default_int();
-
-/// The default of `oci.max_blob_bytes`, from [`keys`]: what `toolhost
-/// push` reads back, with no config file.
-pub const DEFAULT_MAX_BLOB_BYTES: u64 = key!("oci.max_blob_bytes").default_int();

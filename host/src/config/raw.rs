@@ -72,6 +72,41 @@ pub struct RawStateKey {
     pub file: Option<PathBuf>,
 }
 
+/// An entry of `trusted_keys`: a path, or a table naming the path and
+/// whether the key's signatures count in any repository.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawTrustedKey {
+    /// A path: `"keys/acme.pub"`.
+    Path(PathBuf),
+    /// A table: `{ path = "keys/mirror.pub", any_repository = true }`.
+    Table(RawTrustedKeyTable),
+}
+
+/// The table form of a `trusted_keys` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTrustedKeyTable {
+    /// `path`: the public key file.
+    pub path: PathBuf,
+    /// `any_repository`: accept its signatures whatever repository they
+    /// name.
+    #[serde(default)]
+    pub any_repository: bool,
+}
+
+impl From<RawTrustedKey> for crate::oci::signature::KeySpec {
+    fn from(raw: RawTrustedKey) -> Self {
+        match raw {
+            RawTrustedKey::Path(path) => crate::oci::signature::KeySpec::new(path),
+            RawTrustedKey::Table(t) => crate::oci::signature::KeySpec {
+                path: t.path,
+                any_repository: t.any_repository,
+            },
+        }
+    }
+}
+
 /// `[oci]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,7 +114,7 @@ pub struct RawOci {
     /// `trusted_keys`: public keys (PEM files) whose signatures are
     /// trusted for every OCI component.
     #[serde(default)]
-    pub trusted_keys: Vec<PathBuf>,
+    pub trusted_keys: Vec<RawTrustedKey>,
     /// `require_signature`: refuse OCI components without a trusted
     /// signature.
     pub require_signature: Option<bool>,
@@ -87,6 +122,12 @@ pub struct RawOci {
     pub max_manifest_bytes: Option<u64>,
     /// `max_blob_bytes`: largest component layer read from a registry.
     pub max_blob_bytes: Option<u64>,
+    /// `max_signatures`: most signatures considered on one manifest.
+    pub max_signatures: Option<u64>,
+    /// `token_hosts`: hosts whose token service may receive a registry's
+    /// credentials, besides the registry's own.
+    #[serde(default)]
+    pub token_hosts: Vec<String>,
     /// `store_dir`: the content store's directory.
     pub store_dir: Option<PathBuf>,
 }
@@ -188,7 +229,7 @@ pub struct RawPlugin {
     /// `trusted_keys`: public keys trusted for OCI components installed as
     /// files this block matches, besides `oci.trusted_keys`.
     #[serde(default)]
-    pub trusted_keys: Vec<PathBuf>,
+    pub trusted_keys: Vec<RawTrustedKey>,
     /// `require_signature`: overrides `oci.require_signature` for OCI
     /// components installed as files this block matches.
     pub require_signature: Option<bool>,

@@ -6,6 +6,7 @@
 //! Every number's range and default come from its row of [`super::keys`]
 //! (`key!("host.load_wait_secs").secs(…)`): nothing here writes one.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,10 +23,12 @@ impl Config {
     /// and files named by credentials.
     pub fn from_raw(raw: RawConfig) -> Result<Config> {
         let mut plugins = Vec::new();
+        let mut trust = BTreeMap::new();
         for (name, block) in raw.plugins {
-            plugins.push(
-                resolve_plugin(&name, block).with_context(|| format!("in [plugins.{name}]"))?,
-            );
+            let (settings, block_trust) =
+                resolve_plugin(&name, block).with_context(|| format!("in [plugins.{name}]"))?;
+            plugins.push(settings);
+            trust.insert(name, block_trust);
         }
         let host = raw.host;
         let elicitation_timeout =
@@ -56,6 +59,7 @@ impl Config {
             confirmation: host.confirmation,
             elicitation_timeout,
             plugins,
+            trust,
             unmatched_files: host.unmatched_files,
             load_wait,
             // At most 256 MiB: it fits any `usize` toolhost builds for.
@@ -243,7 +247,7 @@ impl HttpSettings {
     }
 }
 
-fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
+fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<(PluginSettings, BlockTrust)> {
     let patterns = raw.files.unwrap_or_else(|| vec![format!("{name}.wasm")]);
     let files = patterns
         .iter()
@@ -292,17 +296,20 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<PluginSettings> {
 
     let limits = resolve_limits(raw.limits)?;
 
-    Ok(PluginSettings {
+    let settings = PluginSettings {
         name: name.to_string(),
         files,
         values: raw.config,
         network: NetworkPolicy::new(rules),
         credentials,
         limits,
-        trusted_keys: raw.trusted_keys,
-        require_signature: raw.require_signature,
         name_prefix: name_prefix(raw.prefix.as_deref(), raw.prefix_separator.as_deref())?,
-    })
+    };
+    let trust = BlockTrust {
+        trusted_keys: raw.trusted_keys.into_iter().map(Into::into).collect(),
+        require_signature: raw.require_signature,
+    };
+    Ok((settings, trust))
 }
 
 /// Resolves `[plugins.NAME.limits]`.
@@ -442,12 +449,14 @@ fn expand_env_with(text: &str, put: impl Fn(&str) -> String) -> Result<String> {
 /// Resolves `[oci]`.
 pub(super) fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
     Ok(OciSettings {
-        trusted_keys: raw.trusted_keys,
+        trusted_keys: raw.trusted_keys.into_iter().map(Into::into).collect(),
         require_signature: raw
             .require_signature
             .unwrap_or(key!("oci.require_signature").default_bool()),
         max_manifest_bytes: key!("oci.max_manifest_bytes").u64(raw.max_manifest_bytes)?,
         max_blob_bytes: key!("oci.max_blob_bytes").u64(raw.max_blob_bytes)?,
+        max_signatures: key!("oci.max_signatures").u64(raw.max_signatures)?,
+        token_hosts: raw.token_hosts,
         store_dir: raw.store_dir,
         default_store_dir: crate::cache::CompileCache::default_dir()
             .map(|d| d.with_file_name("toolhost-oci")),
@@ -463,12 +472,18 @@ impl Config {
                 *p = dir.join(&*p);
             }
         };
-        self.oci.trusted_keys.iter_mut().for_each(absolute);
+        self.oci
+            .trusted_keys
+            .iter_mut()
+            .for_each(|k| absolute(&mut k.path));
         if let Some(store) = &mut self.oci.store_dir {
             absolute(store);
         }
-        for plugin in &mut self.plugins {
-            plugin.trusted_keys.iter_mut().for_each(absolute);
+        for block in self.trust.values_mut() {
+            block
+                .trusted_keys
+                .iter_mut()
+                .for_each(|k| absolute(&mut k.path));
         }
         if let Some(audit) = &mut self.audit {
             absolute(&mut audit.path);
