@@ -157,3 +157,31 @@ async fn a_restart_does_not_give_a_tool_name_to_a_file_dropped_in_later() {
         "Hello, C!"
     );
 }
+
+#[tokio::test]
+async fn a_client_that_leaves_before_initialize_ends_the_server_cleanly() {
+    // A client that closes stdin before `initialize`, while the plugin
+    // directory is still loading, is not an error: exit 0, no ERROR line.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    for name in ["hello", "echo", "offers", "katana"] {
+        std::fs::write(plugins.join(format!("{name}.wasm")), component(name)).unwrap();
+    }
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--no-cache", "--plugins"])
+        .arg(&plugins)
+        .env_remove("TOOLHOST_LOG")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), run)
+        .await
+        .expect("toolhost exits once stdin is closed")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("ERROR"), "{stderr}");
+    assert!(!stderr.contains("Error:"), "{stderr}");
+    assert!(out.stdout.is_empty(), "stdout carries the protocol only");
+}

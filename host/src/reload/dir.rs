@@ -266,6 +266,8 @@ impl Reloader {
             let (bytes, digest) = match read_and_hash(&path, limit).await {
                 Ok(pair) => pair,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                // Shutting down: nothing to report.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     tracing::error!("cannot read {}: {e}", path.display());
                     continue;
@@ -574,7 +576,15 @@ async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, Str
         Ok((bytes, digest))
     })
     .await
-    .map_err(std::io::Error::other)?
+    .map_err(|e| {
+        if e.is_cancelled() {
+            // The runtime is shutting down (the client went away): not a
+            // file that cannot be read.
+            std::io::Error::new(std::io::ErrorKind::Interrupted, "shutting down")
+        } else {
+            std::io::Error::other(e)
+        }
+    })?
 }
 
 /// Whether an event of this kind can change what a file holds (or whether

@@ -277,7 +277,16 @@ where
     ));
     let transport = LineTransport { inbox, outbox };
     let served = async {
-        let service = gateway.serve(transport).await?;
+        let service = match gateway.serve(transport).await {
+            Ok(service) => service,
+            // A client that goes away before `initialize` is not an error:
+            // there was nobody to serve.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(during)) => {
+                tracing::info!("the client closed the connection before initializing ({during})");
+                return anyhow::Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
         service.waiting().await?;
         anyhow::Ok(())
     }
