@@ -521,7 +521,7 @@ pub const KEYS: &[Key] = &[
             open; renamed or deleted by another program (logrotate), a new one is begun at the \
             path. Each line's `prev` is the SHA-256 of the line before it: `toolhost audit \
             --verify` checks the chain. One file per process. Read it with `toolhost audit`. \
-            Fields and guarantees: ADR 0019, ADR 0025 and `host/src/audit.rs`.",
+            Fields and guarantees: ADR 0019, ADR 0025 and `host/src/audit/mod.rs`.",
     },
     Key {
         path: "host.audit_arguments",
