@@ -2,6 +2,7 @@
 //! its upstream requests, the confirmation its answers, and the server
 //! ends it ([`Ending`]) before the answer goes back.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -10,7 +11,7 @@ use chrono::Utc;
 use rand::RngCore;
 use serde_json::Value;
 
-use super::record::{AuditRecord, Confirmation, arguments_sha256, rfc3339};
+use super::record::{AuditRecord, Bounded, Confirmation, arguments_sha256, rfc3339};
 use super::writer::{AuditError, AuditLog};
 use crate::bindings::confirm::Outcome;
 use crate::call::CallOutcome;
@@ -43,8 +44,10 @@ impl AuditLog {
 
     /// Starts the record of a `tools/call` refused before any tool was
     /// found: `requested` is the name the client sent (cut to MCP's 128
-    /// characters), `plugin` the block serving it when the caller may not
-    /// see it (`[[access]]`). Finish it with [`Ending::Refused`].
+    /// characters, [`Bounded::TOOL`]), `plugin` the block serving it when
+    /// the caller may not see it (`[[access]]`). Finish it with
+    /// [`Ending::Refused`]: within the caller's budget of refused records,
+    /// it is written.
     pub fn start_refused(
         &self,
         context: CallContext,
@@ -52,8 +55,14 @@ impl AuditLog {
         requested: &str,
         arguments: &Value,
     ) -> Arc<CallAudit> {
-        let name: String = requested.chars().take(128).collect();
-        self.start(context, plugin, name, false, arguments, None)
+        self.start(
+            context,
+            plugin,
+            requested.to_string(),
+            false,
+            arguments,
+            None,
+        )
     }
 
     /// Starts the record of one `kind` of `plugin` at `target` (see the
@@ -79,7 +88,8 @@ impl AuditLog {
     }
 
     /// Starts a `call` record: of the tool `tool`, or (`offer`) of a read,
-    /// get or completion as (kind, target).
+    /// get or completion as (kind, target). The text the client chose is
+    /// bounded here, once for every kind of record ([`Bounded`]).
     fn start(
         &self,
         context: CallContext,
@@ -92,13 +102,27 @@ impl AuditLog {
         let mut id = [0u8; 8];
         rand::rng().fill_bytes(&mut id);
         let (kind, target) = offer.unzip();
+        let mut cut = BTreeMap::new();
+        let caller = Bounded::text("caller", context.caller, Bounded::CALLER, &mut cut);
+        let protocol = context
+            .protocol
+            .map(|p| Bounded::text("protocol", p, Bounded::PROTOCOL, &mut cut));
+        let session = context
+            .session
+            .map(|s| Bounded::text("session", s, Bounded::SESSION, &mut cut));
+        let tool = Bounded::text("tool", tool, Bounded::TOOL, &mut cut);
+        let recorded_arguments = if self.inner.settings.arguments {
+            Bounded::arguments(arguments, &mut cut)
+        } else {
+            None
+        };
         let record = AuditRecord {
             time: rfc3339(Utc::now()),
             record: "call".into(),
             id: hex::encode(id),
-            caller: context.caller,
-            protocol: context.protocol,
-            session: context.session,
+            caller,
+            protocol,
+            session,
             tool,
             plugin: plugin.map(|p| p.settings.name.clone()).unwrap_or_default(),
             file: plugin.map(|p| p.file.clone()).unwrap_or_default(),
@@ -107,7 +131,7 @@ impl AuditLog {
                 .unwrap_or_default(),
             read_only,
             arguments_sha256: arguments_sha256(arguments),
-            arguments: self.inner.settings.arguments.then(|| arguments.clone()),
+            arguments: recorded_arguments,
             confirmation: None,
             upstream: Vec::new(),
             result: "pending".into(),
@@ -115,6 +139,8 @@ impl AuditLog {
             duration_ms: 0,
             kind,
             target,
+            cut,
+            seq: None,
             prev: None,
         };
         Arc::new(CallAudit {
@@ -229,7 +255,8 @@ impl CallAudit {
 
     /// Writes the call's record. A failure is logged and counted by the
     /// [`AuditLog`]; the caller's answer does not change (a mutation that
-    /// ran has its `intent` on disk already).
+    /// ran has its `intent` on disk already). A refusal past its caller's
+    /// budget is counted instead (see `budget.rs`).
     pub async fn finish(&self, ending: Ending<'_>) -> Result<(), AuditError> {
         let (result, issues) = match ending {
             Ending::Outcome(CallOutcome::Success(_)) => ("ok", Vec::new()),
@@ -241,7 +268,15 @@ impl CallAudit {
                 ("input_required", Vec::new())
             }
             Ending::Cancelled => ("cancelled", Vec::new()),
-            Ending::Refused(code) => ("refused", vec![code.to_string()]),
+            Ending::Refused(code) => {
+                let caller = self.with(|r| r.caller.clone());
+                if !self.log.admit_refused(&caller, code).await {
+                    // Past the caller's budget: counted for its window's
+                    // `suppressed` record.
+                    return Ok(());
+                }
+                ("refused", vec![code.to_string()])
+            }
             Ending::Offer(Ok(())) => ("ok", Vec::new()),
             Ending::Offer(Err(code)) => ("error", vec![code.to_string()]),
         };

@@ -1,6 +1,7 @@
-//! The hash chain: every line's `prev` names the line before it. The
-//! tail of a trail read at a start (so the chain goes on), the `chain`
-//! mark after a torn line, and [`verify`].
+//! The hash chain: every line's `prev` names the line before it, and its
+//! `seq` counts on from it. The tail of a trail read at a start (so the
+//! chain goes on), the `chain` mark after a torn line, and [`verify`],
+//! which also says which records are missing.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -10,35 +11,51 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::writer::trail_files;
+use super::record::Line;
+use super::writer::{rotated, trail_files};
 
 /// The record that restarts a trail's chain after a torn line.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct ChainRecord {
     /// When it was written.
     pub(super) time: String,
     /// Always `chain`.
     pub(super) record: String,
-    /// SHA-256 of the last whole line before the torn one, if any.
-    pub(super) prev: Option<String>,
     /// Bytes of the torn line.
     pub(super) torn_bytes: u64,
     /// What happened, in words.
     pub(super) reason: String,
+    /// Its number: one more than the last whole line's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) seq: Option<u64>,
+    /// SHA-256 of the last whole line before the torn one, if any.
+    pub(super) prev: Option<String>,
+}
+
+impl Line for ChainRecord {
+    fn link(&mut self, seq: u64, prev: Option<String>) {
+        self.seq = Some(seq);
+        self.prev = prev;
+    }
 }
 
 /// How a non-empty file ends.
 #[derive(Debug, PartialEq)]
 pub(super) enum Tail {
-    /// With a whole line: its SHA-256 (hex, without the newline).
-    Whole(String),
-    /// With a line cut short (no newline): the SHA-256 of the whole line
-    /// before it, if any, and the cut line's length.
+    /// With a whole line: its SHA-256 (hex, without the newline) and its
+    /// `seq`, if it has one.
+    Whole { hash: String, seq: Option<u64> },
+    /// With a line cut short (no newline): the SHA-256 and `seq` of the
+    /// whole line before it, if any, and the cut line's length.
     Torn {
-        last: Option<String>,
+        last: Option<(String, Option<u64>)>,
         torn_bytes: u64,
     },
 }
+
+/// The longest last line whose `seq` is read; longer ones were written
+/// before client text was bounded.
+const SEQ_LINE_MAX: u64 = 4 << 20;
 
 /// Bytes read at a time from the end of a file.
 const TAIL_CHUNK: u64 = 64 << 10;
@@ -51,21 +68,29 @@ pub(super) fn read_tail(file: &File, len: u64) -> std::io::Result<Tail> {
     let content_end = if torn { len } else { len - 1 };
     // The newline that ends the last whole line (or starts the fragment).
     let cut = newline_before(file, content_end)?;
-    let hash_line = |start: u64, end: u64| -> std::io::Result<String> {
+    let hash_line = |start: u64, end: u64| -> std::io::Result<(String, Option<u64>)> {
         let mut hasher = Sha256::new();
         let mut at = start;
         let mut buf = vec![0u8; TAIL_CHUNK as usize];
+        let mut whole = Vec::new();
         while at < end {
             let n = (end - at).min(TAIL_CHUNK) as usize;
             read_at(file, at, &mut buf[..n])?;
             hasher.update(&buf[..n]);
+            if end - start <= SEQ_LINE_MAX {
+                whole.extend_from_slice(&buf[..n]);
+            }
             at += n as u64;
         }
-        Ok(hex::encode(hasher.finalize()))
+        let seq = serde_json::from_slice::<Value>(&whole)
+            .ok()
+            .and_then(|v| v.get("seq").and_then(Value::as_u64));
+        Ok((hex::encode(hasher.finalize()), seq))
     };
     if !torn {
         let start = cut.map_or(0, |n| n + 1);
-        return Ok(Tail::Whole(hash_line(start, content_end)?));
+        let (hash, seq) = hash_line(start, content_end)?;
+        return Ok(Tail::Whole { hash, seq });
     }
     let torn_bytes = len - cut.map_or(0, |n| n + 1);
     let last = match cut {
@@ -105,7 +130,7 @@ fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
 /// What [`verify`] found in an intact trail.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChainReport {
-    /// Records walked (`chain` records not counted).
+    /// Records walked (`chain` and `rotation` records not counted).
     pub records: u64,
     /// Files walked, oldest first.
     pub files: Vec<PathBuf>,
@@ -113,7 +138,8 @@ pub struct ChainReport {
     /// will be. Kept elsewhere, it anchors the end of the trail too.
     pub head: Option<String>,
     /// What is intact but worth knowing: torn lines marked by a `chain`
-    /// record, records written before the chain existed.
+    /// record, records written before the chain existed, a rotation by
+    /// another program.
     pub notes: Vec<String>,
 }
 
@@ -144,13 +170,35 @@ struct Walked {
     before: Option<Option<String>>,
 }
 
+/// A `rotation` record's `kept`: the first `seq` of each rotated file
+/// kept, oldest first (`None` for one begun before numbering); `None` as a
+/// whole after a rotation by another program.
+type Kept = Option<Vec<Option<u64>>>;
+
+/// What [`verify`] knows of the numbering so far.
+#[derive(Default)]
+struct Numbering {
+    /// The `seq` of the last numbered line walked.
+    last: Option<u64>,
+    /// The first numbered line walked: its `seq`, file and line.
+    first: Option<(u64, PathBuf, u64)>,
+    /// The latest `rotation` record walked: its `kept`, file and line.
+    rotation: Option<(Kept, PathBuf, u64)>,
+    /// The number of the rotated file walked before the current one.
+    file_before: Option<Option<u32>>,
+}
+
 /// Walks the trail at `path` (its rotated files included, oldest first)
-/// and checks its hash chain: every line's `prev` is the SHA-256 of the
-/// line before it, across files. A torn line (the process stopped while
-/// writing it) is intact only when the `chain` record the writer added
-/// after it says so. The first line walked may name any `prev` (the files
-/// before it were rotated away), and lines written before the chain
-/// existed (no `prev`) may open the trail.
+/// and checks its hash chain and numbering: every line's `prev` is the
+/// SHA-256 of the line before it and its `seq` one more, across files. A
+/// torn line (the process stopped while writing it) is intact only when
+/// the `chain` record the writer added after it says so. The first line
+/// walked may name any `prev`, but the trail must begin where the latest
+/// `rotation` record says the rotated files kept begin (at `seq` 1 when
+/// it never rotated): a deleted rotated file, the oldest files deleted or
+/// lines cut from the front are breaks, named with the records missing.
+/// Lines written before the chain or the numbering existed (no `prev`, no
+/// `seq`) may open the trail.
 ///
 /// `Err` is a file that cannot be read; `Ok(Err)` the first break.
 pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
@@ -162,14 +210,25 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
     };
     let mut previous: Option<Walked> = None;
     let mut unchained = 0u64;
-    for file in trail_files(path) {
+    let mut numbering = Numbering::default();
+    for (file, number) in trail_files(path) {
         let mut reader = match File::open(&file) {
             Ok(f) => BufReader::new(f),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => anyhow::bail!("cannot read the audit trail {}: {e}", file.display()),
         };
         report.files.push(file.clone());
-        let mut number = 0u64;
+        // Rotated files whose numbers lie between this one and the one
+        // walked before it are not there.
+        let absent: Vec<PathBuf> = match (numbering.file_before, number) {
+            (Some(Some(before)), Some(now)) => {
+                (now + 1..before).rev().map(|n| rotated(path, n)).collect()
+            }
+            (Some(Some(before)), None) => (1..before).rev().map(|n| rotated(path, n)).collect(),
+            _ => Vec::new(),
+        };
+        numbering.file_before = Some(number);
+        let mut number_in_file = 0u64;
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -179,7 +238,8 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
             if read == 0 {
                 break;
             }
-            number += 1;
+            number_in_file += 1;
+            let line = number_in_file;
             let whole = buf.last() == Some(&b'\n');
             if whole {
                 buf.pop();
@@ -187,7 +247,7 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
             let broken = |what: String| {
                 Ok(Err(ChainBreak {
                     file: file.clone(),
-                    line: number,
+                    line,
                     what,
                 }))
             };
@@ -227,7 +287,7 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
                         report.records += 1;
                         previous = Some(Walked {
                             file: file.clone(),
-                            line: number,
+                            line,
                             len: buf.len() as u64,
                             hash,
                             is_record: true,
@@ -239,6 +299,30 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
                     return broken(
                         "the record has no `prev`: it was not written by the trail's writer".into(),
                     );
+                };
+                // The records missing before this line, by number.
+                let seq = record.get("seq").and_then(Value::as_u64);
+                let missing = match (seq, numbering.last) {
+                    (Some(seq), Some(last)) if seq > last + 1 => {
+                        let held = if absent.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " ({} held them, and is not there)",
+                                absent
+                                    .iter()
+                                    .map(|f| f.display().to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        };
+                        Some(format!(
+                            "records {} to {} are missing before this line{held}",
+                            last + 1,
+                            seq - 1
+                        ))
+                    }
+                    _ => None,
                 };
                 if record["record"] == "chain" {
                     if let Some(p) = &previous {
@@ -260,19 +344,46 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
                     if let Some(p) = &previous
                         && prev.as_ref() != Some(&p.hash)
                     {
-                        return broken(format!(
+                        let what = format!(
                             "its `prev` is not the SHA-256 of the line before it ({}, line {}): a line was changed, removed, inserted or moved here",
                             p.file.display(),
                             p.line
-                        ));
+                        );
+                        return broken(match missing {
+                            Some(missing) => format!("{missing}; {what}"),
+                            None => what,
+                        });
                     }
-                    report.records += 1;
+                    if record["record"] != "rotation" {
+                        report.records += 1;
+                    }
+                }
+                match (seq, numbering.last) {
+                    (None, Some(_)) => {
+                        return broken(
+                            "the record has no `seq` after numbered ones: it was not written by the trail's writer".into(),
+                        );
+                    }
+                    (Some(seq), Some(last)) if seq != last + 1 => {
+                        return broken(missing.unwrap_or_else(|| {
+                            format!("its `seq` {seq} does not follow {last}, the line before it's: a line was inserted or moved here")
+                        }));
+                    }
+                    (Some(seq), None) => numbering.first = Some((seq, file.clone(), line)),
+                    _ => {}
+                }
+                if seq.is_some() {
+                    numbering.last = seq;
+                }
+                if record["record"] == "rotation" {
+                    let kept = serde_json::from_value(record["kept"].clone()).ok();
+                    numbering.rotation = Some((kept, file.clone(), line));
                 }
             }
             let before = previous.as_ref().map(|p| Some(p.hash.clone()));
             previous = Some(Walked {
                 file: file.clone(),
-                line: number,
+                line,
                 len: buf.len() as u64,
                 hash,
                 is_record: parsed.is_some(),
@@ -304,6 +415,44 @@ pub fn verify(path: &Path) -> anyhow::Result<Result<ChainReport, ChainBreak>> {
         }
         report.head = Some(last.hash.clone());
     }
+    // Where the trail must begin: where the latest rotation says the files
+    // it kept begin, or at 1.
+    if let Some((first, file, line)) = &numbering.first {
+        let (start, why) = match &numbering.rotation {
+            None => (
+                Some(1),
+                "the trail never rotated, so it begins at record 1".to_string(),
+            ),
+            Some((Some(kept), at, at_line)) => (
+                Some(kept.first().copied().flatten().unwrap_or(1)),
+                format!(
+                    "the rotation at {}, line {at_line}, kept the rotated files from record {} on",
+                    at.display(),
+                    kept.first().copied().flatten().unwrap_or(1)
+                ),
+            ),
+            Some((None, at, at_line)) => {
+                report.notes.push(format!(
+                    "{}, line {at_line}: another program rotated the file away there; whether the records before {} are all there cannot be checked from these files",
+                    at.display(),
+                    first
+                ));
+                (None, String::new())
+            }
+        };
+        if let Some(start) = start
+            && *first > start
+        {
+            return Ok(Err(ChainBreak {
+                file: file.clone(),
+                line: *line,
+                what: format!(
+                    "records {start} to {} are missing at the trail's start: its oldest lines or rotated files were removed ({why})",
+                    first - 1
+                ),
+            }));
+        }
+    }
     if unchained > 0 {
         report.notes.insert(
             0,
@@ -320,7 +469,7 @@ mod tests {
 
     use super::*;
     use crate::audit::testing::{ids, sample, settings};
-    use crate::audit::writer::Writer;
+    use crate::audit::writer::{Writer, rotated};
 
     #[test]
     fn a_new_writer_goes_on_from_the_last_line_and_marks_a_torn_one() {
@@ -379,5 +528,77 @@ mod tests {
         assert_eq!(check(moved).line, 2);
         std::fs::write(&s.path, &text).unwrap();
         assert_eq!(verify(&s.path).unwrap().unwrap().records, 5);
+    }
+
+    #[test]
+    fn verify_names_a_deleted_rotated_file_and_records_missing_at_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = serde_json::to_vec(&sample("0")).unwrap().len() as u64 + 300;
+        // Two records per file, three rotated files kept.
+        let s = settings(dir.path(), 2 * line, 3);
+        let mut writer = Writer::default();
+        for i in 0..12 {
+            writer.append(&s, &sample(&i.to_string())).unwrap();
+        }
+        let report = verify(&s.path).unwrap().unwrap();
+        assert_eq!(report.files.len(), 4, "{report:?}");
+        let file = |n: u32| rotated(&s.path, n);
+        let saved: Vec<Vec<u8>> = (1..=3).map(|n| std::fs::read(file(n)).unwrap()).collect();
+        let restore = || {
+            for (n, bytes) in (1..=3).zip(&saved) {
+                std::fs::write(file(n), bytes).unwrap();
+            }
+        };
+        std::fs::remove_file(file(2)).unwrap();
+        let broken = verify(&s.path).unwrap().unwrap_err();
+        assert_eq!((broken.file.clone(), broken.line), (file(1), 1), "{broken}");
+        assert!(
+            broken.what.contains("are missing before this line")
+                && broken
+                    .what
+                    .contains(&format!("{} held them", file(2).display())),
+            "{broken}"
+        );
+        restore();
+        std::fs::remove_file(file(3)).unwrap();
+        let broken = verify(&s.path).unwrap().unwrap_err();
+        assert!(
+            broken.what.contains("missing at the trail's start"),
+            "{broken}"
+        );
+        restore();
+        let text = String::from_utf8(saved[2].clone()).unwrap();
+        std::fs::write(
+            file(3),
+            text.lines().skip(1).collect::<Vec<_>>().join("\n") + "\n",
+        )
+        .unwrap();
+        let broken = verify(&s.path).unwrap().unwrap_err();
+        assert!(
+            broken.what.contains("missing at the trail's start"),
+            "{broken}"
+        );
+        restore();
+        assert!(verify(&s.path).unwrap().is_ok());
+        // A trail that never rotated begins at 1.
+        let single = tempfile::tempdir().unwrap();
+        let s = settings(single.path(), 1 << 20, 3);
+        let mut writer = Writer::default();
+        for i in 0..3 {
+            writer.append(&s, &sample(&i.to_string())).unwrap();
+        }
+        let text = std::fs::read_to_string(&s.path).unwrap();
+        std::fs::write(
+            &s.path,
+            text.lines().skip(1).collect::<Vec<_>>().join("\n") + "\n",
+        )
+        .unwrap();
+        let broken = verify(&s.path).unwrap().unwrap_err();
+        assert!(
+            broken
+                .what
+                .contains("records 1 to 1 are missing at the trail's start"),
+            "{broken}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The audit trail (`[host] audit = "PATH"`): one JSON line per tool call,
 //! and per resource read, prompt get and completion that runs a
 //! component's code, appended before the result goes back to the client,
-//! so nothing that changed the world goes unrecorded (ADR 0019).
+//! so nothing that changed the world goes unrecorded (ADR 0019, ADR 0025,
+//! ADR 0031).
 //!
 //! # The record
 //!
@@ -29,11 +30,34 @@
 //! | `duration_ms` | from finding the tool to the answer |
 //! | `kind` | absent for a tool call; `resource_read`, `prompt_get` or `completion` for the operations below |
 //! | `target` | only with `kind`: what was read, got or completed (below) |
+//! | `cut` | absent unless a field the client chose was cut to its bound (below): for each such field, its original `bytes` and `sha256` |
+//! | `seq` | the line's number: one more than the line before it, across rotation and restarts (below) |
 //! | `prev` | SHA-256 (hex) of the line before this one in the trail; `null` on the trail's first line (below) |
 //!
-//! A refused call's record has the `tool` name the client sent (cut to 128
-//! characters) and, for an unknown tool, empty `plugin`, `file` and
-//! `digest`.
+//! A refused call's record has the `tool` name the client sent and, for an
+//! unknown tool, empty `plugin`, `file` and `digest`.
+//!
+//! # Client text is bounded
+//!
+//! A client chooses some of a record's text: its `session` and `protocol`
+//! headers, a refused call's `tool` name, the arguments (recorded with
+//! `host.audit_arguments`), and through its token's `sub` the `caller`.
+//! Each has a bound ([`Bounded`]: `caller` 256 characters, `protocol` 64,
+//! `session` 128, `tool` 128, the arguments 64 KiB of canonical JSON); a
+//! field past it keeps its first characters (the arguments are left out,
+//! their hash kept) and `cut` names it with the original's length and
+//! SHA-256, so a header cannot fill the trail and rotate other callers'
+//! records away.
+//!
+//! # Refused calls have a budget
+//!
+//! Each caller may leave `host.audit_refused_per_window` records of calls
+//! refused before they ran per `host.audit_refused_window_secs`, the
+//! window begun by its first refusal. Past it a refusal is counted, not
+//! written, and when the window ends one `suppressed` record (`time` and
+//! `until`, `caller`, `dropped`, the count per code in `issues`) says how
+//! many were left out; a warning is logged too. Calls that ran are never
+//! budgeted.
 //!
 //! # Reads, gets and completions
 //!
@@ -78,7 +102,22 @@
 //!
 //! When a record would grow the file past `host.audit_max_bytes`, the file
 //! is renamed `PATH.1` (`PATH.1` to `PATH.2`, and so on; the oldest beyond
-//! `host.audit_keep` is deleted) and a new one begun.
+//! `host.audit_keep` is deleted) and a new one begun with a `rotation`
+//! record (`reason` `size`; `kept`: the first `seq` of each rotated file
+//! kept, oldest first, grown from the previous `rotation` record and never
+//! from the files found, so a file deleted by hand stays missing). A file
+//! begun because another program moved the old one away opens with a
+//! `rotation` record whose `reason` is `moved` and `kept` `null`.
+//!
+//! # One writer per file
+//!
+//! The process holds an exclusive `flock` on the file it writes (a regular
+//! file; a FIFO is not locked), taken when the trail is opened at start
+//! ([`AuditLog::open`]) and moved to the new file at each rotation. A
+//! second process on the same file (`toolhost call` with the config
+//! `toolhost serve` runs with, or a second `serve`) is refused with
+//! [`AuditLocked`], naming `host.audit`, before anything runs: two writers
+//! would each chain their own lines.
 //!
 //! A failed write is counted (`toolhost_audit_write_failures_total`) and
 //! logged once per failure episode (again when writing works again); the
@@ -100,29 +139,41 @@
 //! that line and writes a `chain` record (`record`, `time`, `prev`: the
 //! line before the torn one, `torn_bytes`, `reason`); the chain goes on
 //! from it. A file renamed away by another program leaves the chain: the
-//! new file's first line names its last line, so the two can be checked
-//! together by hand, and [`verify`] accepts any `prev` on the first line
-//! it walks. The last line is protected only once the next one is written;
+//! new file's first line (its `rotation` record) names its last line, so
+//! the two can be checked together by hand, and [`verify`] accepts any
+//! `prev` on the first line it walks. The last line is protected only once the next one is written;
 //! `toolhost audit --verify` prints its hash, to be kept elsewhere.
 //!
-//! [`verify`] walks the trail (rotated files first) and reports the first
-//! break, naming file and line.
+//! Each line's `seq` counts on from the line before it (a torn fragment
+//! has none). [`verify`] walks the trail (every rotated file present,
+//! oldest first) and reports the first break, naming file and line: a
+//! changed, removed, inserted or moved line; records missing between two
+//! lines, naming the rotated file that held them when it is not there;
+//! and records missing at the trail's start (its oldest lines or files
+//! removed), by the latest `rotation` record's `kept` (by `seq` 1 when the
+//! trail never rotated). After a `moved` rotation it cannot know the
+//! trail's start, and says so in a note.
 //!
-//! `toolhost audit` reads the trail back as a table ([`print_table`]).
+//! `toolhost audit` reads the trail back as a table ([`print_table`]);
+//! every cell is escaped as the log escapes a guest's text
+//! ([`crate::logging::escape_controls`]), so a client's text cannot forge a
+//! row or move the terminal's cursor.
 //!
 //! # Where each part lives
 //!
 //! | file | its one job |
 //! |---|---|
-//! | [`record`] | the record: its fields ([`AuditRecord`]), how the arguments are hashed |
+//! | [`record`] | the record: its fields ([`AuditRecord`]), how client text is bounded in it ([`Bounded`]), how the arguments are hashed, the `rotation` and `suppressed` records |
 //! | [`call`] | one call's record while the call runs ([`CallAudit`]): what the imports and the confirmation add, and how it ends |
-//! | [`writer`] | the file: one open file per process ([`AuditLog`]), size rotation, reopening after another program's rotation |
-//! | [`chain`] | the hash chain: the tail read at a start, the `chain` mark of a torn line, [`verify`] |
+//! | [`budget`] | the budget of refused-call records per caller, and its `suppressed` record |
+//! | [`writer`] | the file: one open file per process ([`AuditLog`]) and its `flock`, `seq` and `prev` on each line, size rotation and its `rotation` record, reopening after another program's rotation |
+//! | [`chain`] | the hash chain: the tail read at a start, the `chain` mark of a torn line, [`verify`] and what it says is missing |
 //! | [`reader`] | the trail read back for `toolhost audit`: [`read_trail`], [`Filter`], [`parse_since`], [`print_table`] |
 //!
 //! **Architecture invariant:** this folder knows nothing of transports or
 //! the server: callers hand it a [`CallContext`], and it writes lines.
 
+mod budget;
 mod call;
 mod chain;
 mod reader;
@@ -133,8 +184,8 @@ pub use crate::config::AuditSettings;
 pub use call::{CallAudit, CallContext, Ending};
 pub use chain::{ChainBreak, ChainReport, verify};
 pub use reader::{Filter, parse_since, print_table, read_trail};
-pub use record::{AuditRecord, Confirmation, arguments_sha256};
-pub use writer::{AuditError, AuditLog};
+pub use record::{AuditRecord, Bounded, Confirmation, Cut, arguments_sha256};
+pub use writer::{AuditError, AuditLocked, AuditLog};
 
 #[cfg(test)]
 mod testing {
@@ -154,6 +205,8 @@ mod testing {
             arguments: false,
             max_bytes,
             keep,
+            refused_per_window: 60,
+            refused_window: std::time::Duration::from_secs(60),
         }
     }
 
@@ -179,6 +232,8 @@ mod testing {
             duration_ms: 1,
             kind: None,
             target: None,
+            cut: Default::default(),
+            seq: None,
             prev: None,
         }
     }

@@ -9,8 +9,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use super::chain::ChainRecord;
-use super::record::AuditRecord;
+use super::record::{AuditRecord, SuppressedRecord};
 use super::writer::trail_files;
 
 /// What `toolhost audit` shows.
@@ -47,7 +46,7 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Ut
 pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     let mut records = Vec::new();
     let mut found = false;
-    for file in trail_files(path) {
+    for (file, _) in trail_files(path) {
         let reader = match File::open(&file) {
             Ok(f) => BufReader::new(f),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -61,10 +60,19 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str::<AuditRecord>(&line) {
+            let kind = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["record"].as_str().map(str::to_string));
+            let parsed = match kind.as_deref() {
+                // The chain's marks (after a torn line, at a rotation): no call.
+                Some("chain" | "rotation") => continue,
+                Some("suppressed") => {
+                    serde_json::from_str::<SuppressedRecord>(&line).map(suppressed_row)
+                }
+                _ => serde_json::from_str::<AuditRecord>(&line),
+            };
+            match parsed {
                 Ok(record) => records.push(record),
-                // The chain's mark after a torn line: no call.
-                Err(_) if serde_json::from_str::<ChainRecord>(&line).is_ok() => {}
                 Err(e) => eprintln!(
                     "warning: {} line {} is not an audit record ({e}); skipped",
                     file.display(),
@@ -88,7 +96,7 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     let mut out = Vec::new();
     for record in records {
         match record.record.as_str() {
-            "call" => out.push(record),
+            "call" | "suppressed" => out.push(record),
             _ if !finished.contains(&record.id) => {
                 // The latest intent of an unfinished call says the most.
                 intents.insert(record.id.clone(), record);
@@ -104,9 +112,45 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     Ok(out)
 }
 
+/// A `suppressed` record as a row of the table: who, when, how many
+/// refused calls were not recorded, and their codes.
+fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
+    AuditRecord {
+        time: s.time,
+        record: s.record,
+        id: String::new(),
+        caller: s.caller,
+        protocol: None,
+        session: None,
+        tool: "-".into(),
+        plugin: String::new(),
+        file: String::new(),
+        digest: String::new(),
+        read_only: true,
+        arguments_sha256: String::new(),
+        arguments: None,
+        confirmation: None,
+        upstream: Vec::new(),
+        result: format!("suppressed: {} refused calls not recorded", s.dropped),
+        issues: s
+            .issues
+            .iter()
+            .map(|(code, n)| format!("{code} x{n}"))
+            .collect(),
+        duration_ms: 0,
+        kind: None,
+        target: None,
+        cut: s.cut,
+        seq: s.seq,
+        prev: s.prev,
+    }
+}
+
 /// Writes the records `filter` selects as a table: time, caller, tool (or
 /// a read's, get's or completion's kind and target), confirmation,
-/// upstream requests, result, duration.
+/// upstream requests, result, duration. Every cell is escaped as the log
+/// escapes a guest's text: a client's tool name cannot forge a row or
+/// move the terminal's cursor.
 pub fn print_table(
     records: &[AuditRecord],
     filter: &Filter,
@@ -175,6 +219,7 @@ pub fn print_table(
                 result,
                 r.duration_ms.to_string(),
             ]
+            .map(|cell| crate::logging::escape_controls(&cell).into_owned())
         })
         .collect();
     crate::table::write(out, header, &rows)

@@ -1,5 +1,9 @@
-//! The record: one line of the trail ([`AuditRecord`]) and how a call's
-//! arguments are hashed.
+//! The record: one line of the trail ([`AuditRecord`]), how the text a
+//! client chose is bounded in it ([`Bounded`]), how a call's arguments
+//! are hashed, and the lines that are no call: a `rotation` record and a
+//! `suppressed` one ([`Line`] is what the writer needs of each).
+
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -72,11 +76,173 @@ pub struct AuditRecord {
     /// prompt's served name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// The fields a client chose that were cut to their bound (see
+    /// [`Bounded`]): each one's original length and hash. Absent when
+    /// nothing was cut.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cut: BTreeMap<String, Cut>,
+    /// The line's number in the trail: one more than the line before it,
+    /// across files and restarts. Set by the writer; absent in lines
+    /// written before the trail was numbered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
     /// SHA-256 (hex) of the trail's line before this one (`null` for the
-    /// first line of a trail): the hash chain [`verify`] walks. Set by the
-    /// writer.
+    /// first line of a trail): the hash chain [`verify`](super::verify)
+    /// walks. Set by the writer.
     #[serde(default)]
     pub prev: Option<String>,
+}
+
+/// A field a client chose, cut to its bound: what it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cut {
+    /// The original's length in bytes (of its canonical JSON for
+    /// `arguments`).
+    pub bytes: u64,
+    /// SHA-256 (hex) of the original.
+    pub sha256: String,
+}
+
+/// Bounds of the text a client chooses, in characters: a field past its
+/// bound keeps its first characters, and `cut` says what it was. Without
+/// them one header could fill the trail and rotate other callers'
+/// records away.
+pub struct Bounded;
+
+impl Bounded {
+    /// `caller`: an identity's subject (a JWT's `sub`).
+    pub const CALLER: usize = 256;
+    /// `protocol`: a protocol version is a date.
+    pub const PROTOCOL: usize = 64;
+    /// `session`: an `Mcp-Session-Id`.
+    pub const SESSION: usize = 128;
+    /// `tool`: MCP's limit for a tool's name.
+    pub const TOOL: usize = 128;
+    /// `arguments` (with `host.audit_arguments`), in bytes of canonical
+    /// JSON: past it they are left out whole, the hash still recorded.
+    pub const ARGUMENTS_BYTES: usize = 64 << 10;
+
+    /// `text` cut to `max` characters; a cut is noted in `cut` under
+    /// `field`.
+    pub fn text(field: &str, text: String, max: usize, cut: &mut BTreeMap<String, Cut>) -> String {
+        match text.char_indices().nth(max) {
+            None => text,
+            Some((end, _)) => {
+                cut.insert(
+                    field.to_string(),
+                    Cut {
+                        bytes: text.len() as u64,
+                        sha256: hex::encode(Sha256::digest(text.as_bytes())),
+                    },
+                );
+                text[..end].to_string()
+            }
+        }
+    }
+
+    /// `arguments` when their canonical JSON fits [`Self::ARGUMENTS_BYTES`];
+    /// else `None`, noted in `cut`.
+    pub fn arguments(arguments: &Value, cut: &mut BTreeMap<String, Cut>) -> Option<Value> {
+        let canonical = serde_json::to_vec(arguments).expect("a JSON value serializes");
+        if canonical.len() <= Self::ARGUMENTS_BYTES {
+            return Some(arguments.clone());
+        }
+        cut.insert(
+            "arguments".into(),
+            Cut {
+                bytes: canonical.len() as u64,
+                sha256: hex::encode(Sha256::digest(&canonical)),
+            },
+        );
+        None
+    }
+}
+
+/// What the writer needs of a line: to link it into the chain.
+pub(super) trait Line: Serialize + Clone {
+    /// Sets the line's `seq` and `prev`.
+    fn link(&mut self, seq: u64, prev: Option<String>);
+}
+
+impl Line for AuditRecord {
+    fn link(&mut self, seq: u64, prev: Option<String>) {
+        self.seq = Some(seq);
+        self.prev = prev;
+    }
+}
+
+/// The first line of a file the writer began because the one before was
+/// rotated: by size (`kept` lists what stays), or by another program.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct RotationRecord {
+    /// When it was written.
+    pub(super) time: String,
+    /// Always `rotation`.
+    pub(super) record: String,
+    /// `size` (the writer's own rotation) or `moved` (the path named
+    /// another file, or none: renamed or removed by another program).
+    pub(super) reason: String,
+    /// The first `seq` of each rotated file kept, oldest (`PATH.N`) first;
+    /// a file begun before the trail was numbered is `null`. `null` after
+    /// a `moved` rotation: what was moved is not the writer's to know.
+    pub(super) kept: Option<Vec<Option<u64>>>,
+    /// Its number (see [`AuditRecord::seq`]).
+    pub(super) seq: Option<u64>,
+    /// SHA-256 of the line before it: the rotated file's last line.
+    pub(super) prev: Option<String>,
+}
+
+impl RotationRecord {
+    /// A rotation for `reason`, with what the rotated files kept.
+    pub(super) fn new(reason: &str, kept: Option<Vec<Option<u64>>>) -> RotationRecord {
+        RotationRecord {
+            time: rfc3339(Utc::now()),
+            record: "rotation".into(),
+            reason: reason.into(),
+            kept,
+            seq: None,
+            prev: None,
+        }
+    }
+}
+
+impl Line for RotationRecord {
+    fn link(&mut self, seq: u64, prev: Option<String>) {
+        self.seq = Some(seq);
+        self.prev = prev;
+    }
+}
+
+/// How many refused calls of one caller were left out of the trail in one
+/// window, past its budget (`host.audit_refused_per_window`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct SuppressedRecord {
+    /// When the window began.
+    pub(super) time: String,
+    /// Always `suppressed`.
+    pub(super) record: String,
+    /// Whose refusals (bounded like a call's `caller`).
+    pub(super) caller: String,
+    /// When the window ended.
+    pub(super) until: String,
+    /// Refused calls not recorded.
+    pub(super) dropped: u64,
+    /// How many of them had each code.
+    pub(super) issues: BTreeMap<String, u64>,
+    /// See [`AuditRecord::cut`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(super) cut: BTreeMap<String, Cut>,
+    /// Its number (see [`AuditRecord::seq`]).
+    pub(super) seq: Option<u64>,
+    /// SHA-256 of the line before it.
+    pub(super) prev: Option<String>,
+}
+
+impl Line for SuppressedRecord {
+    fn link(&mut self, seq: u64, prev: Option<String>) {
+        self.seq = Some(seq);
+        self.prev = prev;
+    }
 }
 
 /// SHA-256 (hex) of `arguments` in canonical JSON: compact, object keys
@@ -110,5 +276,26 @@ mod tests {
         );
         assert_eq!(arguments_sha256(&a), arguments_sha256(&b));
         assert_ne!(arguments_sha256(&a), arguments_sha256(&json!({"b": 2})));
+    }
+
+    #[test]
+    fn client_text_past_its_bound_is_cut_and_the_cut_says_what_it_was() {
+        let mut cut = BTreeMap::new();
+        let short = Bounded::text("session", "abc".into(), 4, &mut cut);
+        assert_eq!((short.as_str(), cut.len()), ("abc", 0));
+        let long = "é".repeat(10);
+        let kept = Bounded::text("session", long.clone(), 4, &mut cut);
+        assert_eq!(kept, "éééé");
+        assert_eq!(
+            cut["session"],
+            Cut {
+                bytes: 20,
+                sha256: hex::encode(Sha256::digest(long.as_bytes()))
+            }
+        );
+        let big = json!({"x": "y".repeat(Bounded::ARGUMENTS_BYTES)});
+        assert_eq!(Bounded::arguments(&big, &mut cut), None);
+        assert_eq!(cut["arguments"].sha256, arguments_sha256(&big));
+        assert_eq!(Bounded::arguments(&json!({}), &mut cut), Some(json!({})));
     }
 }
