@@ -539,20 +539,22 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
             names.join(", ")
         );
     };
-    let audit = loader.config.audit.clone().map(|settings| {
+    // The trail is locked before the tool runs: when `toolhost serve`
+    // writes it, the call is refused, never run unrecorded.
+    let log = loader
+        .config
+        .audit
+        .clone()
+        .map(toolhost::audit::AuditLog::open)
+        .transpose()?;
+    let audit = log.map(|log| {
         let context = toolhost::audit::CallContext {
             caller: "cli".to_string(),
             protocol: None,
             session: None,
             via: "terminal",
         };
-        toolhost::audit::AuditLog::new(settings).start_call(
-            context,
-            &found.plugin,
-            &found.spec,
-            &found.name,
-            &arguments,
-        )
+        log.start_call(context, &found.plugin, &found.spec, &found.name, &arguments)
     });
     // The metrics, off in `toolhost call`, and the audit record.
     let hooks = std::sync::Arc::new((toolhost::metrics::CallMetrics, audit.clone()));

@@ -22,6 +22,15 @@ pub use crate::support::audit::{
     TRAIL, assert_changes_recorded, changes_in, records, trail_of, with_trail,
 };
 
+/// The `call` and `intent` records in the file at `path`: every line but
+/// the trail's own marks (`rotation`, `chain`, `suppressed`).
+fn calls_in(path: &Path) -> Vec<Value> {
+    records(path)
+        .into_iter()
+        .filter(|r| matches!(r["record"].as_str(), Some("call" | "intent")))
+        .collect()
+}
+
 /// The final (`call`) records of `tool`.
 fn calls_of<'a>(records: &'a [Value], tool: &str) -> Vec<&'a Value> {
     records
@@ -339,7 +348,7 @@ async fn the_trail_rotates_at_its_size_and_keeps_so_many_files() {
     for file in [rotated(2), rotated(1), path.clone()] {
         let size = std::fs::metadata(&file).unwrap().len();
         assert!(size <= 4096, "{} has {size} bytes", file.display());
-        kept += records(&file).len();
+        kept += calls_in(&file).len();
     }
     assert!(kept < 40, "the oldest records went with the oldest file");
     let newest = records(&path);
@@ -924,7 +933,12 @@ async fn the_trail_follows_a_rename_or_a_deletion_and_an_unwritable_one_stops_on
     std::fs::rename(&path, &moved).unwrap();
     host.ok("get", read.clone()).await;
     host.ok("get", read.clone()).await;
-    assert_eq!(records(&path).len(), 2, "a new file at the path");
+    assert_eq!(calls_in(&path).len(), 2, "a new file at the path");
+    assert_eq!(
+        (&records(&path)[0]["record"], &records(&path)[0]["kept"]),
+        (&json!("rotation"), &Value::Null),
+        "the new file says another program rotated the trail"
+    );
     assert_eq!(
         records(&moved).len(),
         1,
@@ -937,7 +951,7 @@ async fn the_trail_follows_a_rename_or_a_deletion_and_an_unwritable_one_stops_on
     // Deleted: recreated.
     std::fs::remove_file(&path).unwrap();
     host.ok("get", read.clone()).await;
-    assert_eq!(records(&path).len(), 1, "recreated");
+    assert_eq!(calls_in(&path).len(), 1, "recreated");
 
     // Unwritable (a directory where the file was): a change is refused
     // before it leaves, a read goes on.
@@ -1251,6 +1265,7 @@ async fn the_chain_survives_rotation_and_restart_and_an_edit_a_deletion_or_a_swa
                 .await;
             calls += 1;
         }
+        host.stop().await;
     }
     let rotated = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
     assert!(rotated(1).exists(), "the trail rotated");
@@ -1259,7 +1274,7 @@ async fn the_chain_survives_rotation_and_restart_and_an_edit_a_deletion_or_a_swa
     assert!(text.contains("chain intact"), "{text}");
     let kept: usize = [rotated(3), rotated(2), rotated(1), path.clone()]
         .iter()
-        .map(|f| records(f).len())
+        .map(|f| calls_in(f).len())
         .sum();
     assert!(text.contains(&format!("{kept} records")), "{text}");
     // Every line names the one before it, across files and processes.
@@ -1276,19 +1291,26 @@ async fn the_chain_survives_rotation_and_restart_and_an_edit_a_deletion_or_a_swa
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         verify_command(&path)
     };
+    // The file's first call record (after the `rotation` record that
+    // began the file).
+    let at = lines
+        .iter()
+        .position(|l| l.contains(r#""record":"call""#))
+        .unwrap();
+    assert!(at + 1 < lines.len(), "{lines:#?}");
     // One byte of a middle record: the line after it no longer matches.
     let mut edited = lines.clone();
-    edited[0] = edited[0].replacen("\"ok\"", "\"ko\"", 1);
+    edited[at] = edited[at].replacen("\"ok\"", "\"ko\"", 1);
     let (ok, text) = tampered(edited);
-    assert!(!ok && text.contains("line 2:"), "{text}");
+    assert!(!ok && text.contains(&format!("line {}:", at + 2)), "{text}");
     let mut deleted = lines.clone();
-    deleted.remove(0);
+    deleted.remove(at);
     let (ok, text) = tampered(deleted);
-    assert!(!ok && text.contains("line 1:"), "{text}");
+    assert!(!ok && text.contains(&format!("line {}:", at + 1)), "{text}");
     let mut swapped = lines.clone();
-    swapped.swap(0, 1);
+    swapped.swap(at, at + 1);
     let (ok, text) = tampered(swapped);
-    assert!(!ok && text.contains("line 1:"), "{text}");
+    assert!(!ok && text.contains(&format!("line {}:", at + 1)), "{text}");
     let (ok, text) = tampered(lines);
     assert!(ok, "{text}");
 }
@@ -1303,6 +1325,7 @@ async fn a_torn_last_line_is_marked_at_the_next_start_and_the_chain_goes_on() {
         async move {
             let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
             host.ok("greet", json!({"name": name})).await;
+            host.stop().await;
         }
     };
     run("Ada").await;
@@ -1342,4 +1365,264 @@ async fn a_torn_last_line_is_marked_at_the_next_start_and_the_chain_goes_on() {
     // The table shows the two calls.
     let table = audit_command(&["--file", path.to_str().unwrap()]);
     assert_eq!(table.lines().count(), 3, "{table}");
+}
+
+/// POSTs a stateless 2026-07-28 `tools/call` of `tool`, which no plugin
+/// serves, to `host` with `headers` besides the ones a client sends.
+async fn refused_call_over_http(host: &Host, tool: &str, headers: &[(&str, &str)]) {
+    use rmcp::model::{
+        CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientJsonRpcMessage,
+        ClientRequest, Implementation, JsonRpcRequest, JsonRpcVersion2_0, ProtocolVersion,
+        RequestId, RequestMetaObject,
+    };
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    params.meta = Some(RequestMetaObject::with_client_context(
+        ProtocolVersion::V_2026_07_28,
+        Implementation::new("toolhost-tests", "0.1.0"),
+        ClientCapabilities::default(),
+    ));
+    let message = ClientJsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc: JsonRpcVersion2_0,
+        id: RequestId::Number(1),
+        request: ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+    });
+    let mut request = reqwest::Client::new()
+        .post(host.url.as_deref().unwrap())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header(
+            "mcp-protocol-version",
+            ProtocolVersion::V_2026_07_28.as_str(),
+        )
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    // Read whole: the call is recorded before the answer is sent.
+    let answer = request
+        .body(serde_json::to_vec(&message).unwrap())
+        .send()
+        .await
+        .unwrap();
+    answer.bytes().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_flood_of_refused_calls_with_a_huge_session_header_cannot_flush_another_callers_records()
+{
+    let host =
+        Host::start(HostOptions::new(&["hello"]).http().config(
+            "[host]\naudit = \"audit.jsonl\"\naudit_max_bytes = 1048576\naudit_keep = 1\n",
+        ))
+        .await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    // As in the report: 14 refused calls, each with a 300 KB header.
+    let session = "s".repeat(300_000);
+    for _ in 0..14 {
+        refused_call_over_http(&host, "no_such_tool", &[("mcp-session-id", &session)]).await;
+    }
+    let path = trail_of(&host);
+    let rotated = PathBuf::from(format!("{}.1", path.display()));
+    let mut trail = records(&rotated);
+    trail.extend(records(&path));
+    assert!(
+        trail
+            .iter()
+            .any(|r| r["tool"] == "greet" && r["result"] == "ok"),
+        "the other caller's record was rotated away"
+    );
+    let refused: Vec<&Value> = trail.iter().filter(|r| r["result"] == "refused").collect();
+    assert_eq!(refused.len(), 14);
+    for record in refused {
+        assert_eq!(record["session"], "s".repeat(128), "cut to its bound");
+        assert_eq!(
+            record["cut"]["session"],
+            json!({"bytes": 300_000, "sha256": sha256_hex(&session)}),
+            "the cut says what the header was"
+        );
+    }
+    let (ok, text) = verify_command(&path);
+    assert!(ok && text.contains("chain intact"), "{text}");
+}
+
+#[tokio::test]
+async fn refused_calls_past_a_callers_budget_are_counted_in_one_suppressed_record() {
+    let host = Host::start(HostOptions::new(&["hello"]).config(
+        "[host]\naudit = \"audit.jsonl\"\naudit_refused_per_window = 3\naudit_refused_window_secs = 2\n",
+    ))
+    .await;
+    for _ in 0..10 {
+        assert!(host.call("no_such_tool", json!({})).await.is_err());
+    }
+    host.ok("greet", json!({"name": "Ada"})).await;
+    // At the window's end, the count of what was left out.
+    host.wait_for_stderr("refused calls were not recorded")
+        .await;
+    let trail = records(&trail_of(&host));
+    let written = trail.iter().filter(|r| r["result"] == "refused").count();
+    let summaries: Vec<&Value> = trail
+        .iter()
+        .filter(|r| r["record"] == "suppressed")
+        .collect();
+    assert!(!summaries.is_empty(), "{trail:#?}");
+    let dropped: u64 = summaries
+        .iter()
+        .map(|s| s["dropped"].as_u64().unwrap())
+        .sum();
+    assert!(written < 10, "the budget held: {trail:#?}");
+    assert_eq!(written as u64 + dropped, 10, "every refusal is counted");
+    for summary in &summaries {
+        assert_eq!(summary["caller"], "stdio");
+        assert_eq!(
+            summary["issues"],
+            json!({"UNKNOWN_TOOL": summary["dropped"]})
+        );
+    }
+    assert_eq!(
+        calls_of(&trail, "greet").len(),
+        1,
+        "a call that ran is always recorded"
+    );
+    let path = trail_of(&host);
+    let (ok, text) = verify_command(&path);
+    assert!(ok, "{text}");
+    let table = audit_command(&["--file", path.to_str().unwrap()]);
+    assert!(table.contains("refused calls not recorded"), "{table}");
+}
+
+#[tokio::test]
+async fn verify_names_a_deleted_rotated_file_and_records_cut_from_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trail.jsonl");
+    let config = format!(
+        "[host]\naudit = \"{}\"\naudit_max_bytes = 4096\naudit_keep = 3\n",
+        path.display()
+    );
+    let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
+    for i in 0..40 {
+        host.ok("greet", json!({"name": format!("caller {i}")}))
+            .await;
+    }
+    host.stop().await;
+    let rotated = |n: u32| PathBuf::from(format!("{}.{n}", path.display()));
+    assert!(rotated(3).exists(), "the trail rotated three times or more");
+    let (ok, text) = verify_command(&path);
+    assert!(
+        ok && text.contains("chain intact"),
+        "an intact rotated trail: {text}"
+    );
+    let kept: Vec<(PathBuf, Vec<u8>)> = [rotated(3), rotated(2), rotated(1), path.clone()]
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(&f).unwrap();
+            (f, bytes)
+        })
+        .collect();
+    let restore = || {
+        for (file, bytes) in &kept {
+            std::fs::write(file, bytes).unwrap();
+        }
+    };
+
+    // A rotated file in the middle deleted: named, with its records.
+    std::fs::remove_file(rotated(2)).unwrap();
+    let (ok, text) = verify_command(&path);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("are missing before this line")
+            && text.contains(&format!("{} held them", rotated(2).display())),
+        "{text}"
+    );
+    restore();
+
+    // The oldest rotated file deleted.
+    std::fs::remove_file(rotated(3)).unwrap();
+    let (ok, text) = verify_command(&path);
+    assert!(
+        !ok && text.contains("missing at the trail's start"),
+        "{text}"
+    );
+    restore();
+
+    // The oldest lines cut from the front.
+    let oldest = String::from_utf8(kept[0].1.clone()).unwrap();
+    let rest: Vec<&str> = oldest.lines().skip(2).collect();
+    std::fs::write(rotated(3), rest.join("\n") + "\n").unwrap();
+    let (ok, text) = verify_command(&path);
+    assert!(
+        !ok && text.contains("missing at the trail's start"),
+        "{text}"
+    );
+    restore();
+
+    let (ok, text) = verify_command(&path);
+    assert!(ok, "{text}");
+}
+
+#[tokio::test]
+async fn toolhost_audit_escapes_what_a_client_wrote_in_its_table() {
+    let host =
+        Host::start(HostOptions::new(&["hello"]).config("[host]\naudit = \"audit.jsonl\"\n")).await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    // A newline to forge a row, and escapes that move the cursor up and
+    // erase the row above.
+    let forged = "x\n2026-11-25T08:00:00.000Z  stdio  delete_everything\u{1b}[1A\u{1b}[2K";
+    assert!(host.call(forged, json!({})).await.is_err());
+    let table = audit_command(&["--file", trail_of(&host).to_str().unwrap()]);
+    assert!(!table.contains('\u{1b}'), "{table:?}");
+    assert_eq!(table.lines().count(), 3, "a header and two rows: {table}");
+    assert!(
+        table.contains(r"x\n2026-11-25") && table.contains(r"\u{1b}[1A"),
+        "{table}"
+    );
+}
+
+#[tokio::test]
+async fn toolhost_call_is_refused_on_the_trail_toolhost_serve_writes() {
+    // The terminal's own plugin directory and config, naming the trail the
+    // server writes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trail.jsonl");
+    let audit = format!("[host]\naudit = \"{}\"\n", path.display());
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(&config, &audit).unwrap();
+    let call = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["call", "greet", r#"{"name":"Grace"}"#, "--plugins"])
+            .arg(&plugins)
+            .arg("--config")
+            .arg(&config)
+            .env("XDG_CACHE_HOME", crate::support::test_cache_home())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    let host = Host::start(HostOptions::new(&["hello"]).config(audit.clone())).await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    let out = call();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("host.audit") && stderr.contains("toolhost serve"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "the tool never ran");
+    assert_eq!(records(&path).len(), 1, "only the server's record");
+
+    // Once the server is gone, the terminal may write the trail.
+    host.stop().await;
+    let out = call();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(records(&path).len(), 2);
+    let (ok, text) = verify_command(&path);
+    assert!(ok, "{text}");
 }

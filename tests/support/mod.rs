@@ -647,6 +647,22 @@ impl Host {
         }
     }
 
+    /// Closes the client and waits until the host's process has exited (a
+    /// stdio host exits when its stdin closes; an HTTP host is sent
+    /// SIGTERM): what it held, such as the audit trail's lock, is free
+    /// after.
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+        if let Some(process) = &self.process {
+            send_sigterm(self.pid);
+            let mut child = process.lock().await;
+            tokio::time::timeout(Duration::from_secs(60), child.wait())
+                .await
+                .expect("the host exits in time")
+                .expect("the host's status can be read");
+        }
+    }
+
     /// Sends SIGTERM to the host's process.
     pub fn terminate(&self) {
         send_sigterm(self.pid);

@@ -519,9 +519,14 @@ pub const KEYS: &[Key] = &[
             `inputResponses`, params the transport cannot decode) are recorded as `refused`; \
             requests the host refused to send are in `upstream` with `refused`. The file stays \
             open; renamed or deleted by another program (logrotate), a new one is begun at the \
-            path. Each line's `prev` is the SHA-256 of the line before it: `toolhost audit \
-            --verify` checks the chain. One file per process. Read it with `toolhost audit`. \
-            Fields and guarantees: ADR 0019, ADR 0025 and `host/src/audit.rs`.",
+            path. Each line's `prev` is the SHA-256 of the line before it and its `seq` its \
+            number: `toolhost audit --verify` checks the chain and names records missing (a \
+            deleted rotated file, a cut-off start). Text a client chose is cut to a bound, the \
+            cut noted with the original's length and hash; refused calls have a budget per \
+            caller (`audit_refused_per_window`). One process writes a file: it holds a lock on \
+            it, and a second process on it (`toolhost call` with the serving config) is refused \
+            before anything runs. Read it with `toolhost audit`. \
+            Fields and guarantees: ADR 0019, ADR 0025, ADR 0031 and `host/src/audit/mod.rs`.",
     },
     Key {
         path: "host.audit_arguments",
@@ -548,6 +553,26 @@ pub const KEYS: &[Key] = &[
         restart_only: true,
         doc: "Rotated audit files kept (`PATH.1` … `PATH.N`); the oldest beyond it is deleted \
             at rotation. Needs `audit`.",
+    },
+    Key {
+        path: "host.audit_refused_per_window",
+        default: Int(60),
+        range: Some(Range::int(1, 1_000_000, "records")),
+        restart_only: true,
+        doc: "Records of calls refused before they ran (unknown tool, hidden tool, forged or \
+            replayed `requestState`, …) that one caller identity may leave in the audit trail \
+            per `audit_refused_window_secs`. Past it, its refusals are counted, not written, and \
+            one `suppressed` record at the window's end says how many (with their codes), so a \
+            flood of refusals cannot rotate other callers' records away. Calls that ran are \
+            always recorded. Needs `audit`.",
+    },
+    Key {
+        path: "host.audit_refused_window_secs",
+        default: Int(60),
+        range: Some(Range::int(1, 86_400, "seconds")),
+        restart_only: true,
+        doc: "The window of `audit_refused_per_window`, begun by a caller's first refused call. \
+            Needs `audit`.",
     },
     Key {
         path: "host.resource_subscriptions",

@@ -184,6 +184,11 @@ pub struct AuditSettings {
     pub max_bytes: u64,
     /// `host.audit_keep`: rotated files kept.
     pub keep: u32,
+    /// `host.audit_refused_per_window`: records of refused calls one
+    /// caller may leave per window.
+    pub refused_per_window: u64,
+    /// `host.audit_refused_window_secs`: that window.
+    pub refused_window: std::time::Duration,
 }
 
 /// The resolved configuration.

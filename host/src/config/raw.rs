@@ -168,6 +168,11 @@ pub struct RawHost {
     pub audit_max_bytes: Option<u64>,
     /// `audit_keep`: rotated audit files kept.
     pub audit_keep: Option<u32>,
+    /// `audit_refused_per_window`: refused-call records per caller and
+    /// window.
+    pub audit_refused_per_window: Option<u64>,
+    /// `audit_refused_window_secs`: that window.
+    pub audit_refused_window_secs: Option<u64>,
     /// `resource_subscriptions`: resource URIs one session (or one
     /// 2026-07-28 listen stream) may subscribe to.
     pub resource_subscriptions: Option<u32>,

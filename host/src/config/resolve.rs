@@ -382,9 +382,15 @@ const MAX_PREFIX_BYTES: usize = 127;
 /// The `host.audit*` keys; `None` without `host.audit`.
 pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<AuditSettings>> {
     let Some(path) = &host.audit else {
-        if host.audit_arguments || host.audit_max_bytes.is_some() || host.audit_keep.is_some() {
+        if host.audit_arguments
+            || host.audit_max_bytes.is_some()
+            || host.audit_keep.is_some()
+            || host.audit_refused_per_window.is_some()
+            || host.audit_refused_window_secs.is_some()
+        {
             bail!(
-                "`host.audit_arguments`, `host.audit_max_bytes` and `host.audit_keep` need \
+                "`host.audit_arguments`, `host.audit_max_bytes`, `host.audit_keep`, \
+                 `host.audit_refused_per_window` and `host.audit_refused_window_secs` need \
                  `host.audit`, the audit trail's file, e.g. audit = \"/var/log/toolhost/audit.jsonl\""
             );
         }
@@ -398,6 +404,11 @@ pub(super) fn resolve_audit(host: &RawHost) -> Result<Option<AuditSettings>> {
         arguments: host.audit_arguments,
         max_bytes: key!("host.audit_max_bytes").u64(host.audit_max_bytes)?,
         keep: key!("host.audit_keep").u32(host.audit_keep)?,
+        refused_per_window: key!("host.audit_refused_per_window")
+            .u64(host.audit_refused_per_window)?,
+        refused_window: std::time::Duration::from_secs(
+            key!("host.audit_refused_window_secs").u64(host.audit_refused_window_secs)?,
+        ),
     }))
 }
 

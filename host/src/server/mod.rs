@@ -171,7 +171,9 @@ impl Gateway {
     /// [`Gateway::publish_initial`].
     pub fn loading(env: CallEnv, loader: &Loader) -> anyhow::Result<Gateway> {
         let config = loader.config.clone();
-        let audit = config.audit.clone().map(AuditLog::new);
+        // The trail's file is locked now: a second process on it is
+        // refused before it serves anything.
+        let audit = config.audit.clone().map(AuditLog::open).transpose()?;
         let states = RequestStates::configured(config.elicitation_timeout, &config.state)?;
         Ok(Gateway {
             inner: Arc::new(Inner {

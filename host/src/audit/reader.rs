@@ -1,0 +1,249 @@
+//! The trail read back for `toolhost audit`: [`read_trail`] gathers the
+//! records of every file, [`Filter`] and [`parse_since`] choose, and
+//! [`print_table`] shows them.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use super::record::{AuditRecord, SuppressedRecord};
+use super::writer::trail_files;
+
+/// What `toolhost audit` shows.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    /// Only calls that began at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only calls of this tool (or reads, gets and completions of this
+    /// target).
+    pub tool: Option<String>,
+}
+
+/// `--since` as written: an RFC 3339 time, or a duration back from `now`
+/// such as `90s`, `15m`, `1h`, `2days`.
+pub fn parse_since(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Utc>> {
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Ok(time.with_timezone(&Utc));
+    }
+    let ago = humantime::parse_duration(text).map_err(|e| {
+        anyhow::anyhow!(
+            "--since {text:?} is neither an RFC 3339 time (2026-11-25T07:00:00Z) nor a duration (1h, 30m, 2days): {e}"
+        )
+    })?;
+    let ago = chrono::TimeDelta::from_std(ago)
+        .map_err(|_| anyhow::anyhow!("--since {text:?} reaches too far back"))?;
+    now.checked_sub_signed(ago)
+        .ok_or_else(|| anyhow::anyhow!("--since {text:?} reaches too far back"))
+}
+
+/// Reads the trail at `path` (its rotated files included, oldest first):
+/// the `call` records, and the `intent` records of calls that have none
+/// (the process stopped during the call). A line that is not a record is
+/// reported and skipped.
+pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
+    let mut records = Vec::new();
+    let mut found = false;
+    for (file, _) in trail_files(path) {
+        let reader = match File::open(&file) {
+            Ok(f) => BufReader::new(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => anyhow::bail!("cannot read the audit trail {}: {e}", file.display()),
+        };
+        found = true;
+        for (n, line) in reader.lines().enumerate() {
+            let line = line.map_err(|e| {
+                anyhow::anyhow!("cannot read the audit trail {}: {e}", file.display())
+            })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let kind = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["record"].as_str().map(str::to_string));
+            let parsed = match kind.as_deref() {
+                // The chain's marks (after a torn line, at a rotation): no call.
+                Some("chain" | "rotation") => continue,
+                Some("suppressed") => {
+                    serde_json::from_str::<SuppressedRecord>(&line).map(suppressed_row)
+                }
+                _ => serde_json::from_str::<AuditRecord>(&line),
+            };
+            match parsed {
+                Ok(record) => records.push(record),
+                Err(e) => eprintln!(
+                    "warning: {} line {} is not an audit record ({e}); skipped",
+                    file.display(),
+                    n + 1
+                ),
+            }
+        }
+    }
+    if !found {
+        anyhow::bail!(
+            "there is no audit trail at {} (host.audit); it is written once a tool is called",
+            path.display()
+        );
+    }
+    let finished: HashSet<String> = records
+        .iter()
+        .filter(|r| r.record == "call")
+        .map(|r| r.id.clone())
+        .collect();
+    let mut intents: HashMap<String, AuditRecord> = HashMap::new();
+    let mut out = Vec::new();
+    for record in records {
+        match record.record.as_str() {
+            "call" | "suppressed" => out.push(record),
+            _ if !finished.contains(&record.id) => {
+                // The latest intent of an unfinished call says the most.
+                intents.insert(record.id.clone(), record);
+            }
+            _ => {}
+        }
+    }
+    for (_, mut intent) in intents {
+        intent.result = "unfinished".into();
+        out.push(intent);
+    }
+    out.sort_by(|a, b| a.time.cmp(&b.time));
+    Ok(out)
+}
+
+/// A `suppressed` record as a row of the table: who, when, how many
+/// refused calls were not recorded, and their codes.
+fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
+    AuditRecord {
+        time: s.time,
+        record: s.record,
+        id: String::new(),
+        caller: s.caller,
+        protocol: None,
+        session: None,
+        tool: "-".into(),
+        plugin: String::new(),
+        file: String::new(),
+        digest: String::new(),
+        read_only: true,
+        arguments_sha256: String::new(),
+        arguments: None,
+        confirmation: None,
+        upstream: Vec::new(),
+        result: format!("suppressed: {} refused calls not recorded", s.dropped),
+        issues: s
+            .issues
+            .iter()
+            .map(|(code, n)| format!("{code} x{n}"))
+            .collect(),
+        duration_ms: 0,
+        kind: None,
+        target: None,
+        cut: s.cut,
+        seq: s.seq,
+        prev: s.prev,
+    }
+}
+
+/// Writes the records `filter` selects as a table: time, caller, tool (or
+/// a read's, get's or completion's kind and target), confirmation,
+/// upstream requests, result, duration. Every cell is escaped as the log
+/// escapes a guest's text: a client's tool name cannot forge a row or
+/// move the terminal's cursor.
+pub fn print_table(
+    records: &[AuditRecord],
+    filter: &Filter,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let header = [
+        "TIME",
+        "CALLER",
+        "TOOL",
+        "CONFIRMATION",
+        "UPSTREAM",
+        "RESULT",
+        "MS",
+    ];
+    let rows: Vec<[String; 7]> = records
+        .iter()
+        .filter(|r| {
+            filter
+                .tool
+                .as_ref()
+                .is_none_or(|t| &r.tool == t || r.target.as_ref() == Some(t))
+        })
+        .filter(|r| {
+            filter
+                .since
+                .is_none_or(|since| DateTime::parse_from_rfc3339(&r.time).is_ok_and(|t| t >= since))
+        })
+        .map(|r| {
+            let confirmation = r
+                .confirmation
+                .as_ref()
+                .map_or("-".to_string(), |c| format!("{} ({})", c.outcome, c.via));
+            let upstream = if r.upstream.is_empty() {
+                "-".to_string()
+            } else {
+                r.upstream
+                    .iter()
+                    .map(|u| {
+                        let status = u
+                            .status
+                            .map(|s| s.to_string())
+                            .or_else(|| u.error.clone())
+                            .unwrap_or_else(|| "-".into());
+                        format!("{} {}{} {status}", u.method, u.host, u.path)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let result = if r.issues.is_empty() {
+                r.result.clone()
+            } else {
+                format!("{} {}", r.result, r.issues.join(","))
+            };
+            // A read, get or completion shows its kind and target.
+            let tool = match (&r.kind, &r.target) {
+                (Some(kind), Some(target)) => format!("{kind} {target}"),
+                (Some(kind), None) => kind.clone(),
+                _ => r.tool.clone(),
+            };
+            [
+                r.time.clone(),
+                r.caller.clone(),
+                tool,
+                confirmation,
+                upstream,
+                result,
+                r.duration_ms.to_string(),
+            ]
+            .map(|cell| crate::logging::escape_controls(&cell).into_owned())
+        })
+        .collect();
+    crate::table::write(out, header, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::record::rfc3339;
+
+    #[test]
+    fn since_takes_a_time_or_a_duration() {
+        let now = DateTime::parse_from_rfc3339("2026-11-25T08:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(
+            rfc3339(parse_since("1h", now).unwrap()),
+            "2026-11-25T07:00:00.000Z"
+        );
+        assert_eq!(
+            rfc3339(parse_since("2026-11-25T06:30:00+01:00", now).unwrap()),
+            "2026-11-25T05:30:00.000Z"
+        );
+        let error = parse_since("yesterday", now).unwrap_err().to_string();
+        assert!(error.contains("RFC 3339"), "{error}");
+    }
+}
