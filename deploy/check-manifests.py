@@ -123,8 +123,8 @@ def main(rendered_path):
         elif redis_port not in [p["port"] for p in redis["spec"]["ports"]]:
             fail(f"toolhost.toml: state.replay's port {redis_port} is not a port of Service {host}")
 
-    # The only writable place is the compile cache, at the image's
-    # XDG_CACHE_HOME.
+    # The writable places: the compile cache, at the image's
+    # XDG_CACHE_HOME, and the audit trail's directory.
     cache_home = IMAGE_ENV.search(containerfile)
     mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
     if not cache_home:
@@ -134,6 +134,23 @@ def main(rendered_path):
              f"(XDG_CACHE_HOME in the Containerfile): the root file system is read-only")
     if not container.get("securityContext", {}).get("readOnlyRootFilesystem"):
         fail("deployment.yaml: the toolhost container should set readOnlyRootFilesystem: true")
+    # The audit trail is written beside the compile cache's volume, on one
+    # of its own: a trail that cannot be written refuses every mutation.
+    audit = config.get("host", {}).get("audit")
+    if audit:
+        directory = audit.rsplit("/", 1)[0]
+        if directory not in mounts or mounts[directory].get("readOnly"):
+            fail(f"deployment.yaml: mount a writable volume at {directory} for host.audit "
+                 f"({audit}): the root file system is read-only, and a trail that cannot be "
+                 f"written refuses every mutation")
+
+    # Redis's password is on no command line: it comes in a file.
+    redis_deployment = by_kind["Deployment"].get("redis")
+    if redis_deployment:
+        redis_container = redis_deployment["spec"]["template"]["spec"]["containers"][0]
+        if "--requirepass" in redis_container.get("args", []):
+            fail("redis.yaml: pass requirepass in a file from the Secret, not as --requirepass: "
+                 "a command line is readable by anyone who can list processes")
 
     # Replicas and disruption budget leave room for a drain.
     pdb = by_kind["PodDisruptionBudget"]["toolhost"]

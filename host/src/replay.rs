@@ -88,6 +88,9 @@ impl ReplayStore {
     /// The server need not be up yet. Warns when the config file itself
     /// holds the password.
     pub fn redis(url: &ReplayUrl) -> Result<ReplayStore, redis::RedisError> {
+        // `rediss://` goes over rustls with the provider the host's other
+        // TLS clients use; set once per process, so a second call is a no-op.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = redis::Client::open(url.url.as_str())?;
         let info = client.get_connection_info();
         let shown = format!("redis at {}", info.addr());

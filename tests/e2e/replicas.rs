@@ -253,6 +253,29 @@ async fn after_a_redis_restart_the_first_confirmed_retry_reconnects_and_applies(
     assert_eq!(posts(&server), 2, "each answer applied once");
 }
 
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn a_replay_store_over_tls_spends_each_state_once() {
+    require(&["redis-server"]);
+    let tls = tempfile::tempdir().unwrap();
+    toolhost_test_infra::make_tls_certificate(tls.path()).expect("openssl makes a certificate");
+    let redis = Redis::start_tls(tls.path())
+        .await
+        .expect("redis-server starts with TLS");
+    assert!(redis.url.starts_with("rediss://"), "{}", redis.url);
+    let server = Recorder::start().await;
+    // The replicas trust the test certificate as the system roots would.
+    let ca = tls.path().join("cert.pem");
+    let env = [("SSL_CERT_FILE", ca.to_str().unwrap())];
+    let a = replica_with_env(&server, &["k1"], &redis.url, &env).await;
+    let b = replica_with_env(&server, &["k1"], &redis.url, &env).await;
+    let state = sealed_state(&a, &server).await;
+    assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
+    let replayed = redeem(&a, &server, &state).await.unwrap_err();
+    assert!(replayed.contains("already used"), "{replayed}");
+    assert_eq!(posts(&server), 1, "applied once, through Redis over TLS");
+}
+
 /// A generated-looking password with the characters a URL's user
 /// information cannot hold as they are: from the environment it works as
 /// it is (toolhost percent-encodes it); written in the URL it must be

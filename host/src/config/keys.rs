@@ -696,7 +696,9 @@ pub const KEYS: &[Key] = &[
             start otherwise): keys are shared so that replicas open each other's states, and \
             without a shared store each replica would accept the same confirmed answer once; \
             say `\"local\"` when one process alone holds the keys. A Redis is given as a \
-            `redis://` (or `rediss://`) URL, `redis://[USER][:PASSWORD@]HOST[:PORT][/DB]`. \
+            `redis://` URL, `redis://[USER][:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://` for \
+            TLS (the server's certificate is checked against the system's roots, or the file \
+            `SSL_CERT_FILE` names). \
             `${VAR}` is replaced by the environment variable `VAR` at start, as in a \
             credential's `value`: keep the password there \
             (`redis://:${TOOLHOST_REDIS_PASSWORD}@redis:6379/0`). A value put into the user or \

@@ -66,6 +66,37 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Writes a self-signed certificate for 127.0.0.1 and its key into `dir`
+/// (`cert.pem`, `key.pem`) with `openssl`, for a TLS Redis a client trusts
+/// through `SSL_CERT_FILE=dir/cert.pem`.
+pub fn make_tls_certificate(dir: &Path) -> Result<(), String> {
+    let out = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(dir.join("key.pem"))
+        .arg("-out")
+        .arg(dir.join("cert.pem"))
+        .output()
+        .map_err(|e| format!("cannot run openssl: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "openssl could not make a certificate: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
 /// A `redis-server` on a loopback port, killed on drop.
 pub struct Redis {
     /// `redis://127.0.0.1:PORT`.
@@ -88,19 +119,44 @@ impl Redis {
         port: Option<u16>,
         password: Option<&str>,
     ) -> Result<Redis, String> {
+        Redis::start_with(port, password, None).await
+    }
+
+    /// Starts one that speaks TLS only, with the certificate and key in
+    /// `tls` (`cert.pem`, `key.pem`, made by [`make_tls_certificate`]);
+    /// [`Redis::url`] is then a `rediss://` URL.
+    pub async fn start_tls(tls: &Path) -> Result<Redis, String> {
+        Redis::start_with(None, None, Some(tls)).await
+    }
+
+    async fn start_with(
+        port: Option<u16>,
+        password: Option<&str>,
+        tls: Option<&Path>,
+    ) -> Result<Redis, String> {
         ensure_installed(&[("redis-server", "redis-server")])?;
         let port = port.unwrap_or_else(free_port);
         let mut command = tokio::process::Command::new("redis-server");
-        command
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args([
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "yes",
-            ]);
+        match tls {
+            None => command.args(["--port", &port.to_string()]),
+            Some(dir) => command
+                .args(["--port", "0", "--tls-port", &port.to_string()])
+                .arg("--tls-cert-file")
+                .arg(dir.join("cert.pem"))
+                .arg("--tls-key-file")
+                .arg(dir.join("key.pem"))
+                .arg("--tls-ca-cert-file")
+                .arg(dir.join("cert.pem"))
+                .args(["--tls-auth-clients", "no"]),
+        };
+        command.args(["--bind", "127.0.0.1"]).args([
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "yes",
+        ]);
         if let Some(password) = password {
             command.args(["--requirepass", password]);
         }
@@ -126,8 +182,9 @@ impl Redis {
         }
         // Keep draining its output so it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let scheme = if tls.is_some() { "rediss" } else { "redis" };
         Ok(Redis {
-            url: format!("redis://127.0.0.1:{port}"),
+            url: format!("{scheme}://127.0.0.1:{port}"),
             port,
             child,
         })
