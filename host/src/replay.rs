@@ -65,8 +65,9 @@ impl ReplayError {
 pub enum ReplayStore {
     /// In this process.
     Local(Mutex<HashMap<String, Instant>>),
-    /// In Redis, shared by every replica.
-    Redis(RedisReplay),
+    /// In Redis, shared by every replica (boxed: a client with TLS
+    /// settings is far larger than the local set's handle).
+    Redis(Box<RedisReplay>),
 }
 
 /// The Redis-backed store: connected on first use, reconnected after a
@@ -100,11 +101,11 @@ impl ReplayStore {
                  environment instead: replay = \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@HOST:6379/0\""
             );
         }
-        Ok(ReplayStore::Redis(RedisReplay {
+        Ok(ReplayStore::Redis(Box::new(RedisReplay {
             client,
             shown,
             connection: tokio::sync::Mutex::new(None),
-        }))
+        })))
     }
 
     /// Spends `nonce`, remembered for `ttl`: `Ok` the first time only.
