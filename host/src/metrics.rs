@@ -26,6 +26,9 @@
 //! | `toolhost_tools_loaded` | gauge | none | tools serving now |
 //! | `toolhost_http_sessions_open` | gauge | none | open MCP sessions of the HTTP transport ([`HTTP_SESSIONS_OPEN`]) |
 //! | `toolhost_http_streams_open` | gauge | none | open SSE streams of the HTTP transport ([`HTTP_STREAMS_OPEN`]) |
+//! | `toolhost_http_sessions_refused_total` | counter | `limit` | legacy `initialize` requests answered 429 ([`HTTP_SESSIONS_REFUSED`]), by the bound they met: `per_identity` (`http.sessions_per_identity`) or `total` (`http.max_sessions`) |
+//! | `toolhost_http_sessions_uninitialized_total` | counter | none | legacy sessions closed because they sent no `notifications/initialized` within `http.uninitialized_session_idle_secs` ([`HTTP_SESSIONS_UNINITIALIZED`]) |
+//! | `toolhost_http_connections_evicted_total` | counter | none | with `[auth]`, connections none of whose requests had authenticated, closed to make room for a new one past `http.max_unauthenticated_connections` ([`HTTP_CONNECTIONS_EVICTED`]) |
 //! | `toolhost_auth_failures_total` | counter | `reason` | HTTP requests refused for their credentials ([`AUTH_FAILURES`]; the auth code names its reasons) |
 //! | `toolhost_audit_write_failures_total` | counter | none | records the audit trail (`host.audit`) could not write ([`crate::audit`]); while writes fail, mutating calls are refused |
 //! | `toolhost_offer_calls_total` | counter | `plugin`, `kind`, `outcome` | reads, gets and completions that ran a 0.2 component's code ([`OfferCount`]), by the plugin block, the [`OfferKind`] (`resource_read`, `prompt_get`, `completion`) and how they ended: `ok`, `not_found` (the guest said so), `error` (anything else: the guest's error, a trap, a limit, a policy refusal), `cancelled` (by the client). Requests refused before guest code runs (an unknown URI or prompt, bad arguments, an argument not completable) are not counted |
@@ -86,6 +89,14 @@ pub const HTTP_SESSIONS_OPEN: &str = "toolhost_http_sessions_open";
 /// `toolhost_http_streams_open`: the HTTP transport increments it when an
 /// SSE stream opens and decrements it when the stream closes.
 pub const HTTP_STREAMS_OPEN: &str = "toolhost_http_streams_open";
+/// `toolhost_http_sessions_refused_total{limit}`: `limit` is
+/// `per_identity` or `total`.
+pub const HTTP_SESSIONS_REFUSED: &str = "toolhost_http_sessions_refused_total";
+/// `toolhost_http_sessions_uninitialized_total`: sessions closed because
+/// they never sent `notifications/initialized`.
+pub const HTTP_SESSIONS_UNINITIALIZED: &str = "toolhost_http_sessions_uninitialized_total";
+/// `toolhost_http_connections_evicted_total`.
+pub const HTTP_CONNECTIONS_EVICTED: &str = "toolhost_http_connections_evicted_total";
 /// `toolhost_auth_failures_total{reason}`: the auth code counts each
 /// refused request, `reason` one of its fixed words (never token text).
 pub const AUTH_FAILURES: &str = "toolhost_auth_failures_total";
@@ -212,6 +223,18 @@ fn describe() {
     describe_gauge!(TOOLS_LOADED, "tools serving now");
     describe_gauge!(HTTP_SESSIONS_OPEN, "open MCP sessions over HTTP");
     describe_gauge!(HTTP_STREAMS_OPEN, "open SSE streams over HTTP");
+    describe_counter!(
+        HTTP_SESSIONS_REFUSED,
+        "legacy initialize requests refused by a session bound, by the bound"
+    );
+    describe_counter!(
+        HTTP_SESSIONS_UNINITIALIZED,
+        "legacy sessions closed for never sending notifications/initialized"
+    );
+    describe_counter!(
+        HTTP_CONNECTIONS_EVICTED,
+        "unauthenticated connections closed to make room for a new one"
+    );
     describe_counter!(
         AUTH_FAILURES,
         "HTTP requests refused for their credentials, by reason"

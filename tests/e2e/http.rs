@@ -508,13 +508,15 @@ async fn a_non_loopback_address_without_auth_is_refused() {
     assert!(out.stdout.is_empty());
 }
 
-/// `[auth]` with two static-token callers, `flood` and `calm`.
+/// `[auth]` with two static-token callers, `flood` and `calm` (whose token
+/// may read metrics).
 fn two_callers(extra: &str) -> String {
     let digest = crate::support::infra::sha256_hex;
     format!(
         "[auth]\nresource = \"http://127.0.0.1/mcp\"\n\
          [[auth.tokens]]\nsubject = \"flood\"\nsha256 = \"{}\"\n\
-         [[auth.tokens]]\nsubject = \"calm\"\nsha256 = \"{}\"\n{extra}",
+         [[auth.tokens]]\nsubject = \"calm\"\nsha256 = \"{}\"\n\
+         scopes = [\"toolhost:metrics\"]\n{extra}",
         digest(FLOOD_TOKEN),
         digest(CALM_TOKEN)
     )
@@ -769,6 +771,13 @@ async fn sessions_streams_and_auth_failures_are_counted() {
         .await
         .unwrap();
     assert_eq!(unauthenticated.status(), 401, "metrics sit behind [auth]");
+    let unscoped = raw()
+        .get(format!("{}/metrics", base(&host)))
+        .bearer_auth(FLOOD_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unscoped.status(), 403, "and the metrics scope");
 }
 
 #[tokio::test]
@@ -786,8 +795,25 @@ async fn a_listen_stream_counts_as_a_stream_not_as_a_request_in_flight() {
         host.ok("greet", json!({"name": "Ada"})).await["message"],
         "Hello, Ada!"
     );
-    // …and takes the one stream permit.
-    let second = post(&host, INITIALIZE, &[("mcp-method", "subscriptions/listen")]).await;
+    // …and takes the one stream permit: a second listen body (the body
+    // says what a request is, not a header) meets the bound.
+    let listen = json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+        "notifications": {"toolsListChanged": true},
+    }});
+    let second = post(
+        &host,
+        listen.to_string(),
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "subscriptions/listen"),
+        ],
+    )
+    .await;
     assert_eq!(second.status(), 429);
     assert!(
         second

@@ -22,6 +22,7 @@ mod docs;
 mod foundation;
 mod hot_reload;
 mod http;
+mod http_bounds;
 mod identities;
 mod katana;
 mod loading;

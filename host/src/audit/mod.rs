@@ -163,12 +163,12 @@
 //!
 //! | file | its one job |
 //! |---|---|
-//! | [`record`] | the record: its fields ([`AuditRecord`]), how client text is bounded in it ([`Bounded`]), how the arguments are hashed, the `rotation` and `suppressed` records |
-//! | [`call`] | one call's record while the call runs ([`CallAudit`]): what the imports and the confirmation add, and how it ends |
-//! | [`budget`] | the budget of refused-call records per caller, and its `suppressed` record |
-//! | [`writer`] | the file: one open file per process ([`AuditLog`]) and its `flock`, `seq` and `prev` on each line, size rotation and its `rotation` record, reopening after another program's rotation |
-//! | [`chain`] | the hash chain: the tail read at a start, the `chain` mark of a torn line, [`verify`] and what it says is missing |
-//! | [`reader`] | the trail read back for `toolhost audit`: [`read_trail`], [`Filter`], [`parse_since`], [`print_table`] |
+//! | `record` | the record: its fields ([`AuditRecord`]), how client text is bounded in it ([`Bounded`]), how the arguments are hashed, the `rotation` and `suppressed` records |
+//! | `call` | one call's record while the call runs ([`CallAudit`]): what the imports and the confirmation add, and how it ends |
+//! | `budget` | the budget of refused-call records per caller, and its `suppressed` record |
+//! | `writer` | the file: one open file per process ([`AuditLog`]) and its `flock`, `seq` and `prev` on each line, size rotation and its `rotation` record, reopening after another program's rotation |
+//! | `chain` | the hash chain: the tail read at a start, the `chain` mark of a torn line, [`verify`] and what it says is missing |
+//! | `reader` | the trail read back for `toolhost audit`: [`read_trail`], [`Filter`], [`parse_since`], [`print_table`] |
 //!
 //! **Architecture invariant:** this folder knows nothing of transports or
 //! the server: callers hand it a [`CallContext`], and it writes lines.

@@ -69,7 +69,7 @@ pub struct AuditRecord {
     /// Milliseconds from start to answer (so far, in an `intent`).
     pub duration_ms: u64,
     /// `None` for a tool call; `resource_read`, `prompt_get` or
-    /// `completion` ([`OfferKind`]).
+    /// `completion` (`OfferKind`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// With `kind`: the resource's URI, the matched URI template, or the

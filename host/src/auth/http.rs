@@ -3,7 +3,9 @@
 //!
 //! The transport wraps its MCP endpoint in
 //! `axum::middleware::from_fn_with_state(authenticator, require_identity)`
-//! and merges [`metadata_router`] outside it. A request that authenticates
+//! and merges [`metadata_router`] outside it; `/metrics` on that listener
+//! is behind [`require_identity`] and then [`require_metrics_scope`]. A
+//! request that authenticates
 //! carries its [`Identity`] in its extensions from then on; rmcp hands the
 //! request's `http::request::Parts` to the server, which reads it there.
 //!
@@ -55,6 +57,54 @@ pub async fn require_identity(
             refusal(&auth, failure)
         }
     }
+}
+
+/// Lets through only a caller whose token grants `auth.metrics_scope`
+/// (runs inside [`require_identity`]): metrics name every tool and plugin,
+/// hidden ones included, and count every caller's use. Anyone else gets
+/// 403 with an `insufficient_scope` challenge naming the scope.
+pub async fn require_metrics_scope(
+    State(auth): State<Authenticator>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let scope = auth.metrics_scope();
+    if request
+        .extensions()
+        .get::<Identity>()
+        .is_some_and(|identity| identity.scopes.contains(scope))
+    {
+        return next.run(request).await;
+    }
+    tracing::info!(
+        path = %request.uri().path(),
+        "HTTP request refused: the token lacks the metrics scope (auth.metrics_scope)"
+    );
+    metrics::counter!("toolhost_auth_failures_total", "reason" => "insufficient_scope")
+        .increment(1);
+    let description = format!(
+        "reading metrics needs the scope {scope:?} (auth.metrics_scope): request a token that \
+         grants it, or read them on a listener of their own (host.metrics)"
+    );
+    let challenge = format!(
+        "Bearer error=\"insufficient_scope\", error_description=\"{}\", scope=\"{}\", \
+         resource_metadata=\"{}\"",
+        quotable(&description),
+        quotable(scope),
+        auth.metadata_url()
+    );
+    let body = Json(json!({
+        "error": "insufficient_scope",
+        "error_description": description,
+        "resource_metadata": auth.metadata_url(),
+    }));
+    let mut response = (StatusCode::FORBIDDEN, body).into_response();
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// The answer to a request `failure` refused.

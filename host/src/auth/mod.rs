@@ -308,6 +308,12 @@ impl Authenticator {
             .map_or(Duration::from_secs(1), JwtVerifier::retry_after)
     }
 
+    /// The scope `GET /metrics` on the MCP listener needs
+    /// (`auth.metrics_scope`).
+    pub fn metrics_scope(&self) -> &str {
+        &self.inner.settings.metrics_scope
+    }
+
     /// The scopes every JWT must grant (`auth.oauth.scopes`).
     pub fn required_scopes(&self) -> Vec<String> {
         self.inner

@@ -24,6 +24,9 @@ pub struct AuthSettings {
     pub oauth: Option<OAuthSettings>,
     /// Static bearer tokens.
     pub tokens: Vec<StaticToken>,
+    /// `auth.metrics_scope`: the scope `GET /metrics` on the MCP listener
+    /// needs.
+    pub metrics_scope: String,
 }
 
 impl AuthSettings {

@@ -36,6 +36,7 @@ fn settings(oauth: Option<OAuthSettings>) -> AuthSettings {
             sha256: Sha256::digest(STATIC_TOKEN.as_bytes()).into(),
             scopes: ["statuspro".to_string()].into(),
         }],
+        metrics_scope: "toolhost:metrics".to_string(),
     }
 }
 

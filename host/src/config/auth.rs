@@ -21,6 +21,10 @@ use crate::auth::access::{AccessRule, PluginSet};
 use crate::auth::settings::{AuthSettings, OAuthSettings, StaticToken, url_for_display};
 use crate::auth::{Access, IdentitySource};
 
+/// The scope `GET /metrics` on the MCP listener needs when
+/// `auth.metrics_scope` is not written.
+pub const DEFAULT_METRICS_SCOPE: &str = "toolhost:metrics";
+
 /// `[auth]`, as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +37,8 @@ pub struct RawAuth {
     /// `[[auth.tokens]]`: static bearer tokens.
     #[serde(default)]
     pub tokens: Vec<RawToken>,
+    /// `metrics_scope`: the scope `GET /metrics` on the MCP listener needs.
+    pub metrics_scope: Option<String>,
 }
 
 /// `[auth.oauth]`, as written.
@@ -147,11 +153,20 @@ pub fn resolve_auth(raw: RawAuth) -> Result<AuthSettings> {
         "{}/.well-known/oauth-protected-resource{path}",
         resource.origin().ascii_serialization()
     );
+    let metrics_scope = raw
+        .metrics_scope
+        .unwrap_or_else(|| DEFAULT_METRICS_SCOPE.to_string());
+    if metrics_scope.is_empty() || metrics_scope.contains(|c: char| c.is_whitespace()) {
+        bail!(
+            "`auth.metrics_scope` must be one scope (no spaces), such as \"{DEFAULT_METRICS_SCOPE}\""
+        );
+    }
     Ok(AuthSettings {
         resource: raw.resource,
         metadata_url,
         oauth,
         tokens,
+        metrics_scope,
     })
 }
 

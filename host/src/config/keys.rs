@@ -591,8 +591,9 @@ pub const KEYS: &[Key] = &[
         range: None,
         restart_only: true,
         doc: "Browser origins allowed to call (`Origin` header, matched by scheme, host and \
-            port; `:*` for any port; `\"null\"` for `Origin: null`). A request with any other \
-            `Origin` gets 403; requests without one pass.",
+            port; an entry without a port means the scheme's default, 443 for `https` and 80 \
+            for `http`; `:*` for any port; `\"null\"` for `Origin: null`). A request with any \
+            other `Origin` gets 403; requests without one pass.",
     },
     Key {
         path: "http.allowed_hosts",
@@ -641,6 +642,43 @@ pub const KEYS: &[Key] = &[
         range: Some(Range::int(1, 1_000_000, "connections")),
         restart_only: true,
         doc: "Open connections, all callers together; more are closed at accept.",
+    },
+    Key {
+        path: "http.max_unauthenticated_connections",
+        default: Int(256),
+        range: Some(Range::int(1, 1_000_000, "connections")),
+        restart_only: true,
+        doc: "With `[auth]`: open connections none of whose requests has authenticated yet. \
+            A new connection past it closes the oldest such connection, so unauthenticated \
+            clients cannot hold every `max_connections` slot; a request refused for its \
+            credentials (401, 403) is answered with `Connection: close`. Without `[auth]` \
+            (loopback only) only `max_connections` applies.",
+    },
+    Key {
+        path: "http.sessions_per_identity",
+        default: Int(128),
+        range: Some(Range::int(1, 100_000, "sessions")),
+        restart_only: true,
+        doc: "Legacy sessions (`initialize`, `Mcp-Session-Id`) one caller may hold open; past \
+            it, `initialize` gets 429 with `Retry-After` and a JSON-RPC error naming this key. \
+            A session ends with DELETE, after `session_idle_secs` without traffic, or after \
+            `uninitialized_session_idle_secs` if it never sent `notifications/initialized`.",
+    },
+    Key {
+        path: "http.max_sessions",
+        default: Int(1024),
+        range: Some(Range::int(1, 1_000_000, "sessions")),
+        restart_only: true,
+        doc: "Legacy sessions open, all callers together; past it, `initialize` gets 429 as \
+            for `sessions_per_identity`.",
+    },
+    Key {
+        path: "http.uninitialized_session_idle_secs",
+        default: Int(30),
+        range: Some(Range::int(1, 86_400, "seconds")),
+        restart_only: true,
+        doc: "A legacy session that has not sent `notifications/initialized` this long after \
+            its `initialize` is closed (a client that opens sessions and never uses them).",
     },
     Key {
         path: "http.session_idle_secs",
@@ -1083,6 +1121,16 @@ pub const KEYS: &[Key] = &[
             name (RFC 8707), and the `resource` of the metadata at \
             `/.well-known/oauth-protected-resource`. No user name or password (the metadata \
             publishes it).",
+    },
+    Key {
+        path: "auth.metrics_scope",
+        default: Toml("\"toolhost:metrics\""),
+        range: None,
+        restart_only: true,
+        doc: "The scope a caller's token must grant to read `GET /metrics` on the MCP \
+            listener (a static token's `scopes`, a JWT's `scope`); other callers get 403. \
+            Metrics name every tool and plugin and count every caller's use. A separate \
+            `host.metrics` listener is not affected.",
     },
     Key {
         path: "auth.oauth",

@@ -135,6 +135,16 @@ pub struct HttpSettings {
     pub streams_per_identity: u32,
     /// Open connections, all callers together.
     pub max_connections: u32,
+    /// With `[auth]`, open connections none of whose requests has
+    /// authenticated yet.
+    pub max_unauthenticated_connections: u32,
+    /// Legacy sessions one caller may hold open.
+    pub sessions_per_identity: u32,
+    /// Legacy sessions open, all callers together.
+    pub max_sessions: u32,
+    /// How long a legacy session that never sent
+    /// `notifications/initialized` stays open.
+    pub uninitialized_session_idle: Duration,
     /// Idle time after which a legacy session is closed.
     pub session_idle: Duration,
     /// How long calls in flight may take to finish at shutdown.

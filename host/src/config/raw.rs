@@ -204,6 +204,16 @@ pub struct RawHttp {
     pub streams_per_identity: Option<u32>,
     /// `max_connections`: open connections, all callers together.
     pub max_connections: Option<u32>,
+    /// `max_unauthenticated_connections`: with `[auth]`, open connections
+    /// none of whose requests has authenticated yet.
+    pub max_unauthenticated_connections: Option<u32>,
+    /// `sessions_per_identity`: legacy sessions one caller may hold open.
+    pub sessions_per_identity: Option<u32>,
+    /// `max_sessions`: legacy sessions open, all callers together.
+    pub max_sessions: Option<u32>,
+    /// `uninitialized_session_idle_secs`: a legacy session that never sent
+    /// `notifications/initialized` is closed this long after it opened.
+    pub uninitialized_session_idle_secs: Option<u64>,
     /// `session_idle_secs`: a legacy session with no traffic for this long
     /// is closed.
     pub session_idle_secs: Option<u64>,

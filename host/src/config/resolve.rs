@@ -220,17 +220,14 @@ impl HttpSettings {
                 })
             })
             .transpose()?;
-        for origin in &raw.allowed_origins {
-            if origin != "null" && !origin.contains("://") {
-                bail!(
-                    "`http.allowed_origins`: {origin:?} has no scheme; write it as a browser \
-                     sends it, e.g. \"https://app.example.com\" (or \"http://localhost:*\" for any port)"
-                );
-            }
-        }
+        let allowed_origins = raw
+            .allowed_origins
+            .iter()
+            .map(|origin| normalise_origin(origin))
+            .collect::<Result<Vec<_>>>()?;
         Ok(HttpSettings {
             listen,
-            allowed_origins: raw.allowed_origins,
+            allowed_origins,
             allowed_hosts: raw.allowed_hosts,
             header_read_timeout: key!("http.header_read_timeout_secs")
                 .secs_f64(raw.header_read_timeout_secs)?,
@@ -241,10 +238,58 @@ impl HttpSettings {
             streams_per_identity: key!("http.streams_per_identity")
                 .u32(raw.streams_per_identity)?,
             max_connections: key!("http.max_connections").u32(raw.max_connections)?,
+            max_unauthenticated_connections: key!("http.max_unauthenticated_connections")
+                .u32(raw.max_unauthenticated_connections)?,
+            sessions_per_identity: key!("http.sessions_per_identity")
+                .u32(raw.sessions_per_identity)?,
+            max_sessions: key!("http.max_sessions").u32(raw.max_sessions)?,
+            uninitialized_session_idle: key!("http.uninitialized_session_idle_secs")
+                .secs(raw.uninitialized_session_idle_secs)?,
             session_idle: key!("http.session_idle_secs").secs(raw.session_idle_secs)?,
             shutdown_grace: key!("http.shutdown_grace_secs").secs_f64(raw.shutdown_grace_secs)?,
         })
     }
+}
+
+/// An `http.allowed_origins` entry as the transport compares it: scheme
+/// and host in lower case, and the port always written, so that an entry
+/// without one means the scheme's default port (`https://app.example.com`
+/// is `https://app.example.com:443`), as a browser's `Origin` without a port
+/// does. `:*` (any port) and `"null"` stay as written.
+fn normalise_origin(origin: &str) -> Result<String> {
+    let refuse = |why: &str| {
+        anyhow::anyhow!(
+            "`http.allowed_origins`: {origin:?} {why}; write it as a browser sends it, e.g. \
+             \"https://app.example.com\" (port 443), \"http://localhost:3000\", or \
+             \"http://localhost:*\" for any port"
+        )
+    };
+    if origin == "null" {
+        return Ok(origin.to_string());
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return Err(refuse("has no scheme"));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+        return Err(refuse("is not a scheme, host and optional port"));
+    }
+    if let Some(host) = rest.strip_suffix(":*") {
+        return Ok(format!("{scheme}://{}:*", host.to_ascii_lowercase()));
+    }
+    let authority: axum::http::uri::Authority = rest
+        .parse()
+        .map_err(|_| refuse("is not a scheme, host and optional port"))?;
+    let host = authority.host().to_ascii_lowercase();
+    let port = match (authority.port_u16(), scheme.as_str()) {
+        (Some(port), _) => port,
+        (None, "https") => 443,
+        (None, "http") => 80,
+        // A scheme without a default port (a browser extension's): only an
+        // `Origin` without a port matches.
+        (None, _) => return Ok(format!("{scheme}://{host}")),
+    };
+    Ok(format!("{scheme}://{host}:{port}"))
 }
 
 fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<(PluginSettings, BlockTrust)> {

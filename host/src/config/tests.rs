@@ -629,3 +629,24 @@ fn the_doc_regions_are_all_there_once_and_known() {
     let err = keys::regenerate("<!-- config-docs:host -->\n").unwrap_err();
     assert!(err.contains("no `<!-- /config-docs -->`"), "{err}");
 }
+
+#[test]
+fn an_allowed_origin_without_a_port_is_given_its_schemes_default_port() {
+    let config = Config::parse(
+        "[http]\nallowed_origins = [\"HTTPS://App.example.com\", \"http://localhost:*\", \
+         \"null\", \"http://[::1]:3000\", \"http://intranet\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.http.allowed_origins,
+        [
+            "https://app.example.com:443",
+            "http://localhost:*",
+            "null",
+            "http://[::1]:3000",
+            "http://intranet:80",
+        ]
+    );
+    let err = error_of("[http]\nallowed_origins = [\"https://app.example.com/path\"]\n");
+    assert!(err.contains("http.allowed_origins"), "{err}");
+}

@@ -7,16 +7,27 @@
 //! it on a socket and bounds what a client can hold. A request travels:
 //!
 //! 1. [`serve`]'s accept loop: a connection takes one of
-//!    `http.max_connections` permits, or is closed at once;
+//!    `http.max_connections` permits, or is closed at once. With `[auth]`,
+//!    a connection none of whose requests has authenticated yet is also one
+//!    of at most `http.max_unauthenticated_connections`: past it the oldest
+//!    such connection is closed to make room (`Unauthenticated`), so
+//!    unauthenticated clients cannot hold every slot;
 //! 2. hyper's HTTP/1 connection: headers must arrive within
 //!    `http.header_read_timeout_secs` (slow-header clients are cut off);
 //! 3. the router: `/healthz`, `/readyz`, the protected-resource metadata
-//!    (with `[auth]`), or `/mcp`, where the layers run outermost first:
+//!    (with `[auth]`), `/metrics` (unless `host.metrics` serves it
+//!    elsewhere) or `/mcp`, where the layers run outermost first:
+//!    - `refuse_rebinding`: the `Host` and `Origin` checks
+//!      ([`super::rebinding`], DNS-rebinding protection), before anything
+//!      else looks at the request (`/metrics` too);
 //!    - `refuse_while_draining`: after SIGTERM/SIGINT, new work goes
-//!      elsewhere (503) while existing sessions finish;
-//!    - with `[auth]`, [`require_identity`](crate::auth::http::require_identity):
-//!      the bearer token establishes the caller's `Identity` or the request
-//!      is refused (401/403) before anything runs;
+//!      elsewhere (503) while existing sessions finish: only a request
+//!      naming a session that is open gets through;
+//!    - with `[auth]`, `close_unauthenticated` and
+//!      [`require_identity`](crate::auth::http::require_identity): the
+//!      bearer token establishes the caller's `Identity` or the request is
+//!      refused (401/403, and the connection closed) before anything runs;
+//!      on `/metrics` the token must also grant `auth.metrics_scope`;
 //!    - `limit_per_caller`: requests in flight and event streams per
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      held until the response body ends, so one caller's flood meets 429s
@@ -27,18 +38,25 @@
 //!      `http.body_read_timeout_secs`, else 408) and triaged as a stdio line is
 //!      ([`super::triage`]): malformed JSON, a batch, a request rmcp cannot
 //!      decode or whose params do not fit get their JSON-RPC error (`-32700`,
-//!      `-32600`, `-32602`) with HTTP 400; the rest goes on;
-//! 4. rmcp: `Host` and `Origin` checks (DNS-rebinding protection), media
-//!    types, sessions, then [`Gateway`].
+//!      `-32600`, `-32602`) with HTTP 400. The method is the body's: an
+//!      `Mcp-Method` header that names another is refused (`-32020`), and a
+//!      `subscriptions/listen` body exchanges the request's permit for a
+//!      stream's;
+//!    - `bound_sessions`: a legacy `initialize` opens a session only
+//!      within `http.sessions_per_identity` and `http.max_sessions` (else
+//!      429); a session that sends no `notifications/initialized` within
+//!      `http.uninitialized_session_idle_secs` is closed; DELETE answers 204;
+//! 4. rmcp: `Host` and `Origin` again, media types, sessions, then
+//!    [`Gateway`].
 //!
 //! Shutdown ([`until_signal`]): stop accepting, wait up to
 //! `http.shutdown_grace_secs` for the POSTs in flight (their responses
 //! included; a `subscriptions/listen` stream does not count), close the
-//! streams, exit 0. See ADR 0011.
+//! streams, exit 0. See ADR 0011 and ADR 0033.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -52,6 +70,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::StreamExt;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -59,6 +79,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::rebinding::RebindingGuard;
 use super::triage::{Triage, too_long, triage};
 use crate::auth::{Authenticator, Identity};
 use crate::config::{HttpSettings, UnmatchedFiles};
@@ -70,6 +91,15 @@ pub const MCP_PATH: &str = "/mcp";
 /// How long open connections get to close after the streams were told to
 /// end, before the process exits anyway.
 const CONNECTION_CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// How long a new connection that closed an unauthenticated one waits for
+/// that connection's slot to come free.
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
+
+/// The JSON-RPC error code of an `initialize` refused by a session bound:
+/// an implementation-defined server error (JSON-RPC reserves -32000 to
+/// -32099 for them).
+const SESSION_LIMIT_CODE: i32 = -32000;
 
 /// What the HTTP transport needs of the configuration (all restart-only).
 pub struct HttpOptions {
@@ -107,7 +137,10 @@ pub async fn serve(
         max_body,
         body_read_timeout: settings.body_read_timeout,
         sessions: Arc::new(sessions),
-        session_owners: Mutex::new(HashMap::new()),
+        book: Mutex::new(SessionBook::default()),
+        sessions_per_identity: settings.sessions_per_identity as usize,
+        max_sessions: settings.max_sessions as usize,
+        uninitialized_idle: settings.uninitialized_session_idle,
     });
     tokio::spawn(housekeeping(Arc::downgrade(&state)));
     let app = router(
@@ -121,7 +154,12 @@ pub async fn serve(
     );
     tracing::info!("serving MCP over HTTP at http://{local}{MCP_PATH}");
 
-    let connections = accept_until_signal(listener, app, &settings).await;
+    let unauthenticated = auth.is_some().then(|| {
+        Arc::new(Unauthenticated::new(
+            settings.max_unauthenticated_connections as usize,
+        ))
+    });
+    let connections = accept_until_signal(listener, app, &settings, unauthenticated).await;
 
     state.draining.store(true, Ordering::SeqCst);
     let mut posts = state.posts_in_flight.subscribe();
@@ -167,15 +205,139 @@ struct HttpState {
     body_read_timeout: Duration,
     /// The legacy sessions rmcp holds.
     sessions: Arc<LocalSessionManager>,
-    /// Who opened each legacy session: only that caller may use it.
-    session_owners: Mutex<HashMap<String, String>>,
+    /// Who opened each legacy session, and the sessions being opened.
+    book: Mutex<SessionBook>,
+    /// `http.sessions_per_identity`.
+    sessions_per_identity: usize,
+    /// `http.max_sessions`.
+    max_sessions: usize,
+    /// `http.uninitialized_session_idle_secs`.
+    uninitialized_idle: Duration,
+}
+
+/// The legacy sessions toolhost knows of: who opened each (only that
+/// caller may use it) and whether it sent `notifications/initialized`,
+/// and the `initialize` requests under way, per caller, which count
+/// against the bounds until their session is entered here.
+#[derive(Default)]
+struct SessionBook {
+    open: HashMap<String, SessionEntry>,
+    opening: HashMap<String, usize>,
+}
+
+/// One open legacy session.
+struct SessionEntry {
+    owner: String,
+    initialized: bool,
+}
+
+/// Which session bound an `initialize` met.
+#[derive(Debug, Clone, Copy)]
+enum SessionLimit {
+    PerIdentity(usize),
+    Total(usize),
+}
+
+/// One `initialize` under way, counted in [`SessionBook::opening`] until
+/// dropped.
+struct Opening {
+    state: Arc<HttpState>,
+    caller: String,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut book = self.state.book.lock().expect("not poisoned");
+        if let Some(n) = book.opening.get_mut(&self.caller) {
+            *n -= 1;
+            if *n == 0 {
+                book.opening.remove(&self.caller);
+            }
+        }
+    }
+}
+
+impl HttpState {
+    /// A place for one more legacy session of `caller`, or the bound it
+    /// would pass. Sessions rmcp has closed (idle, ended) are forgotten
+    /// first, so the count is of open ones.
+    async fn admit_session(self: &Arc<Self>, caller: &str) -> Result<Opening, SessionLimit> {
+        let open = self.sessions.sessions.read().await;
+        let mut book = self.book.lock().expect("not poisoned");
+        // rmcp enters a session while holding the map's write lock, before
+        // its `initialize` is answered and entered here: with the read lock
+        // held, every session in the book that is missing from the map has
+        // closed.
+        book.open.retain(|id, _| open.contains_key(id.as_str()));
+        drop(open);
+        let mine = book.open.values().filter(|e| e.owner == caller).count()
+            + book.opening.get(caller).copied().unwrap_or(0);
+        let all = book.open.len() + book.opening.values().sum::<usize>();
+        if mine >= self.sessions_per_identity {
+            return Err(SessionLimit::PerIdentity(self.sessions_per_identity));
+        }
+        if all >= self.max_sessions {
+            return Err(SessionLimit::Total(self.max_sessions));
+        }
+        *book.opening.entry(caller.to_string()).or_default() += 1;
+        Ok(Opening {
+            state: self.clone(),
+            caller: caller.to_string(),
+        })
+    }
+
+    /// Enters the new session `id` of `caller`, and closes it after
+    /// `http.uninitialized_session_idle_secs` unless it sent
+    /// `notifications/initialized` by then.
+    fn enter_session(self: &Arc<Self>, id: &str, caller: String) {
+        self.book.lock().expect("not poisoned").open.insert(
+            id.to_string(),
+            SessionEntry {
+                owner: caller,
+                initialized: false,
+            },
+        );
+        let state = Arc::downgrade(self);
+        let id = id.to_string();
+        let idle = self.uninitialized_idle;
+        tokio::spawn(async move {
+            tokio::time::sleep(idle).await;
+            let Some(state) = state.upgrade() else { return };
+            let unused = state
+                .book
+                .lock()
+                .expect("not poisoned")
+                .open
+                .get(&id)
+                .is_some_and(|e| !e.initialized);
+            if !unused {
+                return;
+            }
+            let session: Arc<str> = Arc::from(id.as_str());
+            if let Err(e) = state.sessions.close_session(&session).await {
+                tracing::warn!("cannot close an uninitialised session: {e}");
+                return;
+            }
+            state.book.lock().expect("not poisoned").open.remove(&id);
+            ::metrics::counter!(crate::metrics::HTTP_SESSIONS_UNINITIALIZED).increment(1);
+            tracing::info!(
+                "closed a legacy session that sent no notifications/initialized within {idle:?} \
+                 (http.uninitialized_session_idle_secs)"
+            );
+        });
+    }
+
+    /// Whether `id` names a legacy session that is open now.
+    async fn session_is_open(&self, id: &str) -> bool {
+        self.sessions.sessions.read().await.contains_key(id)
+    }
 }
 
 /// How often [`housekeeping`] runs.
 const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(5);
 
-/// Every few seconds: forgets the owners of sessions rmcp has closed, and
-/// sets the open-sessions gauge.
+/// Every few seconds: forgets the sessions rmcp has closed, and sets the
+/// open-sessions gauge.
 async fn housekeeping(state: std::sync::Weak<HttpState>) {
     let mut tick = tokio::time::interval(HOUSEKEEPING_EVERY);
     loop {
@@ -184,9 +346,10 @@ async fn housekeeping(state: std::sync::Weak<HttpState>) {
         let open = state.sessions.sessions.read().await;
         ::metrics::gauge!(crate::metrics::HTTP_SESSIONS_OPEN).set(open.len() as f64);
         state
-            .session_owners
+            .book
             .lock()
             .expect("not poisoned")
+            .open
             .retain(|id, _| open.contains_key(id.as_str()));
     }
 }
@@ -224,6 +387,37 @@ impl Drop for PostInFlight {
     }
 }
 
+/// What one request holds until its response body has been sent or
+/// dropped: its place among the POSTs shutdown waits for, its caller's
+/// request or stream permit, its count among open streams. The outer
+/// layers fill it; [`answer_what_rmcp_would_not`] revises it once the body
+/// says the request is a `subscriptions/listen` stream (the headers alone
+/// decide nothing). It travels in the request's extensions as far as
+/// [`bound_sessions`], which takes it out before rmcp sees the request.
+#[derive(Clone, Default)]
+struct Holds(Arc<Mutex<Held>>);
+
+#[derive(Default)]
+struct Held {
+    post: Option<PostInFlight>,
+    permit: Option<OwnedSemaphorePermit>,
+    stream: Option<StreamOpen>,
+}
+
+impl Holds {
+    /// The request's holds, put into its extensions if it had none.
+    fn of(request: &mut Request) -> Holds {
+        request
+            .extensions_mut()
+            .get_or_insert_default::<Holds>()
+            .clone()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Held) -> T) -> T {
+        f(&mut self.0.lock().expect("not poisoned"))
+    }
+}
+
 /// `response`, with `guard` kept alive until its body has been sent or
 /// dropped.
 fn hold_until_body_ends<T: Send + Sync + 'static>(response: Response, guard: T) -> Response {
@@ -235,7 +429,8 @@ fn hold_until_body_ends<T: Send + Sync + 'static>(response: Response, guard: T) 
     Response::from_parts(parts, body)
 }
 
-/// The application: `/mcp` behind its layers, and the health endpoints.
+/// The application: `/mcp` behind its layers, `/metrics` (if served
+/// here), and the health endpoints.
 fn router(
     state: Arc<HttpState>,
     settings: &HttpSettings,
@@ -257,6 +452,7 @@ fn router(
     // `Origin` names the attacker's host, and is refused.
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(own_origins(local));
+    let guard = Arc::new(RebindingGuard::new(&allowed_hosts, &allowed_origins));
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
         .with_allowed_origins(allowed_origins)
@@ -271,6 +467,10 @@ fn router(
         .route_service(MCP_PATH, mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
+            bound_sessions,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
             answer_what_rmcp_would_not,
         ))
         .layer(middleware::from_fn_with_state(
@@ -278,15 +478,17 @@ fn router(
             limit_per_caller,
         ));
     if let Some(auth) = auth {
-        endpoint = endpoint.layer(middleware::from_fn_with_state(
-            auth.clone(),
-            crate::auth::http::require_identity,
-        ));
+        endpoint = authenticated(endpoint, auth);
     }
-    let endpoint = endpoint.layer(middleware::from_fn_with_state(
-        state.clone(),
-        refuse_while_draining,
-    ));
+    let endpoint = endpoint
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_while_draining,
+        ))
+        .layer(middleware::from_fn_with_state(
+            guard.clone(),
+            refuse_rebinding,
+        ));
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readiness).with_state(state))
@@ -295,17 +497,33 @@ fn router(
         app = app.merge(crate::auth::http::metadata_router(auth));
     }
     if metrics_here {
-        // Behind the same authentication as `/mcp`: a scraper sends a token.
+        // Behind the same authentication as `/mcp`, and the metrics scope:
+        // a scraper sends a token of its own.
         let mut metrics = crate::metrics::router(crate::metrics::install());
         if let Some(auth) = auth {
             metrics = metrics.layer(middleware::from_fn_with_state(
                 auth.clone(),
-                crate::auth::http::require_identity,
+                crate::auth::http::require_metrics_scope,
             ));
+            metrics = authenticated(metrics, auth);
         }
+        metrics = metrics.layer(middleware::from_fn_with_state(guard, refuse_rebinding));
         app = app.merge(metrics);
     }
     app
+}
+
+/// `routes` behind `[auth]`: [`close_unauthenticated`] around
+/// [`require_identity`](crate::auth::http::require_identity), and the
+/// connection marked authenticated once a request on it is.
+fn authenticated(routes: Router, auth: &Authenticator) -> Router {
+    routes
+        .layer(middleware::from_fn(note_authenticated))
+        .layer(middleware::from_fn_with_state(
+            auth.clone(),
+            crate::auth::http::require_identity,
+        ))
+        .layer(middleware::from_fn(close_unauthenticated))
 }
 
 /// The origins of the listen address itself: `http://127.0.0.1:PORT` (the
@@ -358,35 +576,123 @@ async fn readiness(State(state): State<Arc<HttpState>>) -> Response {
     response
 }
 
-/// After shutdown began, requests outside an existing legacy session are
-/// answered 503 (a load balancer retries them elsewhere); a session's own
-/// requests (an elicitation's answer, say) still reach it. Counts POSTs in
-/// flight for shutdown to wait for.
-async fn refuse_while_draining(
-    State(state): State<Arc<HttpState>>,
+/// Refuses (403) a request whose `Host` or `Origin` is not allowed, before
+/// any other layer runs: a DNS-rebinding page reaches nothing of
+/// toolhost's, not even the audit record of a malformed call.
+async fn refuse_rebinding(
+    State(guard): State<Arc<RebindingGuard>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if state.draining.load(Ordering::SeqCst) && !request.headers().contains_key("mcp-session-id") {
-        let mut response = (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "this server is shutting down; retry the request (on another replica)\n",
-        )
-            .into_response();
-        let headers = response.headers_mut();
-        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return response;
+    match guard.check(request.uri(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            tracing::warn!(
+                path = %request.uri().path(),
+                "refused a request: {refusal}"
+            );
+            let status = match refusal {
+                super::rebinding::Refusal::BadHost => StatusCode::BAD_REQUEST,
+                _ => StatusCode::FORBIDDEN,
+            };
+            (status, format!("{refusal}\n")).into_response()
+        }
     }
-    if request.method() != Method::POST || is_listen_stream(&request) {
-        return next.run(request).await;
+}
+
+/// After shutdown began, requests outside a legacy session that is open
+/// are answered 503 (a load balancer retries them elsewhere); a session's
+/// own requests (an elicitation's answer, say) still reach it, and a
+/// made-up `Mcp-Session-Id` is no way past. Counts POSTs in flight for
+/// shutdown to wait for.
+async fn refuse_while_draining(
+    State(state): State<Arc<HttpState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if state.draining.load(Ordering::SeqCst) {
+        let session = session_id(&request);
+        let open = match &session {
+            Some(id) => state.session_is_open(id).await,
+            None => false,
+        };
+        if !open {
+            let mut response = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this server is shutting down; retry the request (on another replica)\n",
+            )
+                .into_response();
+            let headers = response.headers_mut();
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
     }
-    let in_flight = PostInFlight::start(state);
-    hold_until_body_ends(next.run(request).await, in_flight)
+    let holds = Holds::of(&mut request);
+    if request.method() == Method::POST {
+        // Until the body says it is a `subscriptions/listen` stream.
+        holds.with(|h| h.post = Some(PostInFlight::start(state)));
+    }
+    hold_until_body_ends(next.run(request).await, holds)
+}
+
+/// The `Mcp-Session-Id` a request names.
+fn session_id(request: &Request) -> Option<String> {
+    request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// The caller a request's identity names, qualified by its source (`token:alice`);
+/// without `[auth]`.
+fn caller_of(request: &Request) -> String {
+    request
+        .extensions()
+        .get::<Identity>()
+        .map_or_else(|| "anonymous".to_string(), Identity::key)
+}
+
+/// The method and id a POSTed body holds, for the layers inside
+/// [`answer_what_rmcp_would_not`].
+#[derive(Clone)]
+struct BodyMethod {
+    /// The JSON-RPC method; `None` for a response or an error.
+    method: Option<String>,
+    /// The request's id; `None` for anything but a request.
+    id: Option<RequestId>,
+}
+
+impl BodyMethod {
+    fn of(message: &ClientJsonRpcMessage) -> BodyMethod {
+        match message {
+            ClientJsonRpcMessage::Request(request) => BodyMethod {
+                method: Some(request.request.method().to_string()),
+                id: Some(request.id.clone()),
+            },
+            ClientJsonRpcMessage::Notification(notification) => BodyMethod {
+                method: serde_json::to_value(&notification.notification)
+                    .ok()
+                    .and_then(|v| v.get("method")?.as_str().map(str::to_string)),
+                id: None,
+            },
+            _ => BodyMethod {
+                method: None,
+                id: None,
+            },
+        }
+    }
+
+    fn is(&self, method: &str) -> bool {
+        self.method.as_deref() == Some(method)
+    }
 }
 
 /// Reads a POSTed JSON body and answers, as stdio does, what rmcp would
-/// drop or misanswer (see [`super::triage`]); hands the rest on.
+/// drop or misanswer (see [`super::triage`]); refuses an `Mcp-Method`
+/// header that disagrees with the body; moves a `subscriptions/listen`
+/// request from the caller's requests to its streams; hands the rest on.
 async fn answer_what_rmcp_would_not(
     State(state): State<Arc<HttpState>>,
     request: Request,
@@ -426,6 +732,32 @@ async fn answer_what_rmcp_would_not(
     match triage(&bytes) {
         Triage::Deliver(mut message) => {
             let mut parts = parts;
+            let body_method = BodyMethod::of(&message);
+            if let Some(refusal) = header_disagrees(&parts.headers, &body_method) {
+                tracing::info!("refused a POST whose Mcp-Method header disagrees with its body");
+                return refusal;
+            }
+            if body_method.is("subscriptions/listen")
+                && let Some(holds) = parts.extensions.get::<Holds>().cloned()
+            {
+                // A listen stream lasts as long as the client listens: a
+                // stream's permit, not a request's, and no call shutdown
+                // waits for.
+                let caller = parts
+                    .extensions
+                    .get::<Identity>()
+                    .map_or("anonymous", |i| i.subject.as_str())
+                    .to_string();
+                match state.callers.try_acquire(&caller, true) {
+                    Ok(permit) => holds.with(|h| {
+                        h.post = None;
+                        h.permit = Some(permit);
+                        h.stream = Some(StreamOpen::start());
+                    }),
+                    Err((key, limit)) => return over_limit(&caller, key, limit, true),
+                }
+            }
+            parts.extensions.insert(body_method);
             // A listen stream is acknowledged before any handler runs: the
             // server narrows its resource URIs to what this caller may see
             // first.
@@ -472,6 +804,135 @@ async fn answer_what_rmcp_would_not(
             (StatusCode::BAD_REQUEST, format!("{why}\n")).into_response()
         }
     }
+}
+
+/// The answer to a POST whose `Mcp-Method` header names another method
+/// than its body (or is sent twice): `-32020` (HeaderMismatch) with HTTP
+/// 400, in every protocol era. A proxy or a bound that routes on the
+/// header must see what will run; `None` when the header agrees or is
+/// absent.
+fn header_disagrees(headers: &axum::http::HeaderMap, body: &BodyMethod) -> Option<Response> {
+    let mut values = headers.get_all("mcp-method").iter();
+    let first = values.next()?;
+    let agrees = values.next().is_none()
+        && body
+            .method
+            .as_deref()
+            .is_some_and(|method| first.as_bytes() == method.as_bytes());
+    if agrees {
+        return None;
+    }
+    let message = format!(
+        "the Mcp-Method header ({:?}) does not name the method of the body ({}): send the \
+         body's method in the header, once, or no header",
+        String::from_utf8_lossy(first.as_bytes()),
+        body.method.as_deref().unwrap_or("none"),
+    );
+    Some(json_rpc_answer(
+        StatusCode::BAD_REQUEST,
+        &rmcp::model::ServerJsonRpcMessage::error(
+            rmcp::ErrorData::header_mismatch(message, None),
+            body.id.clone(),
+        ),
+    ))
+}
+
+/// Bounds legacy sessions: an `initialize` outside a session opens one
+/// only within `http.sessions_per_identity` and `http.max_sessions` (else
+/// 429 with `Retry-After` and a JSON-RPC error that says what to do); a
+/// new session is entered with its caller and closed after
+/// `http.uninitialized_session_idle_secs` unless it sends
+/// `notifications/initialized`; a DELETE that ended a session answers 204
+/// (clients such as the Python SDK log any other status as a failure).
+/// Takes the request's [`Holds`] out of its extensions, so that nothing
+/// rmcp keeps holds a permit.
+async fn bound_sessions(
+    State(state): State<Arc<HttpState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    request.extensions_mut().remove::<Holds>();
+    request.extensions_mut().remove::<ConnectionAuth>();
+    let body = request.extensions_mut().remove::<BodyMethod>();
+    let caller = caller_of(&request);
+    let session = session_id(&request);
+    if request.method() == Method::DELETE {
+        let response = next.run(request).await;
+        if response.status() != StatusCode::ACCEPTED {
+            return response;
+        }
+        if let Some(id) = &session {
+            state.book.lock().expect("not poisoned").open.remove(id);
+        }
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    let opening = match (&session, &body) {
+        (None, Some(body)) if body.is("initialize") => match state.admit_session(&caller).await {
+            Ok(opening) => Some(opening),
+            Err(limit) => return too_many_sessions(&state, &caller, limit, body.id.clone()),
+        },
+        _ => None,
+    };
+    let initialized = body
+        .as_ref()
+        .is_some_and(|b| b.is("notifications/initialized"));
+    let response = next.run(request).await;
+    if let Some(opening) = opening {
+        if response.status().is_success()
+            && let Some(new) = response
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            state.enter_session(new, caller);
+        }
+        // The session is in the book before its place is given back.
+        drop(opening);
+    } else if initialized
+        && response.status().is_success()
+        && let Some(id) = &session
+        && let Some(entry) = state.book.lock().expect("not poisoned").open.get_mut(id)
+    {
+        entry.initialized = true;
+    }
+    response
+}
+
+/// The 429 answer to an `initialize` past a session bound.
+fn too_many_sessions(
+    state: &HttpState,
+    caller: &str,
+    limit: SessionLimit,
+    id: Option<RequestId>,
+) -> Response {
+    let (label, what) = match limit {
+        SessionLimit::PerIdentity(n) => (
+            "per_identity",
+            format!("this caller has {n} legacy sessions open (http.sessions_per_identity)"),
+        ),
+        SessionLimit::Total(n) => (
+            "total",
+            format!("this server has {n} legacy sessions open (http.max_sessions)"),
+        ),
+    };
+    ::metrics::counter!(crate::metrics::HTTP_SESSIONS_REFUSED, "limit" => label).increment(1);
+    tracing::info!(caller, "refused an initialize: {what}");
+    let retry = state.uninitialized_idle.as_secs().max(1);
+    let message = format!(
+        "{what}: end sessions you no longer use (DELETE with their Mcp-Session-Id), or retry \
+         in {retry} s; a session without traffic closes after http.session_idle_secs"
+    );
+    let mut response = json_rpc_answer(
+        StatusCode::TOO_MANY_REQUESTS,
+        &rmcp::model::ServerJsonRpcMessage::error(
+            rmcp::ErrorData::new(rmcp::model::ErrorCode(SESSION_LIMIT_CODE), message, None),
+            id,
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry));
+    response
 }
 
 /// A JSON-RPC message as the whole response, with `status`.
@@ -545,96 +1006,184 @@ impl CallerLimits {
     }
 }
 
-/// Whether `request` opens a 2026-07-28 `subscriptions/listen` stream (a
-/// POST whose response lasts as long as the client listens).
-fn is_listen_stream(request: &Request) -> bool {
-    request
-        .headers()
-        .get("mcp-method")
-        .is_some_and(|m| m == "subscriptions/listen")
+/// The 429 answer to a request past a per-caller bound.
+fn over_limit(caller: &str, key: &'static str, limit: u32, stream: bool) -> Response {
+    tracing::info!(caller, "refused a request over {key} ({limit})");
+    let mut response = (
+        StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "too many {} open for this caller ({key} = {limit}); retry when one has finished\n",
+            if stream { "streams" } else { "requests" }
+        ),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
-/// Holds a permit per request (per stream for a GET stream or a
-/// `subscriptions/listen`) for the caller, until the response body has been
-/// sent or dropped; over the limit, 429.
+/// Holds a permit per request (per stream for a GET stream; a
+/// `subscriptions/listen` exchanges its request permit for a stream's once
+/// its body is read) for the caller, until the response body has been sent
+/// or dropped; over the limit, 429. Refuses a session another caller
+/// opened as if it did not exist.
 async fn limit_per_caller(
     State(state): State<Arc<HttpState>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let caller = request
-        .extensions()
-        .get::<Identity>()
-        .map_or_else(|| "anonymous".to_string(), Identity::key);
-    let session = request
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    if let Some(id) = &session {
+    let caller = caller_of(&request);
+    if let Some(id) = session_id(&request) {
         let owner = state
-            .session_owners
+            .book
             .lock()
             .expect("not poisoned")
-            .get(id)
-            .cloned();
+            .open
+            .get(&id)
+            .map(|e| e.owner.clone());
         if owner.is_some_and(|owner| owner != caller) {
             // Another caller's session does not exist for this one.
             tracing::info!(caller, "refused a request naming another caller's session");
             return (StatusCode::NOT_FOUND, "Not Found: Session not found\n").into_response();
         }
     }
-    let stream = request.method() == Method::GET || is_listen_stream(&request);
+    let stream = request.method() == Method::GET;
     let permit = match state.callers.try_acquire(&caller, stream) {
         Ok(permit) => permit,
-        Err((key, limit)) => {
-            tracing::info!(caller, "refused a request over {key} ({limit})");
-            let mut response = (
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "too many {} open for this caller ({key} = {limit}); retry when one has \
-                     finished\n",
-                    if stream { "streams" } else { "requests" }
-                ),
-            )
-                .into_response();
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return response;
-        }
+        Err((key, limit)) => return over_limit(&caller, key, limit, stream),
     };
-    let deleting = request.method() == Method::DELETE;
-    let open = stream.then(StreamOpen::start);
-    let response = next.run(request).await;
-    if let Some(id) = &session {
-        if deleting && response.status().is_success() {
-            state
-                .session_owners
-                .lock()
-                .expect("not poisoned")
-                .remove(id);
+    let holds = Holds::of(&mut request);
+    holds.with(|h| {
+        h.permit = Some(permit);
+        h.stream = stream.then(StreamOpen::start);
+    });
+    hold_until_body_ends(next.run(request).await, holds)
+}
+
+/// With `[auth]`: the connections none of whose requests has authenticated
+/// yet, oldest first, at most `http.max_unauthenticated_connections`. A
+/// new connection past it closes the oldest: clients that never
+/// authenticate cannot keep every connection slot, and the one that just
+/// arrived is the one most likely to be a real client's about to send its
+/// token.
+struct Unauthenticated {
+    max: usize,
+    next_id: AtomicU64,
+    waiting: Mutex<VecDeque<(u64, CancellationToken)>>,
+}
+
+impl Unauthenticated {
+    fn new(max: usize) -> Unauthenticated {
+        Unauthenticated {
+            max: max.max(1),
+            next_id: AtomicU64::new(0),
+            waiting: Mutex::new(VecDeque::new()),
         }
-    } else if let Some(new) = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-    {
-        state
-            .session_owners
+    }
+
+    /// Enters a new connection; closes the oldest unauthenticated one if
+    /// there are too many (then `true`).
+    fn admit(self: &Arc<Self>) -> (ConnectionAuth, CancellationToken, bool) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let closed = CancellationToken::new();
+        let mut waiting = self.waiting.lock().expect("not poisoned");
+        let evicted = if waiting.len() >= self.max {
+            if let Some((_, oldest)) = waiting.pop_front() {
+                oldest.cancel();
+            }
+            ::metrics::counter!(crate::metrics::HTTP_CONNECTIONS_EVICTED).increment(1);
+            true
+        } else {
+            false
+        };
+        waiting.push_back((id, closed.clone()));
+        let connection = ConnectionAuth {
+            id,
+            book: self.clone(),
+            authenticated: Arc::new(AtomicBool::new(false)),
+        };
+        (connection, closed, evicted)
+    }
+
+    fn forget(&self, id: u64) {
+        self.waiting
             .lock()
             .expect("not poisoned")
-            .insert(new.to_string(), caller);
+            .retain(|(other, _)| *other != id);
     }
-    hold_until_body_ends(response, (permit, open))
+}
+
+/// One connection's standing with `[auth]`, in each of its requests'
+/// extensions.
+#[derive(Clone)]
+struct ConnectionAuth {
+    id: u64,
+    book: Arc<Unauthenticated>,
+    authenticated: Arc<AtomicBool>,
+}
+
+impl ConnectionAuth {
+    /// A request on this connection authenticated: it is no longer one of
+    /// the unauthenticated ones.
+    fn authenticated(&self) {
+        if !self.authenticated.swap(true, Ordering::SeqCst) {
+            self.book.forget(self.id);
+        }
+    }
+
+    fn is_authenticated(&self) -> bool {
+        self.authenticated.load(Ordering::SeqCst)
+    }
+}
+
+/// A connection's place among the unauthenticated ones, given up when
+/// the connection ends.
+struct Registered(ConnectionAuth);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if !self.0.is_authenticated() {
+            self.0.book.forget(self.0.id);
+        }
+    }
+}
+
+/// Marks the connection authenticated once a request on it has an
+/// identity (runs inside `require_identity`).
+async fn note_authenticated(request: Request, next: Next) -> Response {
+    if request.extensions().get::<Identity>().is_some()
+        && let Some(connection) = request.extensions().get::<ConnectionAuth>()
+    {
+        connection.authenticated();
+    }
+    next.run(request).await
+}
+
+/// Answers with `Connection: close` on a connection none of whose requests
+/// has authenticated (a 401 or 403): a client without a valid token keeps
+/// no connection open by sending requests on it (runs outside
+/// `require_identity`).
+async fn close_unauthenticated(request: Request, next: Next) -> Response {
+    let connection = request.extensions().get::<ConnectionAuth>().cloned();
+    let mut response = next.run(request).await;
+    if connection.is_some_and(|c| !c.is_authenticated()) {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// Accepts connections and serves `app` on them until SIGTERM or SIGINT;
-/// returns the open connections, to be closed gracefully.
+/// returns the open connections, to be closed gracefully. With
+/// `unauthenticated` (`[auth]`), connections that have not authenticated
+/// are bounded apart.
 async fn accept_until_signal(
     listener: TcpListener,
     app: Router,
     settings: &HttpSettings,
+    unauthenticated: Option<Arc<Unauthenticated>>,
 ) -> hyper_util::server::graceful::GracefulShutdown {
     let connections = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(settings.max_connections as usize));
@@ -658,7 +1207,15 @@ async fn accept_until_signal(
             },
             () = &mut signal => break,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        let (standing, closed, evicted) = match &unauthenticated {
+            Some(book) => {
+                let (standing, closed, evicted) = book.admit();
+                (Some(standing), Some(closed), evicted)
+            }
+            None => (None, None, false),
+        };
+        let slot = slots.clone().try_acquire_owned().ok();
+        if slot.is_none() && !evicted {
             if !warned_full {
                 tracing::warn!(
                     "refusing connections: {} open (http.max_connections)",
@@ -668,20 +1225,58 @@ async fn accept_until_signal(
             }
             drop(stream);
             continue;
-        };
+        }
         warned_full = false;
         let app = app.clone();
+        let request_standing = standing.clone();
         let service =
             hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
                 request
                     .extensions_mut()
                     .insert(axum::extract::ConnectInfo(peer));
+                if let Some(standing) = &request_standing {
+                    request.extensions_mut().insert(standing.clone());
+                }
                 tower::ServiceExt::oneshot(app.clone(), request.map(Body::new))
             });
         let connection = connections.watch(http1.serve_connection(TokioIo::new(stream), service));
+        let slots = slots.clone();
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(%peer, "connection ended: {e}");
+            let _registered = standing.map(Registered);
+            let evicted = async {
+                match &closed {
+                    Some(token) => token.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::pin!(evicted);
+            let slot = match slot {
+                Some(slot) => slot,
+                // This connection closed an unauthenticated one: its slot
+                // comes free as that one ends.
+                None => tokio::select! {
+                    slot = tokio::time::timeout(EVICTION_WAIT, slots.acquire_owned()) => {
+                        match slot {
+                            Ok(Ok(slot)) => slot,
+                            _ => return,
+                        }
+                    }
+                    () = &mut evicted => return,
+                },
+            };
+            tokio::select! {
+                ended = connection => {
+                    if let Err(e) = ended {
+                        tracing::debug!(%peer, "connection ended: {e}");
+                    }
+                }
+                () = &mut evicted => {
+                    tracing::info!(
+                        %peer,
+                        "closed a connection that had not authenticated, to make room for a \
+                         newer one (http.max_unauthenticated_connections)"
+                    );
+                }
             }
             drop(slot);
         });

@@ -10,8 +10,11 @@
 //!   the wrong error). See ADR 0010;
 //! - [`http`] serves `/mcp` with rmcp's Streamable HTTP service for many
 //!   clients in both eras, bounded per caller, with health endpoints and a
-//!   graceful shutdown. See ADR 0011.
+//!   graceful shutdown. See ADR 0011;
+//! - [`rebinding`] is its `Host` and `Origin` check (DNS-rebinding
+//!   protection), run before any other layer. See ADR 0033.
 
 pub mod http;
+pub mod rebinding;
 pub mod stdio;
 pub mod triage;
