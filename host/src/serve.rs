@@ -42,6 +42,9 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
     // later.
     crate::registry::wasm_files(&options.dir)?;
     let config = loader.config.clone();
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
     if let Some(addr) = config.metrics {
         crate::metrics::serve(addr).await?;
     }

@@ -185,3 +185,42 @@ async fn a_client_that_leaves_before_initialize_ends_the_server_cleanly() {
     assert!(!stderr.contains("Error:"), "{stderr}");
     assert!(out.stdout.is_empty(), "stdout carries the protocol only");
 }
+
+#[tokio::test]
+async fn a_credential_no_allow_rule_reaches_is_warned_about_at_start() {
+    // The rule names port 8443; the credential has no `port`, so 443: it
+    // would never be sent, and the operator is told so at start.
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[plugins.hello]\n\
+         [[plugins.hello.allow]]\nhost = \"api.example.com\"\nport = 8443\n\
+         [[plugins.hello.credentials]]\nhost = \"api.example.com\"\nheader = \"X-Key\"\nvalue = \"k\"\n",
+    )
+    .unwrap();
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--no-watch", "--plugins"])
+        .arg(&plugins)
+        .arg("--config")
+        .arg(&config)
+        .env_remove("TOOLHOST_LOG")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), run)
+        .await
+        .expect("toolhost exits once stdin is closed")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("WARN")
+            && stderr.contains("`credentials` entry 1 (X-Key for api.example.com:443)")
+            && stderr.contains("never sent")
+            && !stderr.contains("\"k\""),
+        "{stderr}"
+    );
+}

@@ -107,6 +107,16 @@ impl HostPattern {
     fn is_ip(&self) -> bool {
         matches!(self.0, PatternKind::Ip(_))
     }
+
+    /// A host this pattern covers: the name or address itself, or a name
+    /// under the domain of `*.domain`.
+    fn example(&self) -> String {
+        match &self.0 {
+            PatternKind::Exact(name) => name.clone(),
+            PatternKind::Suffix(domain) => format!("host.{domain}"),
+            PatternKind::Ip(ip) => ip.to_string(),
+        }
+    }
 }
 
 /// The pattern in its canonical form: `name`, `*.domain` or the address.
@@ -493,6 +503,17 @@ pub struct CredentialScope {
     port: PortRule,
 }
 
+impl std::fmt::Display for CredentialScope {
+    /// `host:port` as configured (`*` for any port).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.port {
+            PortRule::Only(port) => write!(f, "{}:{port}", self.host),
+            PortRule::Any => write!(f, "{}:*", self.host),
+            PortRule::SchemeDefault => write!(f, "{}:443", self.host),
+        }
+    }
+}
+
 /// Whether a credential goes with a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CredentialUse {
@@ -508,6 +529,34 @@ pub enum CredentialUse {
 }
 
 impl CredentialScope {
+    /// Whether some rule of `policy` allows a request this credential would
+    /// go with: one to a host both patterns cover, on a port both cover. A
+    /// credential no rule reaches is never sent, which is a mistake in the
+    /// configuration (often a rule with a `port` and a credential without
+    /// one, which means 443).
+    pub fn reachable_under(&self, policy: &NetworkPolicy) -> bool {
+        policy.rules().iter().any(|rule| {
+            let hosts_meet =
+                rule.host.matches(&self.host.example()) || self.host.matches(&rule.host.example());
+            let ports: &[u16] = match self.port {
+                PortRule::Only(port) => &[port][..],
+                // Any port: any rule's port meets it.
+                PortRule::Any => return hosts_meet,
+                PortRule::SchemeDefault => &[443],
+            };
+            hosts_meet
+                && ports.iter().any(|port| {
+                    let scheme = if *port == 80 { "http" } else { "https" };
+                    let host = match &self.host.0 {
+                        PatternKind::Ip(IpAddr::V6(ip)) => format!("[{ip}]"),
+                        _ => self.host.example(),
+                    };
+                    Url::parse(&format!("{scheme}://{host}:{port}/"))
+                        .is_ok_and(|url| rule.port.matches(&url))
+                })
+        })
+    }
+
     /// A scope for `host` (as in [`HostPattern::parse`]) on `port`; the
     /// https port, 443, when `None`.
     pub fn parse(host: &str, port: Option<PortRule>) -> Result<CredentialScope, RuleError> {
@@ -887,5 +936,25 @@ mod tests {
         assert_eq!(p.rule_host("example.net"), None);
         let ip = policy(&[("::1", Only(80), None, None, false)]);
         assert_eq!(ip.rule_host("::1").as_deref(), Some("::1"));
+    }
+
+    #[test]
+    fn a_credential_is_reachable_only_where_a_rule_covers_its_host_and_port() {
+        let rule = |host: &str, port| HostRule::parse(host, port, None, None, false).unwrap();
+        let scope = |host: &str, port| CredentialScope::parse(host, port).unwrap();
+        let api = NetworkPolicy::new(vec![rule("api.example.com", PortRule::SchemeDefault)]);
+        assert!(scope("api.example.com", None).reachable_under(&api));
+        assert!(!scope("other.example.com", None).reachable_under(&api));
+        // A rule with a port, a credential without one (443): never sent.
+        let on_8443 = NetworkPolicy::new(vec![rule("api.example.com", PortRule::Only(8443))]);
+        assert!(!scope("api.example.com", None).reachable_under(&on_8443));
+        assert!(scope("api.example.com", Some(PortRule::Only(8443))).reachable_under(&on_8443));
+        assert!(scope("api.example.com", Some(PortRule::Any)).reachable_under(&on_8443));
+        // Patterns meet either way round.
+        let wildcard = NetworkPolicy::new(vec![rule("*.example.com", PortRule::Any)]);
+        assert!(scope("api.example.com", None).reachable_under(&wildcard));
+        let exact = NetworkPolicy::new(vec![rule("api.example.com", PortRule::Any)]);
+        assert!(scope("*.example.com", None).reachable_under(&exact));
+        assert!(!scope("127.0.0.1", Some(PortRule::Only(9000))).reachable_under(&exact));
     }
 }

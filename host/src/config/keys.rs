@@ -967,7 +967,9 @@ pub const KEYS: &[Key] = &[
         range: None,
         restart_only: false,
         doc: "The destination's port: a number, or `\"*\"` for any port. A request to another \
-            port of the host goes without this header.",
+            port of the host goes without this header. A credential whose host and port no \
+            `allow` rule covers would never be sent: toolhost warns about it at start and on \
+            each reload (often a rule with a `port` and a credential without one).",
     },
     Key {
         path: "plugins.*.credentials.header",

@@ -356,6 +356,30 @@ impl Config {
         .await
     }
 
+    /// What is valid but cannot be what the operator meant, one sentence
+    /// each, saying what to change: a credential no `allow` rule reaches
+    /// (never sent). Logged at start and on each reload.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for block in &self.plugins {
+            for (i, credential) in block.credentials.iter().enumerate() {
+                if !credential.scope.reachable_under(&block.network) {
+                    warnings.push(format!(
+                        "[plugins.{}] `credentials` entry {} ({} for {}) is covered by no `allow` \
+                         rule, so it is never sent: allow that host and port, or give the \
+                         credential the `port` its rule names (a credential without `port` \
+                         means 443)",
+                        block.name,
+                        i + 1,
+                        credential.header,
+                        credential.scope,
+                    ));
+                }
+            }
+        }
+        warnings
+    }
+
     /// The largest memory limit any plugin has; sizes the instance pool.
     pub fn max_memory_bytes(&self) -> u64 {
         self.plugins

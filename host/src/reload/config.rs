@@ -296,6 +296,9 @@ impl ConfigReload {
                 block.limits.memory_bytes = self.pool_memory_bytes;
             }
         }
+        for warning in config.warnings() {
+            tracing::warn!("{}: {warning}", self.path.display());
+        }
         if config.access.is_restricted() && config.auth.is_none() {
             tracing::warn!(
                 "{}: [[access]] rules apply to HTTP callers authenticated by [auth]; this process \
