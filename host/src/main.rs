@@ -1,5 +1,6 @@
 //! The `toolhost` command line.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -174,28 +175,34 @@ impl PluginArgs {
     /// (from the content store, or the registry for what it lacks), pinning
     /// tags in the lock file. A component that cannot be installed is an
     /// error in the log; the others still serve.
-    async fn install_components(&self) -> Result<()> {
+    /// Returns the bytes verified for each component file: only those
+    /// load (a file whose install was refused is not served).
+    async fn install_components(&self) -> Result<BTreeMap<String, String>> {
         let Some(path) = &self.config else {
-            return Ok(());
+            return Ok(BTreeMap::new());
         };
         let config = Config::load(path)?;
         let lock = toolhost::oci::LockFile::path_for(path);
         match config.install_components(&lock, &self.plugins, false).await {
-            Ok((_, failures)) => {
-                for (reference, error) in failures {
+            Ok(installs) => {
+                for (reference, error) in installs.failures {
                     tracing::error!("{reference} was not installed: {error}");
                 }
+                Ok(installs.verified)
             }
-            // The store or the lock file cannot be used: the plugin
-            // directory still serves what it has.
-            Err(e) => tracing::error!("no OCI component was installed: {e}"),
+            // The store or the lock file cannot be used: nothing was
+            // verified, so no component file is served; the rest of the
+            // plugin directory is.
+            Err(e) => {
+                tracing::error!("no OCI component was installed: {e}");
+                Ok(BTreeMap::new())
+            }
         }
-        Ok(())
     }
 
     async fn load(&self) -> Result<(CallEnv, Loader, Registry)> {
-        self.install_components().await?;
-        let loader = self.loader().await?;
+        let verified = self.install_components().await?;
+        let loader = self.loader(verified).await?;
         let registry = toolhost::reload::dir::load_dir(&loader, &self.plugins).await?;
         let env = CallEnv {
             runtime: loader.runtime.clone(),
@@ -204,11 +211,13 @@ impl PluginArgs {
         Ok((env, loader, registry))
     }
 
-    async fn loader(&self) -> Result<Loader> {
-        let config = match &self.config {
+    /// The loader, for the config with `verified` component files.
+    async fn loader(&self, verified: BTreeMap<String, String>) -> Result<Loader> {
+        let mut config = match &self.config {
             Some(path) => Config::load(path)?,
             None => Config::default(),
         };
+        config.verified_components = verified;
         let cache = if self.no_cache {
             CacheSetting::Off
         } else {
@@ -243,8 +252,8 @@ fn main() -> Result<()> {
                 no_watch,
                 http,
             } => {
-                plugins.install_components().await?;
-                let loader = plugins.loader().await?;
+                let verified = plugins.install_components().await?;
+                let loader = plugins.loader(verified).await?;
                 let options = toolhost::serve::ServeOptions {
                     dir: plugins.plugins.clone(),
                     watch: !no_watch,
@@ -334,8 +343,9 @@ fn main() -> Result<()> {
                     );
                 }
                 let lock = toolhost::oci::LockFile::path_for(&config);
-                let (updates, failures) =
-                    settings.install_components(&lock, &plugins, true).await?;
+                let toolhost::oci::Installs {
+                    updates, failures, ..
+                } = settings.install_components(&lock, &plugins, true).await?;
                 for update in &updates {
                     match &update.before {
                         Some(before) if *before == update.after => {
@@ -475,7 +485,7 @@ async fn check(file: &std::path::Path) -> Result<()> {
         cache_dir: None,
         no_cache: true,
     };
-    let loader = args.loader().await?;
+    let loader = args.loader(BTreeMap::new()).await?;
     let plugin = match loader.load_file(file).await {
         Ok(plugin) => plugin,
         Err(e) => {

@@ -689,6 +689,50 @@ async fn a_server_serving_oci_references_starts_again_with_the_registry_gone() {
 
 #[tokio::test]
 #[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
+async fn a_component_the_trust_policy_now_refuses_stops_though_its_file_stays() {
+    let registry = Registry::start(None);
+    let s = Scratch::new();
+    let (private, public) = s.keypair("acme");
+    let reference = registry.reference("acme/hello", "stable");
+    s.push(
+        &s.component_file("hello", "hello.wasm"),
+        &reference,
+        Some(&private),
+    );
+    let trusting = |key: &Path| {
+        s.config(&format!(
+            "components = [\"oci://{reference}\"]\n[oci]\ntrusted_keys = [\"{}\"]\n",
+            key.display()
+        ))
+    };
+    let host = s.serve(&trusting(&public), Era::Legacy).await;
+    assert_eq!(
+        host.ok("greet", json!({"name": "A"})).await["message"],
+        "Hello, A!"
+    );
+    drop(host);
+
+    // The signer is no longer trusted. The file installed earlier is still
+    // in the plugin directory: it must not be served.
+    let (_, other) = s.keypair("other");
+    let host = s.serve(&trusting(&other), Era::Legacy).await;
+    assert!(
+        s.plugins().join("hello.wasm").exists(),
+        "the old file stays"
+    );
+    host.wait_for_stderr("was not installed").await;
+    let refused = host
+        .wait_for_stderr("the file left from an earlier install is not served")
+        .await;
+    assert!(refused.contains("hello.wasm"), "{refused}");
+    assert!(
+        tool_names(&host).await.is_empty(),
+        "a component its trust policy refuses does not run"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs docker-registry, skopeo and htpasswd (apt-get install -y docker-registry skopeo apache2-utils); cargo xtask test runs it when installed"]
 async fn a_pulled_and_swapped_component_hot_reloads() {
     let registry = Registry::start(None);
     let s = Scratch::new();

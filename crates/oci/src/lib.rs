@@ -342,6 +342,9 @@ pub struct Installed {
     pub changed: bool,
     /// The key whose signature was verified, if any.
     pub signed_by: Option<PathBuf>,
+    /// The SHA-256 of the component bytes verified and installed (hex):
+    /// what the file must hold to be loaded as this component.
+    pub component_sha256: String,
 }
 
 /// Installs components from registries (or the content store) into a plugin
@@ -478,6 +481,7 @@ impl Installer {
             path,
             changed,
             signed_by,
+            component_sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&component)),
         })
     }
 
@@ -641,14 +645,28 @@ pub struct Update {
     pub after: String,
 }
 
+/// What [`install_configured`] did.
+#[derive(Debug, Default)]
+pub struct Installs {
+    /// What changed in the lock (every entry with `update`).
+    pub updates: Vec<Update>,
+    /// The entries refused: (reference, why). Their files are not verified.
+    pub failures: Vec<(String, OciError)>,
+    /// Each entry installed, by the file name it is installed as: the
+    /// SHA-256 (hex) of the component bytes verified for it. A file a
+    /// `components` entry names loads only if it holds exactly these bytes.
+    pub verified: std::collections::BTreeMap<String, String>,
+}
+
 /// Installs every entry of `components` into `plugins` with the store and
 /// bounds of `settings` and the trust policy `policy_for` gives its file
 /// name (toolhost's `Config::install_components`), pinning tags in
 /// the lock file `lock_path`. With `update`, tags are resolved
 /// again and the lock follows them (a new digest is installed only if it
 /// passes every check; otherwise the old pin stays and the error is
-/// reported). Returns what changed in the lock, and the failures
-/// (reference, error); one failure does not stop the others.
+/// reported). Returns what changed in the lock, the failures
+/// (reference, error; one does not stop the others) and the bytes verified
+/// for each file.
 pub async fn install_configured(
     components: &[ComponentRef],
     settings: &OciSettings,
@@ -656,14 +674,15 @@ pub async fn install_configured(
     lock_path: &Path,
     plugins: &Path,
     update: bool,
-) -> Result<(Vec<Update>, Vec<(String, OciError)>), OciError> {
+) -> Result<Installs, OciError> {
     if components.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Installs::default());
     }
     let installer = Installer::new(settings)?;
     let mut lock = LockFile::load(lock_path)?;
     let mut updates = Vec::new();
     let mut failures = Vec::new();
+    let mut verified = std::collections::BTreeMap::new();
     for reference in components {
         let before = lock.digest(reference).map(str::to_string);
         let result = async {
@@ -679,6 +698,7 @@ pub async fn install_configured(
         .await;
         match result {
             Ok(installed) => {
+                verified.insert(reference.file_name(), installed.component_sha256.clone());
                 if reference.pinned_digest().is_none()
                     && before.as_deref() != Some(installed.digest.as_str())
                 {
@@ -712,5 +732,9 @@ pub async fn install_configured(
     {
         lock.save(lock_path)?;
     }
-    Ok((updates, failures))
+    Ok(Installs {
+        updates,
+        failures,
+        verified,
+    })
 }

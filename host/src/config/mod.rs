@@ -210,6 +210,13 @@ pub struct Config {
     pub elicitation_timeout: Duration,
     /// Plugin blocks, in file order of their names.
     pub plugins: Vec<PluginSettings>,
+    /// The component files `components` entries were verified and
+    /// installed as at this start, by file name: the SHA-256 (hex) of the
+    /// bytes verified. Not read from the file: filled in after the install
+    /// ([`Config::install_components`]) and kept across config reloads. A
+    /// file an entry names is loaded only if it holds these bytes
+    /// ([`Config::component_gate`]).
+    pub verified_components: BTreeMap<String, String>,
     /// Each `[plugins.NAME]` block's trust settings for the OCI components
     /// it matches, by block name (a block without any: none here).
     pub trust: BTreeMap<String, BlockTrust>,
@@ -341,10 +348,7 @@ impl Config {
         lock_path: &Path,
         plugins: &Path,
         update: bool,
-    ) -> std::result::Result<
-        (Vec<crate::oci::Update>, Vec<(String, crate::oci::OciError)>),
-        crate::oci::OciError,
-    > {
+    ) -> std::result::Result<crate::oci::Installs, crate::oci::OciError> {
         crate::oci::install_configured(
             &self.components,
             &self.oci,
@@ -354,6 +358,32 @@ impl Config {
             update,
         )
         .await
+    }
+
+    /// Whether the plugin directory's file `file_name`, whose bytes have
+    /// the SHA-256 `digest` (hex), may be loaded: any file no `components`
+    /// entry names may; one that an entry names only if this process
+    /// verified exactly these bytes for it at start
+    /// ([`Config::verified_components`]). Otherwise, why not, saying what
+    /// to do.
+    pub fn component_gate(&self, file_name: &str, digest: &str) -> std::result::Result<(), String> {
+        let Some(entry) = self.components.iter().find(|c| c.file_name() == file_name) else {
+            return Ok(());
+        };
+        match self.verified_components.get(file_name) {
+            Some(verified) if verified == digest => Ok(()),
+            Some(_) => Err(format!(
+                "it is installed from {entry}, but its bytes are not the ones verified at start: \
+                 it was changed since (run `toolhost update` and restart to move to a new \
+                 version; a file written by hand in its place is never served)"
+            )),
+            None => Err(format!(
+                "it is installed from {entry}, and that install was refused at start (the error \
+                 above says why: a signature or key the trust policy no longer accepts, or a \
+                 registry that could not be reached); the file left from an earlier install is \
+                 not served"
+            )),
+        }
     }
 
     /// What is valid but cannot be what the operator meant, one sentence

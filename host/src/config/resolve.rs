@@ -59,6 +59,7 @@ impl Config {
             confirmation: host.confirmation,
             elicitation_timeout,
             plugins,
+            verified_components: BTreeMap::new(),
             trust,
             unmatched_files: host.unmatched_files,
             load_wait,

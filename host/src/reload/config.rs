@@ -392,6 +392,7 @@ fn keep_restart_only(config: &mut Config, running: &Config) {
     config.state = running.state.clone();
     config.oci = running.oci.clone();
     config.components = running.components.clone();
+    config.verified_components = running.verified_components.clone();
     config.audit = running.audit.clone();
 }
 

@@ -312,6 +312,7 @@ impl Reloader {
         }
 
         // What to load, by content: each distinct digest compiles once.
+        let mut refused = Vec::new();
         let mut by_digest: BTreeMap<String, Vec<(String, Present)>> = BTreeMap::new();
         for (name, file) in present.iter_mut() {
             if !self.reload_all
@@ -323,6 +324,15 @@ impl Reloader {
             }
             if self.seen.get(name).is_some_and(|s| s.failed) {
                 tracing::debug!(file = %name, "not loaded again: these bytes already failed");
+                continue;
+            }
+            // A file a `components` entry names runs only as the bytes
+            // verified for it at start.
+            if let Err(why) = self.loader.config.component_gate(name, &file.digest) {
+                if let Some(seen) = self.seen.get_mut(name) {
+                    seen.failed = true;
+                }
+                refused.push((file.path.clone(), why));
                 continue;
             }
             let taken = Present {
@@ -358,7 +368,10 @@ impl Reloader {
         results.sort_by(|a, b| a.0.cmp(&b.0));
 
         let mut plugins = Vec::new();
-        let mut failed = 0;
+        let mut failed = refused.len();
+        for (path, why) in refused {
+            tracing::error!("not loaded {}: {why}", path.display());
+        }
         for (name, path, result) in results {
             match result {
                 Ok((plugin, took)) => {
