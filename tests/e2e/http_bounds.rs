@@ -273,6 +273,18 @@ async fn ending_a_legacy_session_answers_204_as_clients_expect() {
     )
     .await;
     assert_eq!(after.status(), 404, "the session has ended");
+    // Ending it again, or a session that never was: not found, as for
+    // any other request naming it.
+    for unknown in [id.as_str(), "made-up-session-id"] {
+        let again = raw()
+            .delete(host.url.as_deref().unwrap())
+            .header("mcp-session-id", unknown)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 404, "{unknown}");
+    }
 }
 
 #[tokio::test]

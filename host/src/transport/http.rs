@@ -843,7 +843,8 @@ fn header_disagrees(headers: &axum::http::HeaderMap, body: &BodyMethod) -> Optio
 /// new session is entered with its caller and closed after
 /// `http.uninitialized_session_idle_secs` unless it sends
 /// `notifications/initialized`; a DELETE that ended a session answers 204
-/// (clients such as the Python SDK log any other status as a failure).
+/// (clients such as the Python SDK log any other status as a failure), and
+/// one naming a session that is not open 404.
 /// Takes the request's [`Holds`] out of its extensions, so that nothing
 /// rmcp keeps holds a permit.
 async fn bound_sessions(
@@ -857,6 +858,18 @@ async fn bound_sessions(
     let caller = caller_of(&request);
     let session = session_id(&request);
     if request.method() == Method::DELETE {
+        // A session that is not open (never was, or already ended) is not
+        // found, as for any other request naming it.
+        if let Some(id) = &session
+            && !state
+                .book
+                .lock()
+                .expect("not poisoned")
+                .open
+                .contains_key(id)
+        {
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found\n").into_response();
+        }
         let response = next.run(request).await;
         if response.status() != StatusCode::ACCEPTED {
             return response;
