@@ -234,11 +234,13 @@ impl Reloader {
         let mut read = 0;
         let mut present: BTreeMap<String, Present> = BTreeMap::new();
         for (name, path) in self.wasm_files()? {
-            let meta = match tokio::fs::metadata(&path).await {
+            let meta = match metadata(&path).await {
                 Ok(meta) if meta.is_file() => meta,
                 // Not a file, or deleted since listing: absent.
                 Ok(_) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                // Shutting down: nothing to report.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     tracing::error!("cannot read {}: {e}", path.display());
                     continue;
@@ -579,7 +581,7 @@ async fn load_group(
 /// whole), and hashes what it read, off the async workers.
 async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, String)> {
     let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || {
+    off_the_workers(move || {
         use std::io::Read;
         let mut bytes = Vec::new();
         std::fs::File::open(&path)?
@@ -589,15 +591,28 @@ async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, Str
         Ok((bytes, digest))
     })
     .await
-    .map_err(|e| {
-        if e.is_cancelled() {
-            // The runtime is shutting down (the client went away): not a
-            // file that cannot be read.
-            std::io::Error::new(std::io::ErrorKind::Interrupted, "shutting down")
-        } else {
-            std::io::Error::other(e)
-        }
-    })?
+}
+
+/// The metadata of the file at `path`, read off the async workers.
+async fn metadata(path: &Path) -> std::io::Result<std::fs::Metadata> {
+    let path = path.to_path_buf();
+    off_the_workers(move || std::fs::metadata(&path)).await
+}
+
+/// Runs `work` on the blocking pool. A task the runtime drops because it
+/// is shutting down (the client went away) is `Interrupted`, not a file
+/// that cannot be read, so the scan says nothing about it.
+async fn off_the_workers<T: Send + 'static>(
+    work: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) if e.is_cancelled() => Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "shutting down",
+        )),
+        Err(e) => Err(std::io::Error::other(e)),
+    }
 }
 
 /// Whether an event of this kind can change what a file holds (or whether
