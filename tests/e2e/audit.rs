@@ -895,14 +895,6 @@ async fn misbehaving_host(server: &crate::support::Recorder, era: Era, extra: &s
     .await
 }
 
-fn posts_to(server: &crate::support::Recorder) -> usize {
-    server
-        .received()
-        .iter()
-        .filter(|r| r.method == "POST")
-        .count()
-}
-
 /// How many of `host`'s open file descriptors name `path`.
 fn open_in(host: &Host, path: &Path) -> usize {
     std::fs::read_dir(format!("/proc/{}/fd", host.pid))
@@ -963,7 +955,7 @@ async fn the_trail_follows_a_rename_or_a_deletion_and_an_unwritable_one_stops_on
         issue["hint"].as_str().unwrap().contains("host.audit"),
         "{issue}"
     );
-    assert_eq!(posts_to(&server), 0, "the change never left");
+    assert_eq!(server.posts(), 0, "the change never left");
     host.ok("get", read.clone()).await;
     let log = host.wait_for_stderr("cannot write the audit trail").await;
     assert_eq!(
@@ -976,7 +968,7 @@ async fn the_trail_follows_a_rename_or_a_deletion_and_an_unwritable_one_stops_on
     std::fs::remove_dir(&path).unwrap();
     let out = host.ok("confirm_then_post", change).await;
     assert_eq!(out["detail"], "posted: 200");
-    assert_eq!(posts_to(&server), 1);
+    assert_eq!(server.posts(), 1);
     host.wait_for_stderr("the audit trail is writable again")
         .await;
     let trail = records(&path);
@@ -1077,7 +1069,7 @@ async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record
         matches!(done, Ok(rmcp::model::CallToolResponse::Complete(_))),
         "{done:?}"
     );
-    assert_eq!(posts_to(&server), 1);
+    assert_eq!(server.posts(), 1);
     assert!(
         call_once(&host, answer(&params, Some(&state), Some(yes())))
             .await
@@ -1086,7 +1078,7 @@ async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record
     let replayed = last_call(&host);
     assert_refused_record(&replayed, "REPLAYED_REQUEST_STATE");
     assert_eq!(replayed["tool"], "confirm_then_post");
-    assert_eq!(posts_to(&server), 1, "the replay sent nothing");
+    assert_eq!(server.posts(), 1, "the replay sent nothing");
     host.wait_for_stderr("refused a requestState").await;
 
     // Malformed continuations: a state without answers, answers without a
@@ -1112,13 +1104,13 @@ async fn forged_replayed_and_malformed_continuations_each_leave_a_refused_record
         );
         assert_refused_record(&last_call(&host), "INVALID_INPUT_RESPONSES");
     }
-    assert_eq!(posts_to(&server), 1);
+    assert_eq!(server.posts(), 1);
     let done = call_once(&host, answer(&params, Some(&state), Some(yes()))).await;
     assert!(
         matches!(done, Ok(rmcp::model::CallToolResponse::Complete(_))),
         "a malformed answer left the state unspent: {done:?}"
     );
-    assert_eq!(posts_to(&server), 2);
+    assert_eq!(server.posts(), 2);
     assert_changes_recorded(
         &trail_of(&host),
         &[

@@ -5,14 +5,12 @@
 //! say where `[auth]` accepts both. Through the real binary over Streamable
 //! HTTP, with a real identity provider's signed tokens.
 
-use rmcp::ServiceError;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction, InputResponses,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Value, json};
 use toolhost_test_infra::idp::{Idp, SigningKey};
 
 use crate::support::infra::sha256_hex;
+use crate::support::session::{refusal, retry_with_state};
 use crate::support::{Elicitation, Era, Host, HostOptions, Recorder};
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
@@ -120,36 +118,6 @@ fn post(server: &Recorder) -> CallToolRequestParams {
     CallToolRequestParams::new("confirm_then_post").with_arguments(args)
 }
 
-/// The retry carrying `state` and the user's yes.
-fn yes(server: &Recorder, state: &str) -> CallToolRequestParams {
-    let answer =
-        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}));
-    let mut responses = InputResponses::new();
-    responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
-    post(server)
-        .with_input_responses(responses)
-        .with_request_state(state.to_string())
-}
-
-/// The message of a refused retry; panics if the tool ran.
-fn refusal(answer: Result<CallToolResponse, ServiceError>) -> String {
-    match answer {
-        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-            result.structured_content.unwrap().to_string()
-        }
-        Err(ServiceError::McpError(e)) => e.message.to_string(),
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
-
-fn posts(server: &Recorder) -> usize {
-    server
-        .received()
-        .iter()
-        .filter(|r| r.method == "POST")
-        .count()
-}
-
 #[tokio::test]
 async fn a_sealed_state_answers_only_for_the_caller_it_was_issued_to() {
     let key = SigningKey::new("k1");
@@ -183,17 +151,22 @@ async fn a_sealed_state_answers_only_for_the_caller_it_was_issued_to() {
                 Some(&jwt(&idp, &key, subject)),
             )
             .await;
-        let refused = refusal(other.client.call_tool_once(yes(&server, &state)).await);
+        let refused = refusal(
+            other
+                .client
+                .call_tool_once(retry_with_state(&post(&server), &state, true))
+                .await,
+        );
         assert!(
             refused.contains("issued to another caller"),
             "jwt:{subject} redeems the static token alice's state: {refused}"
         );
     }
-    assert_eq!(posts(&server), 0, "nothing ran for another caller");
+    assert_eq!(server.posts(), 0, "nothing ran for another caller");
     // Refused before it was spent: alice's own yes still applies, once.
     match host
         .client
-        .call_tool_once(yes(&server, &state))
+        .call_tool_once(retry_with_state(&post(&server), &state, true))
         .await
         .unwrap()
     {
@@ -207,5 +180,5 @@ async fn a_sealed_state_answers_only_for_the_caller_it_was_issued_to() {
         }
         other => panic!("expected the call to run, got {other:?}"),
     }
-    assert_eq!(posts(&server), 1);
+    assert_eq!(server.posts(), 1);
 }

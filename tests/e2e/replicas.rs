@@ -12,12 +12,11 @@
 mod lb;
 
 use rmcp::ServiceError;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction, InputResponses,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Value, json};
 
 use crate::support::infra::{Redis, require};
+use crate::support::session::retry_with_state;
 use crate::support::{Elicitation, Era, Host, HostOptions, Recorder};
 
 const KEY_1: &str = "replica-test-key-one-0123456789abcdef0123";
@@ -84,21 +83,7 @@ async fn sealed_state(host: &Host, server: &Recorder) -> String {
 
 /// The retry carrying `state` and the user's yes.
 fn yes(server: &Recorder, state: &str) -> CallToolRequestParams {
-    let answer =
-        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}));
-    let mut responses = InputResponses::new();
-    responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
-    params(server)
-        .with_input_responses(responses)
-        .with_request_state(state.to_string())
-}
-
-fn posts(server: &Recorder) -> usize {
-    server
-        .received()
-        .iter()
-        .filter(|r| r.method == "POST")
-        .count()
+    retry_with_state(&params(server), state, true)
 }
 
 /// The retry's outcome: `Ok(detail)` when the tool ran, `Err(message)`
@@ -128,14 +113,14 @@ async fn a_confirmation_sealed_on_one_replica_is_redeemed_on_another_once() {
     let c = replica(&server, &["k1"], &redis.url).await;
 
     let state = sealed_state(&a, &server).await;
-    assert_eq!(posts(&server), 0, "asking sends nothing");
+    assert_eq!(server.posts(), 0, "asking sends nothing");
     assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
-    assert_eq!(posts(&server), 1);
+    assert_eq!(server.posts(), 1);
     let replayed = redeem(&c, &server, &state).await.unwrap_err();
     assert!(replayed.contains("already used"), "{replayed}");
     let replayed_on_a = redeem(&a, &server, &state).await.unwrap_err();
     assert!(replayed_on_a.contains("already used"), "{replayed_on_a}");
-    assert_eq!(posts(&server), 1, "applied exactly once");
+    assert_eq!(server.posts(), 1, "applied exactly once");
 
     // Tampered: refused everywhere, nothing spent or sent.
     let fresh = sealed_state(&a, &server).await;
@@ -148,7 +133,7 @@ async fn a_confirmation_sealed_on_one_replica_is_redeemed_on_another_once() {
         assert!(refused.contains("requestState is invalid"), "{refused}");
     }
     assert_eq!(redeem(&c, &server, &fresh).await.unwrap(), "posted: 200");
-    assert_eq!(posts(&server), 2);
+    assert_eq!(server.posts(), 2);
 }
 
 #[tokio::test]
@@ -181,7 +166,7 @@ async fn keys_rotate_by_id_and_a_foreign_key_is_refused() {
     let foreign = sealed_state(&loner, &server).await;
     let refused = redeem(&rotating, &server, &foreign).await.unwrap_err();
     assert!(refused.contains("requestState is invalid"), "{refused}");
-    assert_eq!(posts(&server), 2);
+    assert_eq!(server.posts(), 2);
 }
 
 #[tokio::test]
@@ -206,7 +191,7 @@ async fn an_unreachable_replay_store_refuses_with_a_retryable_error_and_spends_n
         "{envelope}"
     );
     assert_eq!(
-        posts(&server),
+        server.posts(),
         0,
         "never applied without the single-use check"
     );
@@ -220,7 +205,7 @@ async fn an_unreachable_replay_store_refuses_with_a_retryable_error_and_spends_n
             .unwrap_err()
             .contains("already used")
     );
-    assert_eq!(posts(&server), 1);
+    assert_eq!(server.posts(), 1);
 }
 
 #[tokio::test]
@@ -250,7 +235,7 @@ async fn after_a_redis_restart_the_first_confirmed_retry_reconnects_and_applies(
             .unwrap_err()
             .contains("already used")
     );
-    assert_eq!(posts(&server), 2, "each answer applied once");
+    assert_eq!(server.posts(), 2, "each answer applied once");
 }
 
 #[tokio::test]
@@ -273,7 +258,7 @@ async fn a_replay_store_over_tls_spends_each_state_once() {
     assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
     let replayed = redeem(&a, &server, &state).await.unwrap_err();
     assert!(replayed.contains("already used"), "{replayed}");
-    assert_eq!(posts(&server), 1, "applied once, through Redis over TLS");
+    assert_eq!(server.posts(), 1, "applied once, through Redis over TLS");
 }
 
 /// A generated-looking password with the characters a URL's user
@@ -313,7 +298,7 @@ async fn a_replay_store_password_from_the_environment_works_and_is_never_shown()
     assert_eq!(redeem(&b, &server, &state).await.unwrap(), "posted: 200");
     let replayed = redeem(&a, &server, &state).await.unwrap_err();
     assert!(replayed.contains("already used"), "{replayed}");
-    assert_eq!(posts(&server), 1, "spent once, in the store both share");
+    assert_eq!(server.posts(), 1, "spent once, in the store both share");
     for replica in [&a, &b] {
         let stderr = replica.stderr.lock().unwrap().clone();
         assert!(!stderr.contains(REDIS_PASSWORD), "{stderr}");
@@ -366,7 +351,7 @@ async fn a_refused_replay_store_password_fails_clearly_and_spends_nothing() {
         );
     }
     assert_eq!(
-        posts(&server),
+        server.posts(),
         0,
         "never applied without the single-use check"
     );

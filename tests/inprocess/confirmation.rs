@@ -10,6 +10,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
+use crate::support::session::retry_with_state;
 use crate::support::{ERAS, Elicitation, Era, Host, HostOptions, Recorder};
 
 /// A host serving the misbehaving component, allowed to reach `server`.
@@ -28,14 +29,6 @@ async fn host(server: &Recorder, era: Era, elicitation: Elicitation, extra_confi
 
 fn post_args(server: &Recorder) -> Value {
     json!({"url": format!("{}/hook", server.url), "confirm": true})
-}
-
-fn posts(server: &Recorder) -> usize {
-    server
-        .received()
-        .iter()
-        .filter(|r| r.method == "POST")
-        .count()
 }
 
 /// Runs the first round of a 2026-07-28 confirmation by hand.
@@ -74,20 +67,6 @@ fn retry(
     yes: bool,
 ) -> CallToolRequestParams {
     retry_with_state(params, round.request_state.clone().unwrap(), yes)
-}
-
-fn retry_with_state(
-    params: &CallToolRequestParams,
-    state: String,
-    yes: bool,
-) -> CallToolRequestParams {
-    let answer = ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": yes}));
-    let mut responses = InputResponses::new();
-    responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
-    params
-        .clone()
-        .with_input_responses(responses)
-        .with_request_state(state)
 }
 
 fn assert_refused(result: Result<CallToolResponse, ServiceError>, needle: &str) {
@@ -133,7 +112,7 @@ async fn an_accepted_confirmation_lets_the_mutation_through() {
         let host = host(&server, era, Elicitation::Accept(true), "").await;
         let out = host.ok("confirm_then_post", post_args(&server)).await;
         assert_eq!(out["detail"], "posted: 200", "{era:?}");
-        assert_eq!(posts(&server), 1, "{era:?}");
+        assert_eq!(server.posts(), 1, "{era:?}");
         let seen = host.handler.seen.lock().unwrap();
         assert_eq!(
             seen.elicitations,
@@ -247,7 +226,7 @@ async fn without_elicitation_trust_confirm_flag_takes_confirm_true_as_the_yes() 
         .await;
         let out = host.ok("confirm_then_post", post_args(&server)).await;
         assert_eq!(out["detail"], "posted: 200", "{era:?}");
-        assert_eq!(posts(&server), 1);
+        assert_eq!(server.posts(), 1);
         assert!(host.handler.seen.lock().unwrap().elicitations.is_empty());
         // A lying component cannot mutate without the flag.
         let issue = host
@@ -257,7 +236,7 @@ async fn without_elicitation_trust_confirm_flag_takes_confirm_true_as_the_yes() 
             )
             .await;
         assert_eq!(issue["code"], "PERMISSION_DENIED");
-        assert_eq!(posts(&server), 1);
+        assert_eq!(server.posts(), 1);
     }
 }
 
@@ -344,14 +323,14 @@ async fn a_replayed_request_state_is_refused() {
         }
         other => panic!("expected the call to complete, got {other:?}"),
     }
-    assert_eq!(posts(&server), 1);
+    assert_eq!(server.posts(), 1);
     assert_refused(
         host.client
             .call_tool_once(retry(&params, &round, true))
             .await,
         "already used",
     );
-    assert_eq!(posts(&server), 1, "the replay sent nothing");
+    assert_eq!(server.posts(), 1, "the replay sent nothing");
 }
 
 /// The 2026-07-28 counterpart of cancelling a pending confirmation: the
@@ -516,7 +495,7 @@ async fn a_retry_whose_question_changed_is_asked_again_and_sends_nothing() {
     );
     assert!(asked_again.ends_with("Change 2 orders?"), "{asked_again}");
     assert!(round.request_state.is_some());
-    assert_eq!(posts(&server), 0);
+    assert_eq!(server.posts(), 0);
     assert_eq!(server.received().len(), 2, "only the two counter reads");
 }
 

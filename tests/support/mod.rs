@@ -958,6 +958,16 @@ impl Recorder {
         self.requests.lock().unwrap().clone()
     }
 
+    /// How many `POST`s arrived so far: the mutations applied.
+    pub fn posts(&self) -> usize {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.method == "POST")
+            .count()
+    }
+
     /// A config block letting `misbehaving.wasm` reach this server.
     pub fn allow_block(&self, plugin: &str) -> String {
         format!(
@@ -1046,6 +1056,38 @@ pub mod session {
 
     /// The test client's side of a session.
     pub type Client = RunningService<RoleClient, TestClient>;
+
+    /// `params` again, as a 2026-07-28 client retries after
+    /// `input_required`: the sealed `state` and the user's answer to the
+    /// confirmation (`yes`: accept with `confirm: true`; else `false`).
+    pub fn retry_with_state(
+        params: &CallToolRequestParams,
+        state: impl Into<String>,
+        yes: bool,
+    ) -> CallToolRequestParams {
+        let answer = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+            .with_content(json!({"confirm": yes}));
+        let mut responses = rmcp::model::InputResponses::new();
+        responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
+        params
+            .clone()
+            .with_input_responses(responses)
+            .with_request_state(state.into())
+    }
+
+    /// The message of a retry whose state was refused (a tool error or a
+    /// JSON-RPC error); panics if the tool ran.
+    pub fn refusal(answer: Result<rmcp::model::CallToolResponse, ServiceError>) -> String {
+        match answer {
+            Ok(rmcp::model::CallToolResponse::Complete(result))
+                if result.is_error == Some(true) =>
+            {
+                result.structured_content.unwrap().to_string()
+            }
+            Err(ServiceError::McpError(e)) => e.message.to_string(),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
 
     /// Opens a `subscriptions/listen` stream for tool-list changes
     /// (2026-07-28 clients).

@@ -8,10 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::ServiceError;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitResult, ElicitationAction, InputResponses,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Value, json};
 use statuspro_sandbox::{Sandbox, SandboxConfig, seed};
 
@@ -19,6 +16,7 @@ use crate::statuspro;
 use crate::support::cluster::{Haproxy, Replica, ReplicaSpec, Stickiness};
 use crate::support::infra::{Redis, require};
 use crate::support::metrics::Scrape;
+use crate::support::session::{refusal, retry_with_state};
 use crate::support::{Elicitation, Era, component, http_client, write_then_rename};
 
 /// A connected test client.
@@ -172,24 +170,7 @@ fn comment(text: &str) -> CallToolRequestParams {
 
 /// The retry of `comment(text)` carrying `state` and the user's yes.
 fn confirmed(text: &str, state: &str) -> CallToolRequestParams {
-    let answer =
-        ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}));
-    let mut responses = InputResponses::new();
-    responses.insert("confirm".into(), serde_json::to_value(answer).unwrap());
-    comment(text)
-        .with_input_responses(responses)
-        .with_request_state(state.to_string())
-}
-
-/// Whether an answer to a confirmed retry was a refusal of its state.
-fn refused(answer: Result<CallToolResponse, ServiceError>) -> String {
-    match answer {
-        Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-            result.structured_content.unwrap().to_string()
-        }
-        Err(ServiceError::McpError(e)) => e.message.to_string(),
-        other => panic!("expected a refusal, got {other:?}"),
-    }
+    retry_with_state(&comment(text), state, true)
 }
 
 /// Redeems `state` through the balancer until every replica has answered
@@ -203,7 +184,7 @@ async fn refused_everywhere(
     let start = totals(&cluster.calls("add_order_comment").await);
     let mut refusals = Vec::new();
     for _ in 0..30 {
-        refusals.push(refused(client.call_tool_once(confirmed(text, state)).await));
+        refusals.push(refusal(client.call_tool_once(confirmed(text, state)).await));
         let now = totals(&cluster.calls("add_order_comment").await);
         if now.iter().zip(&start).all(|(n, s)| n > s) {
             return refusals;
@@ -268,7 +249,7 @@ async fn a_2026_confirmation_hops_replicas_through_the_balancer_and_applies_once
         refusals.iter().all(|why| why.contains("already used")),
         "{refusals:?}"
     );
-    let mut tampered = state.clone().into_bytes();
+    let mut tampered = state.to_string().into_bytes();
     let at = tampered.len() - 3;
     tampered[at] = if tampered[at] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();

@@ -33,7 +33,7 @@ use toolhost::server::Gateway;
 
 pub use shared::{
     ERAS, Elicitation, Era, MISBEHAVING_TOOLS, Recorder, Seen, TestClient, component,
-    components_dir, hints, offers, test_cache_home, with_host_setting, write_then_rename,
+    components_dir, hints, offers, session, test_cache_home, with_host_setting, write_then_rename,
 };
 
 /// How long a test Gateway lets requests wait for the initial load
