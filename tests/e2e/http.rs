@@ -18,10 +18,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::support::{Changes, ERAS, Elicitation, Era, Host, HostOptions, Recorder};
 
 /// A bound on anything a test waits for: hitting it is a hang, not slowness.
-const HANG: Duration = Duration::from_secs(60);
+pub(crate) const HANG: Duration = Duration::from_secs(60);
 
-/// Raw HTTP for the tests that play a hostile or a plain client.
-fn raw() -> reqwest::Client {
+/// Raw HTTP for the tests that play a hostile or a plain client (a
+/// connection of its own for each client).
+pub(crate) fn raw() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(HANG)
         .build()
@@ -29,16 +30,26 @@ fn raw() -> reqwest::Client {
 }
 
 /// A JSON-RPC `initialize`, as raw bytes a client would POST.
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 /// POSTs `body` to the host's endpoint with the headers a conforming
-/// client sends, plus `extra`.
-async fn post(
+/// client sends, plus `extra`, on a connection of its own.
+pub(crate) async fn post(
     host: &Host,
     body: impl Into<reqwest::Body>,
     extra: &[(&str, &str)],
 ) -> reqwest::Response {
-    let mut request = raw()
+    post_with(&raw(), host, body, extra).await
+}
+
+/// As [`post`], with `client`.
+pub(crate) async fn post_with(
+    client: &reqwest::Client,
+    host: &Host,
+    body: impl Into<reqwest::Body>,
+    extra: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut request = client
         .post(host.url.as_deref().unwrap())
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream");
@@ -65,7 +76,7 @@ fn held_fetch(
 }
 
 /// The host's base address, `http://127.0.0.1:PORT`.
-fn base(host: &Host) -> String {
+pub(crate) fn base(host: &Host) -> String {
     host.url
         .as_deref()
         .unwrap()

@@ -11,13 +11,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::http::{HANG, INITIALIZE, base, post, post_with, raw};
 use crate::support::{Host, HostOptions, Recorder};
-
-/// A bound on anything a test waits for: hitting it is a hang, not slowness.
-const HANG: Duration = Duration::from_secs(60);
-
-/// A legacy `initialize`, as raw bytes a client would POST.
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 /// The notification that finishes a legacy handshake.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -42,41 +37,6 @@ fn three_callers(scope: &str, extra: &str) -> String {
         digest(CALM_TOKEN),
         digest(OPS_TOKEN),
     )
-}
-
-/// A fresh client (a connection of its own for each request).
-fn raw() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(HANG)
-        .build()
-        .expect("a reqwest client")
-}
-
-/// POSTs `body` to the host's endpoint with the headers a conforming
-/// client sends, plus `extra`, on a connection of its own.
-async fn post(host: &Host, body: &str, extra: &[(&str, &str)]) -> reqwest::Response {
-    post_with(&raw(), host, body, extra).await
-}
-
-/// As [`post`], with `client`.
-async fn post_with(
-    client: &reqwest::Client,
-    host: &Host,
-    body: &str,
-    extra: &[(&str, &str)],
-) -> reqwest::Response {
-    let mut request = client
-        .post(host.url.as_deref().unwrap())
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (name, value) in extra {
-        request = request.header(*name, *value);
-    }
-    request
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("the server answers")
 }
 
 /// The `Bearer` header value of `token`.
@@ -104,15 +64,6 @@ async fn open_session(host: &Host, token: Option<&str>, initialized: bool) -> St
         assert_eq!(post(host, INITIALIZED, &in_session).await.status(), 202);
     }
     id
-}
-
-/// The host's base address, `http://127.0.0.1:PORT`.
-fn base(host: &Host) -> String {
-    host.url
-        .as_deref()
-        .unwrap()
-        .trim_end_matches("/mcp")
-        .to_string()
 }
 
 /// The value of the series `name{…label…}` in a Prometheus text scrape.
@@ -375,7 +326,7 @@ async fn during_drain_a_made_up_session_id_gets_503_and_runs_nothing() {
     let answer = post_with(
         &kept,
         &host,
-        &call,
+        call.clone(),
         &[
             ("mcp-session-id", "made-up-session"),
             ("mcp-protocol-version", "2026-07-28"),
@@ -475,12 +426,12 @@ async fn a_rebinding_host_reaches_neither_the_audit_trail_nor_metrics() {
     };
     let rebound = post(
         &host,
-        &malformed("from_rebinding"),
+        malformed("from_rebinding"),
         &[("host", "attacker.example")],
     )
     .await;
     assert_eq!(rebound.status(), 403);
-    let local = post(&host, &malformed("from_here"), &[]).await;
+    let local = post(&host, malformed("from_here"), &[]).await;
     assert_eq!(local.status(), 400);
     let trail =
         std::fs::read_to_string(host.plugins.parent().unwrap().join("audit.jsonl")).unwrap();
