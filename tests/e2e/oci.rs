@@ -609,6 +609,25 @@ async fn tampered_oversized_and_foreign_artifacts_are_refused_and_nothing_is_ins
 
 /// Pushes a (tiny) container image: an OCI image config and a tar layer.
 async fn push_container_image(registry: &Registry, repository: &str, tag: &str) {
+    let layer = oci_client::client::ImageLayer::oci_v1(vec![0u8; 1024], None);
+    let config = oci_client::client::Config::oci_v1(
+        br#"{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}"#
+            .to_vec(),
+        None,
+    );
+    push_raw(registry, repository, tag, layer, config).await;
+}
+
+/// Pushes one `layer` with `config` as `repository:tag`, with the registry
+/// client directly (as another tool would), bypassing `toolhost push`'s
+/// checks.
+async fn push_raw(
+    registry: &Registry,
+    repository: &str,
+    tag: &str,
+    layer: oci_client::client::ImageLayer,
+    config: oci_client::client::Config,
+) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = oci_client::Client::new(oci_client::client::ClientConfig {
         protocol: oci_client::client::ClientProtocol::Http,
@@ -616,12 +635,6 @@ async fn push_container_image(registry: &Registry, repository: &str, tag: &str) 
     });
     let reference =
         oci_client::Reference::with_tag(registry.addr.clone(), repository.into(), tag.into());
-    let layer = oci_client::client::ImageLayer::oci_v1(vec![0u8; 1024], None);
-    let config = oci_client::client::Config::oci_v1(
-        br#"{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}"#
-            .to_vec(),
-        None,
-    );
     client
         .push(
             &reference,
@@ -1136,14 +1149,7 @@ async fn a_manifest_over_the_bound_is_refused_without_reading_past_it() {
 async fn an_artifact_whose_layer_is_a_core_module_is_refused_and_nothing_is_installed() {
     let registry = Registry::start(None);
     let s = Scratch::new();
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = oci_client::Client::new(oci_client::client::ClientConfig {
-        protocol: oci_client::client::ClientProtocol::Http,
-        ..Default::default()
-    });
     // The Wasm OCI layout `push` writes, around a core module.
-    let reference =
-        oci_client::Reference::with_tag(registry.addr.clone(), "acme/module".into(), "v1".into());
     let layer = oci_client::client::ImageLayer::new(
         b"\0asm\x01\0\0\0".to_vec(),
         "application/wasm".into(),
@@ -1154,19 +1160,13 @@ async fn an_artifact_whose_layer_is_a_core_module_is_refused_and_nothing_is_inst
         "application/vnd.wasm.config.v0+json".into(),
         None,
     );
-    client
-        .push(
-            &reference,
-            &[layer],
-            config,
-            &oci_client::secrets::RegistryAuth::Anonymous,
-            None,
-        )
-        .await
-        .unwrap();
+    push_raw(&registry, "acme/module", "v1", layer, config).await;
     assert_refused(
         &s,
-        &s.pull(&reference.whole(), &["--allow-unsigned"]),
+        &s.pull(
+            &registry.reference("acme/module", "v1"),
+            &["--allow-unsigned"],
+        ),
         "is not a WebAssembly component (a core WebAssembly module)",
     );
 }
