@@ -318,6 +318,12 @@ impl RequestStates {
         Ok(states)
     }
 
+    /// The shared Redis store of `state.replay`, if configured: the
+    /// `limit` rules count there too.
+    pub fn shared_store(&self) -> Option<std::sync::Arc<crate::replay::RedisReplay>> {
+        self.spent.shared()
+    }
+
     /// Seals `answered` and the prompt now asked, `pending`, for `call`.
     pub fn seal(&self, call: &CallBinding, answered: &[Answer], pending: &str) -> String {
         let mut nonce = [0u8; 16];

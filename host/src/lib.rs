@@ -14,6 +14,7 @@
 //! | [`server`]     | the MCP handler (rmcp): one request context, access, audit, every method |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
+//! | [`rules`]      | `[[policy.rules]]`: CEL conditions, hide / allow / deny / confirm / limit |
 //! | [`reload`]     | initial load, hot reload of the directory, config reload → the registry |
 //! | [`registry`], [`plugin`] | the runtime's, carrying toolhost's [`config::Config`]  |
 //! | [`config`]     | `toolhost.toml`: keys, raw, resolved (`[auth]` and `[[access]]` too) |
@@ -73,6 +74,7 @@ pub mod registry {
 }
 pub mod reload;
 pub mod replay;
+pub mod rules;
 pub mod scaffold;
 pub mod serve;
 pub mod server;

@@ -119,6 +119,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
+    /// Operator tools for `[[policy.rules]]`.
+    Policy {
+        /// What to do.
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
     /// Print the audit trail (`host.audit`) as a table: time, caller, tool
     /// (or a resource read's, prompt get's or completion's kind and
     /// target), confirmation, upstream requests, result, duration. Rotated
@@ -149,6 +155,34 @@ enum Command {
         /// with its line, and exit 1; or how many records it holds.
         #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with_all = ["since", "tool"])]
         verify: Option<Option<PathBuf>>,
+    },
+}
+
+/// `toolhost policy …`.
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Print what the config's `[[policy.rules]]` decide for one request,
+    /// and the rule that decides (nothing runs, no limit is counted): a
+    /// tools/call (`--call TOOL [ARGS]`), a resources/read (`--read URI`)
+    /// or a prompts/get (`--prompt NAME [ARGS]`).
+    Test {
+        /// The plugin directory and the configuration.
+        #[command(flatten)]
+        plugins: PluginArgs,
+        /// The caller, as JSON: `{"source": "jwt", "subject": "alice",
+        /// "scopes": ["orders:write"], "claims": {"groups": ["support"]}}`
+        /// (`source` is `jwt` or `token`). Without it: the stdio caller.
+        #[arg(long, value_name = "JSON")]
+        identity: Option<String>,
+        /// A tools/call of TOOL with the arguments ARGS (a JSON object).
+        #[arg(long, num_args = 1..=2, value_names = ["TOOL", "ARGS"], conflicts_with_all = ["read", "prompt"])]
+        call: Option<Vec<String>>,
+        /// A resources/read of URI.
+        #[arg(long, value_name = "URI", conflicts_with = "prompt")]
+        read: Option<String>,
+        /// A prompts/get of PROMPT with the arguments ARGS (a JSON object).
+        #[arg(long, num_args = 1..=2, value_names = ["PROMPT", "ARGS"])]
+        prompt: Option<Vec<String>>,
     },
 }
 
@@ -267,6 +301,16 @@ fn main() -> Result<()> {
                 Ok(())
             }
             Command::Check { file } => check(&file).await,
+            Command::Policy {
+                command:
+                    PolicyCommand::Test {
+                        plugins,
+                        identity,
+                        call,
+                        read,
+                        prompt,
+                    },
+            } => policy_test(&plugins, identity.as_deref(), (call, read, prompt)).await,
             Command::Call {
                 tool,
                 arguments,
@@ -537,6 +581,89 @@ async fn check(file: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// The request `toolhost policy test` asks about: a call, a read or a
+/// prompt get, each as given on the command line.
+type PolicyRequest = (Option<Vec<String>>, Option<String>, Option<Vec<String>>);
+
+/// `toolhost policy test`.
+async fn policy_test(
+    plugins: &PluginArgs,
+    identity: Option<&str>,
+    (call, read, prompt): PolicyRequest,
+) -> Result<()> {
+    use toolhost::rules::{Facts, Target};
+    let identity = identity
+        .map(toolhost::auth::Identity::from_json)
+        .transpose()
+        .context("--identity")?;
+    let arguments = |given: Option<&String>| -> Result<serde_json::Value> {
+        match given {
+            None => Ok(serde_json::json!({})),
+            Some(text) => serde_json::from_str(text)
+                .context("the arguments are not valid JSON; pass an object such as '{\"id\":1}'"),
+        }
+    };
+    let (_, loader, registry) = plugins.load().await?;
+    let config = &loader.config;
+    let (method, plugin, target, arguments) = if let Some(call) = &call {
+        let name = &call[0];
+        let Some(tool) = registry.tool(name) else {
+            anyhow::bail!("no tool named {name:?} in {}", plugins.plugins.display());
+        };
+        let target = Target::Tool {
+            name: &tool.name,
+            spec: &tool.spec,
+        };
+        (
+            "tools/call",
+            tool.plugin.clone(),
+            target,
+            arguments(call.get(1))?,
+        )
+    } else if let Some(uri) = &read {
+        let plugin = registry
+            .resource(uri)
+            .map(|r| r.plugin.clone())
+            .or_else(|| {
+                registry
+                    .templates_for(uri)
+                    .next()
+                    .map(|(t, _)| t.plugin.clone())
+            });
+        let Some(plugin) = plugin else {
+            anyhow::bail!("nothing in {} serves {uri:?}", plugins.plugins.display());
+        };
+        let arguments = serde_json::json!({ "uri": uri });
+        ("resources/read", plugin, Target::Resource(uri), arguments)
+    } else if let Some(prompt) = &prompt {
+        let name = &prompt[0];
+        let Some(found) = registry.prompt(name) else {
+            anyhow::bail!("no prompt named {name:?} in {}", plugins.plugins.display());
+        };
+        let target = Target::Prompt(&found.key);
+        (
+            "prompts/get",
+            found.plugin.clone(),
+            target,
+            arguments(prompt.get(1))?,
+        )
+    } else {
+        anyhow::bail!("say which request: --call TOOL [ARGS], --read URI or --prompt NAME [ARGS]");
+    };
+    let facts = Facts {
+        identity: identity.as_ref(),
+        transport: if identity.is_some() { "http" } else { "stdio" },
+        era: "modern",
+        method,
+        plugin: &plugin,
+        target,
+        arguments: Some(&arguments),
+        signer: config.signer_of(&plugin.file),
+    };
+    println!("{}", config.policy.explain(&facts));
+    Ok(())
+}
+
 /// `toolhost call TOOL [JSON]`.
 async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
     let arguments: serde_json::Value = serde_json::from_str(arguments)
@@ -563,6 +690,9 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
             protocol: None,
             session: None,
             via: "terminal",
+            // The operator's own terminal: `[[policy.rules]]` decide what
+            // MCP clients may do, not what the operator runs by hand.
+            policy: None,
         };
         log.start_call(context, &found.plugin, &found.spec, &found.name, &arguments)
     });

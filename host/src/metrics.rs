@@ -19,7 +19,8 @@
 //! | `toolhost_call_duration_seconds` | histogram | `tool` | wall-clock time of a call that ran (every outcome but `rejected` and `unknown_tool`), from finding the tool to the answer: waiting for a turn, the guest, its HTTP requests and a legacy client's user included; buckets 1 ms to 60 s ([`CALL_DURATION_BUCKETS`]) |
 //! | `toolhost_confirmations_total` | counter | `outcome` | answers to a tool's confirmation question: `confirmed`, `declined`, `cancelled` (dismissed or expired), `no_elicitation` (the client cannot ask and the operator's policy said no), `busy` (not asked: too many calls already wait for a user). A 2026-07-28 client's answer counts once, when it arrives, not again when the call replays it |
 //! | `toolhost_upstream_requests_total` | counter | `plugin`, `host`, `status` | HTTP requests the host sent for a plugin (each redirect hop is one), by the `allow` entry's host as the operator wrote it (`api.example.com`, `*.example.com`, an address) and the response's status code (`200`, `503`, …), or `timeout` / `connection_failed` when none came |
-//! | `toolhost_policy_denials_total` | counter | `plugin`, `reason` | requests the host refused to send, by [`DenialReason`]: `scheme`, `host_not_allowed`, `port`, `method`, `path`, `ambiguous_path`, `private_address`, `credential_cleartext`, `read_only`, `unconfirmed`, `method_override` |
+//! | `toolhost_policy_denials_total` | counter | `plugin`, `reason` | requests the host refused to send, by [`DenialReason`]: `scheme`, `host_not_allowed`, `port`, `method`, `path`, `ambiguous_path`, `private_address`, `credential_cleartext`, `read_only`, `unconfirmed`, `method_override`, `no_caller_credential` |
+//! | `toolhost_policy_decisions_total` | counter | `outcome`, `rule` | requests `[[policy.rules]]` decided (ADR 0034): `allow`, `deny`, `confirm`, `limit`, `hide`, by the rule's name (`default`, `access`) |
 //! | `toolhost_reloads_total` | counter | `result` | rescans of the plugin directory after a change (hot reload; the initial load is not one): `changed` (a new registry was published), `unchanged`, `failed` (the directory could not be read); and reloads of the config file: `changed` (the new settings serve), `failed` (the edit was refused) |
 //! | `toolhost_component_load_failures_total` | counter | none | component files that failed to load, at start or on a reload (each distinct content once) |
 //! | `toolhost_components_loaded` | gauge | none | component files serving now |
@@ -75,6 +76,8 @@ pub const CONFIRMATIONS: &str = "toolhost_confirmations_total";
 pub const UPSTREAM_REQUESTS: &str = "toolhost_upstream_requests_total";
 /// `toolhost_policy_denials_total{plugin, reason}`.
 pub const POLICY_DENIALS: &str = "toolhost_policy_denials_total";
+/// `toolhost_policy_decisions_total{outcome, rule}`: `[[policy.rules]]`.
+pub const POLICY_DECISIONS: &str = "toolhost_policy_decisions_total";
 /// `toolhost_reloads_total{result}`.
 pub const RELOADS: &str = "toolhost_reloads_total";
 /// `toolhost_component_load_failures_total`.
@@ -255,6 +258,10 @@ fn describe() {
     describe_gauge!(
         OFFERS_LOADED,
         "resources, resource templates and prompts serving now"
+    );
+    describe_counter!(
+        POLICY_DECISIONS,
+        "requests decided by [[policy.rules]], by outcome and the rule that decided"
     );
 }
 
@@ -451,6 +458,20 @@ pub fn policy_denial(plugin: &str, reason: DenialReason) {
             POLICY_DENIALS,
             "plugin" => PLUGINS.get(plugin),
             "reason" => reason.label()
+        )
+        .increment(1);
+    }
+}
+
+/// Records one decision of `[[policy.rules]]`: its outcome (`allow`,
+/// `deny`, `confirm`, `limit`, `hide`) and the rule that made it. Rule
+/// names come from the configuration, so the label set is bounded.
+pub fn policy_decision(outcome: &'static str, rule: &str) {
+    if enabled() {
+        ::metrics::counter!(
+            POLICY_DECISIONS,
+            "outcome" => outcome,
+            "rule" => rule.to_string()
         )
         .increment(1);
     }

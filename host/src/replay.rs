@@ -65,9 +65,9 @@ impl ReplayError {
 pub enum ReplayStore {
     /// In this process.
     Local(Mutex<HashMap<String, Instant>>),
-    /// In Redis, shared by every replica (boxed: a client with TLS
-    /// settings is far larger than the local set's handle).
-    Redis(Box<RedisReplay>),
+    /// In Redis, shared by every replica (and with the `limit` rules'
+    /// counters, which use the same connection).
+    Redis(std::sync::Arc<RedisReplay>),
 }
 
 /// The Redis-backed store: connected on first use, reconnected after a
@@ -89,23 +89,17 @@ impl ReplayStore {
     /// The server need not be up yet. Warns when the config file itself
     /// holds the password.
     pub fn redis(url: &ReplayUrl) -> Result<ReplayStore, redis::RedisError> {
-        // `rediss://` goes over rustls with the provider the host's other
-        // TLS clients use; set once per process, so a second call is a no-op.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = redis::Client::open(url.url.as_str())?;
-        let info = client.get_connection_info();
-        let shown = format!("redis at {}", info.addr());
-        if url.literal_password {
-            tracing::warn!(
-                "`state.replay` holds a password written in the config file; keep it in the \
-                 environment instead: replay = \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@HOST:6379/0\""
-            );
+        Ok(ReplayStore::Redis(std::sync::Arc::new(RedisReplay::open(
+            url,
+        )?)))
+    }
+
+    /// The shared Redis store, if this is one.
+    pub fn shared(&self) -> Option<std::sync::Arc<RedisReplay>> {
+        match self {
+            ReplayStore::Local(_) => None,
+            ReplayStore::Redis(redis) => Some(redis.clone()),
         }
-        Ok(ReplayStore::Redis(Box::new(RedisReplay {
-            client,
-            shown,
-            connection: tokio::sync::Mutex::new(None),
-        })))
     }
 
     /// Spends `nonce`, remembered for `ttl`: `Ok` the first time only.
@@ -126,11 +120,29 @@ impl ReplayStore {
 }
 
 impl RedisReplay {
+    /// The store at `url` (connected on first use). Warns when the file
+    /// itself holds the password.
+    pub fn open(url: &ReplayUrl) -> Result<RedisReplay, redis::RedisError> {
+        // `rediss://` goes over rustls with the provider the host's other
+        // TLS clients use; set once per process, so a second call is a no-op.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = redis::Client::open(url.url.as_str())?;
+        let info = client.get_connection_info();
+        let shown = format!("redis at {}", info.addr());
+        if url.literal_password {
+            tracing::warn!(
+                "`state.replay` holds a password written in the config file; keep it in the \
+                 environment instead: replay = \"redis://:${{TOOLHOST_REDIS_PASSWORD}}@HOST:6379/0\""
+            );
+        }
+        Ok(RedisReplay {
+            client,
+            shown,
+            connection: tokio::sync::Mutex::new(None),
+        })
+    }
+
     async fn spend(&self, nonce: &str, ttl: Duration) -> Result<(), ReplayError> {
-        let unavailable = |reason: String| ReplayError::Unavailable {
-            store: self.shown.clone(),
-            reason,
-        };
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         let mut command = redis::cmd("SET");
         command
@@ -139,18 +151,36 @@ impl RedisReplay {
             .arg("NX")
             .arg("PX")
             .arg(ttl_ms);
+        // Trying again after a lost connection (see [`RedisReplay::run`])
+        // cannot spend a state twice: if the first SET did reach Redis, the
+        // second finds the key and the state counts as spent.
+        match self.run::<Option<String>>(&command).await? {
+            Some(_) => Ok(()),
+            None => Err(ReplayError::Spent),
+        }
+    }
+
+    /// Runs `command` on the shared store: the one way toolhost talks to
+    /// Redis (spent states here, `limit` rules' counters in
+    /// [`crate::rules::limits`]). Unreachable, it is
+    /// [`ReplayError::Unavailable`], saying what to fix.
+    pub async fn run<T: redis::FromRedisValue>(
+        &self,
+        command: &redis::Cmd,
+    ) -> Result<T, ReplayError> {
+        let unavailable = |reason: String| ReplayError::Unavailable {
+            store: self.shown.clone(),
+            reason,
+        };
         // A pooled connection may have died with a Redis that restarted
         // since: its first use fails although Redis is up. Connect afresh
-        // and try once more before answering TRANSIENT. Trying again cannot
-        // spend a state twice: if the first SET did reach Redis, the second
-        // finds the key and the state counts as spent.
+        // and try once more before answering TRANSIENT.
         let mut retried = false;
         loop {
             let mut connection = self.connection(&unavailable).await?;
-            let set = command.query_async::<Option<String>>(&mut connection);
-            match tokio::time::timeout(REDIS_TIMEOUT, set).await {
-                Ok(Ok(Some(_))) => return Ok(()),
-                Ok(Ok(None)) => return Err(ReplayError::Spent),
+            let query = command.query_async::<T>(&mut connection);
+            match tokio::time::timeout(REDIS_TIMEOUT, query).await {
+                Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => {
                     // Connect afresh next time.
                     *self.connection.lock().await = None;
@@ -193,6 +223,31 @@ impl RedisReplay {
             .map_err(|e| unavailable(what_to_fix(&e)))?;
         *slot = Some(connection.clone());
         Ok(connection)
+    }
+}
+
+/// Counts one request in Redis: the count after it and the milliseconds
+/// until the window ends, in one atomic script (two replicas counting at
+/// once never both see the last free place).
+const COUNT_SCRIPT: &str = r"
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+return {n, ttl}
+";
+
+impl crate::rules::limits::SharedCounters for RedisReplay {
+    fn count<'a>(
+        &'a self,
+        key: &'a str,
+        window_ms: u64,
+    ) -> toolhost_runtime::hooks::BoxFuture<'a, Result<(u64, u64), String>> {
+        Box::pin(async move {
+            let mut command = redis::cmd("EVAL");
+            command.arg(COUNT_SCRIPT).arg(1).arg(key).arg(window_ms);
+            let (count, ttl): (u64, i64) = self.run(&command).await.map_err(|e| e.to_string())?;
+            Ok((count, u64::try_from(ttl).unwrap_or(window_ms)))
+        })
     }
 }
 

@@ -378,3 +378,59 @@ async fn what_a_caller_may_not_see_shadows_no_template_it_may_see() {
         }
     }
 }
+
+/// `[auth]` with alice's and bob's static tokens, no `[[access]]`, and a
+/// `[[policy.rules]]` hide rule: bob may not see `offers`.
+fn hide_rule_config() -> String {
+    let token = |subject: &str, token: &str| {
+        format!(
+            "[[auth.tokens]]\nsubject = \"{subject}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
+            sha256_hex(token)
+        )
+    };
+    format!(
+        "[auth]\nresource = \"{RESOURCE}\"\n{}{}\
+         [[policy.rules]]\nname = \"offers-not-for-bob\"\noutcome = \"hide\"\n\
+         when = 'plugin.name == \"offers\" && identity.subject == \"bob\"'\n",
+        token("alice", ALICE),
+        token("bob", BOB),
+    )
+}
+
+#[tokio::test]
+async fn a_hide_rule_hides_everything_a_plugin_serves_from_the_callers_it_names() {
+    for era in ERAS {
+        let host = Host::start(
+            HostOptions::new(&["offers", "hello"])
+                .http()
+                .bearer(BOB)
+                .era(era)
+                .config(hide_rule_config()),
+        )
+        .await;
+        host.tools().await;
+        assert_eq!(seen(&host, era).await, Seen::NOTHING, "{era:?}: bob");
+        let unknown = host.call("color_count", json!({})).await;
+        let (_, message) = rpc_error(unknown);
+        assert!(message.contains("unknown tool"), "{era:?}: {message}");
+        let alice = host
+            .another_client(era, Elicitation::Unsupported, Some(ALICE))
+            .await;
+        assert_eq!(seen(&alice, era).await, Seen::ALL, "{era:?}: alice");
+        assert!(
+            acknowledged_uris(&host, BOB, &[README, RED])
+                .await
+                .is_empty(),
+            "{era:?}: bob's listen acknowledgement names nothing hidden from him"
+        );
+        if era == Era::Legacy {
+            #[allow(deprecated)]
+            let subscribed = host
+                .client
+                .subscribe(SubscribeRequestParams::new(README))
+                .await;
+            let (_, message) = rpc_error(subscribed);
+            assert!(message.contains("no resource at"), "{message}");
+        }
+    }
+}

@@ -29,6 +29,7 @@ mod loading;
 mod logging;
 mod metrics;
 mod oci;
+mod policy;
 mod protocol;
 mod replicas;
 mod resources;

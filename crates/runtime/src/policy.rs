@@ -207,6 +207,11 @@ const PATH_MATCH: glob::MatchOptions = glob::MatchOptions {
 };
 
 impl HostRule {
+    /// The host (or `*.domain`, or address) the rule allows.
+    pub fn host(&self) -> &HostPattern {
+        &self.host
+    }
+
     /// Parses one rule: `host` as in [`HostPattern::parse`], the ports it
     /// covers, the methods it allows (all when `None`), the path patterns it
     /// allows (all when `None`), and whether its name may resolve to a
@@ -432,6 +437,9 @@ pub enum DenialReason {
     Unconfirmed,
     /// A method-override header.
     MethodOverride,
+    /// A credential chosen per caller applies, and the call has none for
+    /// its caller.
+    NoCallerCredential,
 }
 
 impl DenialReason {
@@ -449,6 +457,7 @@ impl DenialReason {
             DenialReason::ReadOnly => "read_only",
             DenialReason::Unconfirmed => "unconfirmed",
             DenialReason::MethodOverride => "method_override",
+            DenialReason::NoCallerCredential => "no_caller_credential",
         }
     }
 }

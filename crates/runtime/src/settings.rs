@@ -70,8 +70,14 @@ pub struct Credential {
     pub scope: CredentialScope,
     /// The header name.
     pub header: String,
-    /// The header value.
+    /// The header value; for a credential chosen per caller, the embedder's
+    /// description of where the caller's value is (never sent).
     pub value: String,
+    /// Whether the value is chosen per caller: each call is given its
+    /// caller's value by the embedder ([`crate::call::CallOptions`]), and a
+    /// request this credential applies to is refused when the call has
+    /// none (nothing is sent).
+    pub per_caller: bool,
 }
 
 impl std::fmt::Debug for Credential {

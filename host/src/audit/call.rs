@@ -133,6 +133,8 @@ impl AuditLog {
             arguments_sha256: arguments_sha256(arguments),
             arguments: recorded_arguments,
             confirmation: None,
+            policy: context.policy,
+            credentials: Vec::new(),
             upstream: Vec::new(),
             result: "pending".into(),
             issues: Vec::new(),
@@ -166,6 +168,8 @@ pub struct CallContext {
     /// `policy`, `terminal`; `none` for a read, get or completion (no user
     /// is asked).
     pub via: &'static str,
+    /// Which rule decided, if the request reached the rules.
+    pub policy: Option<super::PolicyNote>,
 }
 
 /// How a call ended, for its record.
@@ -194,6 +198,11 @@ pub struct CallAudit {
 }
 
 impl CallAudit {
+    /// Records the names of the per-caller credentials the call was given.
+    pub fn credentials(&self, names: Vec<String>) {
+        self.with(|r| r.credentials = names);
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut AuditRecord) -> T) -> T {
         f(&mut self.record.lock().expect("not poisoned"))
     }

@@ -184,7 +184,7 @@ pub use crate::config::AuditSettings;
 pub use call::{CallAudit, CallContext, Ending};
 pub use chain::{ChainBreak, ChainReport, verify};
 pub use reader::{Filter, parse_since, print_table, read_trail};
-pub use record::{AuditRecord, Bounded, Confirmation, Cut, arguments_sha256};
+pub use record::{AuditRecord, Bounded, Confirmation, Cut, PolicyNote, arguments_sha256};
 pub use writer::{AuditError, AuditLocked, AuditLog};
 
 #[cfg(test)]
@@ -226,6 +226,8 @@ mod testing {
             arguments_sha256: arguments_sha256(&json!({})),
             arguments: None,
             confirmation: None,
+            policy: None,
+            credentials: Vec::new(),
             upstream: Vec::new(),
             result: "ok".into(),
             issues: Vec::new(),

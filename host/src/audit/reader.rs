@@ -130,6 +130,8 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
         arguments_sha256: String::new(),
         arguments: None,
         confirmation: None,
+        policy: None,
+        credentials: Vec::new(),
         upstream: Vec::new(),
         result: format!("suppressed: {} refused calls not recorded", s.dropped),
         issues: s

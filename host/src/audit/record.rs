@@ -24,6 +24,19 @@ pub struct Confirmation {
     pub outcome: String,
 }
 
+/// Which `[[policy.rules]]` rule decided a request, and under which
+/// version of the rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyNote {
+    /// The rule's name (`default` when no rule decided, `access` for
+    /// `[[access]]`).
+    pub rule: String,
+    /// `allow`, `deny`, `confirm`, `hide` or `limit` (a limit that refused).
+    pub outcome: String,
+    /// The policy's version: a hash of the rules.
+    pub version: String,
+}
+
 /// One line of the trail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
@@ -59,6 +72,14 @@ pub struct AuditRecord {
     pub arguments: Option<Value>,
     /// The confirmation, if one was asked.
     pub confirmation: Option<Confirmation>,
+    /// The policy's decision (absent in lines written before the rule
+    /// layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyNote>,
+    /// The per-caller credentials the call was given, by the name of their
+    /// secret (`statuspro/alice`), never their value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credentials: Vec<String>,
     /// Requests sent.
     pub upstream: Vec<Upstream>,
     /// `ok`, `error`, `input_required`, `cancelled`, `refused`, `pending`.

@@ -102,6 +102,7 @@ mod tests {
             source: IdentitySource::StaticToken,
             subject: subject.to_string(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            claims: Default::default(),
         }
     }
 

@@ -129,19 +129,23 @@ impl JwtVerifier {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = self.settings.leeway.as_secs();
-        let data = jsonwebtoken::decode::<Claims>(token, &key, &validation).map_err(|e| match e
-            .kind()
-        {
-            ErrorKind::InvalidSignature => AuthFailure::BadSignature,
-            ErrorKind::ExpiredSignature => AuthFailure::Expired,
-            ErrorKind::ImmatureSignature => AuthFailure::NotYetValid,
-            ErrorKind::InvalidAudience => AuthFailure::WrongAudience,
-            ErrorKind::InvalidIssuer => AuthFailure::WrongIssuer,
-            ErrorKind::MissingRequiredClaim(_) => AuthFailure::MissingClaim,
-            ErrorKind::InvalidAlgorithm => AuthFailure::AlgorithmNotAllowed,
-            _ => AuthFailure::MalformedToken,
-        })?;
-        let claims = data.claims;
+        let data = jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation).map_err(
+            |e| match e.kind() {
+                ErrorKind::InvalidSignature => AuthFailure::BadSignature,
+                ErrorKind::ExpiredSignature => AuthFailure::Expired,
+                ErrorKind::ImmatureSignature => AuthFailure::NotYetValid,
+                ErrorKind::InvalidAudience => AuthFailure::WrongAudience,
+                ErrorKind::InvalidIssuer => AuthFailure::WrongIssuer,
+                ErrorKind::MissingRequiredClaim(_) => AuthFailure::MissingClaim,
+                ErrorKind::InvalidAlgorithm => AuthFailure::AlgorithmNotAllowed,
+                _ => AuthFailure::MalformedToken,
+            },
+        )?;
+        // Every claim is kept for policy conditions; these are read here.
+        let claims = Claims::deserialize(&data.claims).map_err(|_| AuthFailure::MalformedToken)?;
+        let serde_json::Value::Object(all) = data.claims else {
+            return Err(AuthFailure::MalformedToken);
+        };
         let subject = claims
             .sub
             .filter(|s| !s.is_empty())
@@ -164,6 +168,7 @@ impl JwtVerifier {
             source: super::IdentitySource::AccessToken,
             subject,
             scopes,
+            claims: std::sync::Arc::new(all),
         })
     }
 

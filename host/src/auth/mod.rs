@@ -52,6 +52,11 @@ pub struct Identity {
     pub subject: String,
     /// The scopes the credential grants.
     pub scopes: BTreeSet<String>,
+    /// Every claim of a JWT access token, as the issuer wrote it (for
+    /// `[[policy.rules]]` conditions: `identity.claims.groups`); empty for
+    /// a static token. Shared: one request's identity is cloned into
+    /// several places.
+    pub claims: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// What established an [`Identity`]: each is its own namespace of subjects.
@@ -75,6 +80,46 @@ impl IdentitySource {
 }
 
 impl Identity {
+    /// An identity written as JSON, for `toolhost policy test`:
+    /// `{"source": "jwt", "subject": "alice", "scopes": ["a"], "claims":
+    /// {"groups": ["support"]}}`; `source` is `jwt` (the default) or
+    /// `token`.
+    pub fn from_json(text: &str) -> anyhow::Result<Identity> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Written {
+            #[serde(default)]
+            source: Option<String>,
+            subject: String,
+            #[serde(default)]
+            scopes: BTreeSet<String>,
+            #[serde(default)]
+            claims: serde_json::Map<String, serde_json::Value>,
+        }
+        let written: Written = serde_json::from_str(text).context(
+            "write the identity as {\"source\": \"jwt\", \"subject\": \"alice\", \"scopes\": [], \"claims\": {}}",
+        )?;
+        let source = match written.source.as_deref() {
+            None | Some("jwt") => IdentitySource::AccessToken,
+            Some("token") => IdentitySource::StaticToken,
+            Some(other) => anyhow::bail!("`source` is {other:?}; write \"jwt\" or \"token\""),
+        };
+        let mut claims = written.claims;
+        claims
+            .entry("sub")
+            .or_insert_with(|| serde_json::Value::String(written.subject.clone()));
+        Ok(Identity {
+            source,
+            subject: written.subject,
+            scopes: written.scopes,
+            claims: Arc::new(if source == IdentitySource::AccessToken {
+                claims
+            } else {
+                Default::default()
+            }),
+        })
+    }
+
     /// The caller, qualified by its source (`token:alice`, `jwt:alice`):
     /// what sessions, confirmation states, per-caller limits and the audit
     /// trail are keyed by.
@@ -284,6 +329,7 @@ impl Authenticator {
             source: IdentitySource::StaticToken,
             subject: t.subject.clone(),
             scopes: t.scopes.clone(),
+            claims: Default::default(),
         })
     }
 

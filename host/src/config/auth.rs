@@ -611,6 +611,7 @@ mod tests {
             source,
             subject: subject.into(),
             scopes: Default::default(),
+            claims: Default::default(),
         };
         let only_tokens = rules(alice, &[IdentitySource::StaticToken]).unwrap();
         assert!(only_tokens.allows(Some(&token(IdentitySource::StaticToken, "alice")), "p"));

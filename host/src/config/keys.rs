@@ -498,6 +498,19 @@ pub const KEYS: &[Key] = &[
             deployments ([ADR 0022](adr/0022-files-no-block-matches.md)).",
     },
     Key {
+        path: "host.secrets_dir",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "Where credentials chosen per caller are read (relative paths are taken from the \
+            config file's directory): a `credentials` entry whose `value` holds \
+            `${secret:PATH}`, e.g. `\"Bearer ${secret:statuspro/{subject}}\"`, is sent with the \
+            contents of the file `PATH` under this directory, `{subject}` and `{source}` being \
+            the caller's subject and `jwt` or `token`; one file per caller, as a mounted \
+            Kubernetes Secret lays them out, read at each call. A caller without a file gets a \
+            tool error and nothing is sent.",
+    },
+    Key {
         path: "host.audit",
         default: Prose("none (off)"),
         range: None,
@@ -1284,5 +1297,66 @@ pub const KEYS: &[Key] = &[
         restart_only: false,
         doc: "Plugin block names (`[plugins.NAME]`; for a file no block covers, its name \
             without `.wasm`), or `\"*\"` for all.",
+    },
+    Key {
+        path: "policy.rules.name",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "The rule's name, unique: the audit trail (`policy.rule`), the metrics \
+            (`toolhost_policy_decisions_total{rule}`) and `toolhost policy test` say which rule \
+            decided. `access` and `default` are reserved.",
+    },
+    Key {
+        path: "policy.rules.when",
+        default: Prose("always"),
+        range: None,
+        restart_only: false,
+        doc: "A CEL condition over `identity`, `request`, `plugin`, `tool`, `resource`, \
+            `prompt`, `args` and `now` (docs/policy.md). Compiled at load: one that does not \
+            compile, reads an unknown name, or is past the cost bounds refuses the file with its \
+            line and column. One that cannot be evaluated for a request (a missing claim) fails \
+            closed. A `hide` rule may not read `args` or `request`.",
+    },
+    Key {
+        path: "policy.rules.outcome",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "`\"hide\"` (unknown to the caller everywhere), `\"deny\"` (refused with \
+            `reason`), `\"confirm\"` (the host asks the user before the tool runs), `\"limit\"` \
+            (counted; refused past the budget) or `\"allow\"`. Hide rules apply first; then the \
+            first allow, deny or confirm rule that holds decides; limit rules count and go on.",
+    },
+    Key {
+        path: "policy.rules.reason",
+        default: Prose("\"refused by the operator's policy (rule NAME)\""),
+        range: None,
+        restart_only: false,
+        doc: "For `deny`: what the caller is told.",
+    },
+    Key {
+        path: "policy.rules.limit.count",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "For `limit`: requests allowed per window and key, at least 1.",
+    },
+    Key {
+        path: "policy.rules.limit.window_secs",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "For `limit`: the window, 1 to 86400 seconds. Windows are fixed (aligned to the \
+            epoch), so replicas agree on them; with `state.replay` the count is kept in Redis and \
+            shared by every replica.",
+    },
+    Key {
+        path: "policy.rules.limit.key",
+        default: Prose("the caller and the target"),
+        range: None,
+        restart_only: false,
+        doc: "For `limit`: a CEL expression giving what requests are counted by, e.g. \
+            `identity.key + \"/\" + tool.name`.",
     },
 ];

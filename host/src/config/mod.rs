@@ -26,8 +26,10 @@ use serde::Deserialize;
 
 pub mod auth;
 pub mod keys;
+pub mod policy;
 pub mod raw;
 mod resolve;
+pub mod secrets;
 #[cfg(test)]
 mod tests;
 
@@ -217,6 +219,11 @@ pub struct Config {
     /// file an entry names is loaded only if it holds these bytes
     /// ([`Config::component_gate`]).
     pub verified_components: BTreeMap<String, String>,
+    /// The trusted key that verified each component installed from OCI with
+    /// a signature, by file name (the key file's name): what policy
+    /// conditions read as `plugin.signer`. Filled in with
+    /// [`Config::verified_components`] and kept across reloads.
+    pub component_signers: BTreeMap<String, String>,
     /// Each `[plugins.NAME]` block's trust settings for the OCI components
     /// it matches, by block name (a block without any: none here).
     pub trust: BTreeMap<String, BlockTrust>,
@@ -236,8 +243,12 @@ pub struct Config {
     pub state: StateSettings,
     /// `[auth]`: how HTTP requests authenticate; `None` without the table.
     pub auth: Option<crate::auth::settings::AuthSettings>,
-    /// `[[access]]`: which plugins each HTTP caller sees.
+    /// `[[access]]`: which plugins each HTTP caller sees. Also the first
+    /// hide rule of `policy`, which is what requests ask.
     pub access: crate::auth::Access,
+    /// `[[policy.rules]]`, after `[[access]]`: what each request may see
+    /// and do (ADR 0034).
+    pub policy: crate::rules::Policy,
     /// Components named by OCI reference (`components`).
     pub components: Vec<crate::oci::ComponentRef>,
     /// Trust policy and bounds for OCI components (`[oci]`).
@@ -250,6 +261,9 @@ pub struct Config {
     /// Resource URIs one session (or one 2026-07-28 listen stream) may
     /// subscribe to (`host.resource_subscriptions`).
     pub resource_subscriptions: usize,
+    /// `host.secrets_dir`: where credentials chosen per caller are read
+    /// ([`secrets`]).
+    pub secrets_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -299,7 +313,7 @@ impl Config {
     /// column and key, never the text written there ([`TomlError`]).
     pub fn parse(text: &str) -> Result<Config> {
         let raw: RawConfig = parse_toml(text)?;
-        Self::from_raw(raw)
+        Self::from_raw_text(raw, Some(text))
     }
 
     /// The settings for the component file `file_name` (e.g.
@@ -408,6 +422,51 @@ impl Config {
             }
         }
         warnings
+    }
+
+    /// The values of `plugin`'s per-caller credentials for `identity`, by
+    /// the credential's index (what the runtime is given for the call:
+    /// [`crate::call::CallOptions::caller_credentials`]), and the names of
+    /// the secrets used, for the audit trail. Empty when the block has no
+    /// such credential.
+    pub async fn caller_credentials(
+        &self,
+        plugin: &PluginSettings,
+        identity: Option<&crate::auth::Identity>,
+    ) -> (Vec<Option<String>>, Vec<String>) {
+        let mut values = Vec::new();
+        let mut used = Vec::new();
+        let (Some(dir), true) = (
+            &self.secrets_dir,
+            plugin.credentials.iter().any(|c| c.per_caller),
+        ) else {
+            return (values, used);
+        };
+        for credential in &plugin.credentials {
+            let template = credential
+                .per_caller
+                .then(|| {
+                    secrets::SecretTemplate::parse(&credential.value)
+                        .ok()
+                        .flatten()
+                })
+                .flatten();
+            let value = match template {
+                Some(template) => template.value_for(dir, identity).await,
+                None => None,
+            };
+            values.push(value.map(|(value, name)| {
+                used.push(name);
+                value
+            }));
+        }
+        (values, used)
+    }
+
+    /// The key that verified the component file `file_name`, if it was
+    /// installed from OCI with a signature ([`Config::component_signers`]).
+    pub fn signer_of(&self, file_name: &str) -> Option<&str> {
+        self.component_signers.get(file_name).map(String::as_str)
     }
 
     /// The largest memory limit any plugin has; sizes the instance pool.

@@ -45,6 +45,9 @@ pub struct RawConfig {
     /// `[oci]`: trust policy and bounds for OCI components.
     #[serde(default)]
     pub oci: RawOci,
+    /// `[policy]`: the rule layer (`[[policy.rules]]`).
+    #[serde(default)]
+    pub policy: super::policy::RawPolicy,
 }
 
 /// `[state]`.
@@ -136,6 +139,8 @@ pub struct RawOci {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawHost {
+    /// `secrets_dir`: where credentials chosen per caller are read.
+    pub secrets_dir: Option<PathBuf>,
     /// `confirmation`: the policy for clients without elicitation.
     #[serde(default)]
     pub confirmation: NoElicitationPolicy,

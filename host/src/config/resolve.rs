@@ -22,11 +22,18 @@ impl Config {
     /// Resolves a parsed file: applies defaults, reads environment variables
     /// and files named by credentials.
     pub fn from_raw(raw: RawConfig) -> Result<Config> {
+        Config::from_raw_text(raw, None)
+    }
+
+    /// [`Config::from_raw`] for a file whose `text` is known: a policy
+    /// condition that does not compile is placed by line and column in it.
+    pub fn from_raw_text(raw: RawConfig, text: Option<&str>) -> Result<Config> {
         let mut plugins = Vec::new();
         let mut trust = BTreeMap::new();
+        let secrets_dir = raw.host.secrets_dir.clone();
         for (name, block) in raw.plugins {
-            let (settings, block_trust) =
-                resolve_plugin(&name, block).with_context(|| format!("in [plugins.{name}]"))?;
+            let (settings, block_trust) = resolve_plugin(&name, block, secrets_dir.as_deref())
+                .with_context(|| format!("in [plugins.{name}]"))?;
             plugins.push(settings);
             trust.insert(name, block_trust);
         }
@@ -55,11 +62,17 @@ impl Config {
                 ),
             })
             .collect::<Result<Vec<_>>>()?;
+        let access = super::auth::resolve_access(
+            raw.access,
+            &auth.as_ref().map(AuthSettings::sources).unwrap_or_default(),
+        )?;
+        let policy = super::policy::resolve_policy(&raw.policy, access.clone(), text)?;
         Ok(Config {
             confirmation: host.confirmation,
             elicitation_timeout,
             plugins,
             verified_components: BTreeMap::new(),
+            component_signers: BTreeMap::new(),
             trust,
             unmatched_files: host.unmatched_files,
             load_wait,
@@ -68,10 +81,8 @@ impl Config {
             metrics,
             http,
             state,
-            access: super::auth::resolve_access(
-                raw.access,
-                &auth.as_ref().map(AuthSettings::sources).unwrap_or_default(),
-            )?,
+            access,
+            policy,
             auth,
             components,
             oci: resolve_oci(raw.oci)?,
@@ -79,6 +90,7 @@ impl Config {
             path: None,
             resource_subscriptions: key!("host.resource_subscriptions")
                 .u32(host.resource_subscriptions)? as usize,
+            secrets_dir,
         })
     }
 }
@@ -293,7 +305,11 @@ fn normalise_origin(origin: &str) -> Result<String> {
     Ok(format!("{scheme}://{host}:{port}"))
 }
 
-fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<(PluginSettings, BlockTrust)> {
+fn resolve_plugin(
+    name: &str,
+    raw: RawPlugin,
+    secrets_dir: Option<&Path>,
+) -> Result<(PluginSettings, BlockTrust)> {
     let patterns = raw.files.unwrap_or_else(|| vec![format!("{name}.wasm")]);
     let files = patterns
         .iter()
@@ -324,7 +340,23 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<(PluginSettings, BlockTr
                 c.host
             )
         };
+        // A value naming a secret per caller is kept as written and read at
+        // each call (`config::secrets`).
+        let per_caller = match &c.value {
+            Some(v) => super::secrets::SecretTemplate::parse(v)
+                .with_context(at)?
+                .is_some(),
+            None => false,
+        };
+        if per_caller && secrets_dir.is_none() {
+            bail!(
+                "{}: its value names a secret per caller; set `host.secrets_dir` to the directory \
+                 holding them (e.g. a mounted Kubernetes Secret)",
+                at()
+            );
+        }
         let value = match (&c.value, &c.value_file) {
+            (Some(v), None) if per_caller => v.clone(),
             (Some(v), None) => expand_env(v).with_context(at)?,
             (None, Some(path)) => std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read `value_file` {}", path.display()))
@@ -337,6 +369,7 @@ fn resolve_plugin(name: &str, raw: RawPlugin) -> Result<(PluginSettings, BlockTr
             scope: CredentialScope::parse(&c.host, c.port).with_context(at)?,
             header: c.header,
             value,
+            per_caller,
         });
     }
 
@@ -544,6 +577,9 @@ impl Config {
         }
         if let Some(audit) = &mut self.audit {
             absolute(&mut audit.path);
+        }
+        if let Some(dir) = &mut self.secrets_dir {
+            absolute(dir);
         }
     }
 }

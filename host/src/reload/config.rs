@@ -393,6 +393,7 @@ fn keep_restart_only(config: &mut Config, running: &Config) {
     config.oci = running.oci.clone();
     config.components = running.components.clone();
     config.verified_components = running.verified_components.clone();
+    config.component_signers = running.component_signers.clone();
     config.audit = running.audit.clone();
 }
 

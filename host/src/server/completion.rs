@@ -9,9 +9,10 @@ use serde_json::{Value, json};
 
 use super::Gateway;
 use super::request::Request;
-use super::resources::{cancelled, offer_error};
+use super::resources::offer_error;
 use crate::bindings::v0_2::content::CompletionTarget;
 use crate::call::offer::OfferKind;
+use crate::rules::Target;
 
 /// `completion/complete`. An argument the component does not complete
 /// gets no values, without running it.
@@ -99,7 +100,13 @@ pub(super) async fn complete(
             gateway,
             &context.ct,
             &plugin,
-            (OfferKind::Completion, &served),
+            (
+                OfferKind::Completion,
+                match target {
+                    CompletionTarget::Prompt(_) => Target::Prompt(&served),
+                    CompletionTarget::ResourceTemplate(_) => Target::Resource(&served),
+                },
+            ),
             recorded,
             |hooks| {
                 crate::call::offer::complete(
@@ -113,8 +120,7 @@ pub(super) async fn complete(
                 )
             },
         )
-        .await
-        .ok_or_else(cancelled)?
+        .await?
         .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
     let mut values = completions.values;
     let more = values.len() > CompletionInfo::MAX_VALUES;

@@ -136,6 +136,9 @@ struct Inner {
     registry: ArcSwap<Registry>,
     /// Seals `requestState` for 2026-07-28 confirmation rounds.
     states: RequestStates,
+    /// Counts `limit` rules: in the shared Redis of `state.replay` when
+    /// configured (one budget for every replica), in this process otherwise.
+    limiter: crate::rules::limits::Limiter,
     /// The legacy sessions' peers, each once its `initialized` arrived
     /// (one over stdio; one per `Mcp-Session-Id` over HTTP).
     legacy_peers: Mutex<Vec<Peer<RoleServer>>>,
@@ -178,6 +181,11 @@ impl Gateway {
         Ok(Gateway {
             inner: Arc::new(Inner {
                 env,
+                limiter: crate::rules::limits::Limiter::new(
+                    states
+                        .shared_store()
+                        .map(|s| s as Arc<dyn crate::rules::limits::SharedCounters>),
+                ),
                 states,
                 // Empty, but with the settings: the wait for the initial
                 // load reads `host.load_wait_secs` from it.
@@ -282,7 +290,7 @@ impl Gateway {
             return false;
         };
         let registry = self.registry();
-        let visible = request::Visible::new(&registry, identity);
+        let visible = request::Visible::new(&registry, identity, "http");
         subscriptions::narrow_to_visible(visible, &mut listen.params.notifications)
     }
 

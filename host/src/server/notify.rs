@@ -53,10 +53,12 @@ impl Gateway {
     /// settings changed that it was updated.
     pub async fn replace_settings(&self, registry: Registry) {
         let before = self.registry();
-        let access_changed = before.config().access != registry.config().access;
+        // `[[access]]` and the hide rules decide who sees what: a new
+        // policy may change any caller's lists.
+        let access_changed = before.config().policy != registry.config().policy;
         // Everything served, as every caller without `[[access]]` sees it.
         let tools = |r: &Registry| -> Vec<Value> {
-            Visible::new(r, None)
+            Visible::everything(r)
                 .tools()
                 .map(|t| serde_json::to_value(mcp_tool(t)).unwrap_or(Value::Null))
                 .collect()
@@ -158,8 +160,10 @@ impl Gateway {
     async fn notify_resources_updated(&self, before: &Registry) {
         let now = self.registry();
         let due = |identity: Option<&Identity>, uri: &str| {
-            let seen_before = Visible::new(before, identity).resource_at(uri);
-            let seen_now = Visible::new(&now, identity).resource_at(uri);
+            // A subscriber with an identity came over HTTP.
+            let transport = if identity.is_some() { "http" } else { "stdio" };
+            let seen_before = Visible::new(before, identity, transport).resource_at(uri);
+            let seen_now = Visible::new(&now, identity, transport).resource_at(uri);
             crate::registry::serving_changed(
                 seen_before.as_ref().map(|t| &t.plugin),
                 seen_now.as_ref().map(|t| &t.plugin),

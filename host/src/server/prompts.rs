@@ -12,9 +12,10 @@ use serde_json::Value;
 use super::Gateway;
 use super::convert::{mcp_contents, mcp_prompt, mcp_role};
 use super::request::Request;
-use super::resources::{cancelled, offer_error};
+use super::resources::offer_error;
 use crate::bindings::v0_2::content::MessageContent;
 use crate::call::offer::OfferKind;
+use crate::rules::Target;
 
 /// `prompts/list`.
 pub(super) fn list(request: &Request) -> ListPromptsResult {
@@ -82,7 +83,7 @@ pub(super) async fn get(
             gateway,
             &context.ct,
             &prompt.plugin,
-            (OfferKind::PromptGet, &prompt.key),
+            (OfferKind::PromptGet, Target::Prompt(&prompt.key)),
             recorded,
             |hooks| {
                 crate::call::offer::get_prompt(
@@ -94,8 +95,7 @@ pub(super) async fn get(
                 )
             },
         )
-        .await
-        .ok_or_else(cancelled)?
+        .await?
         .map_err(|e| offer_error(e, |m| ErrorData::invalid_params(m, None)))?;
     let mut answer = GetPromptResult::new(
         result

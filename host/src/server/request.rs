@@ -23,7 +23,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use super::Gateway;
-use crate::audit::{CallAudit, CallContext, Ending};
+use crate::audit::{CallAudit, CallContext, Ending, PolicyNote};
 use crate::auth::Identity;
 use crate::bindings::v0_2::content::{PromptDefinition, ResourceDefinition};
 use crate::call::CallOutcome;
@@ -33,6 +33,8 @@ use crate::metrics;
 use crate::offers::TemplateSpec;
 use crate::plugin::Plugin;
 use crate::registry::{Offered, Registry, ToolRef};
+use crate::rules::limits::Refused;
+use crate::rules::{Evaluation, Facts, Target, Verdict};
 
 /// Which protocol era a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,19 +112,119 @@ impl Request {
 
     /// What this caller may see of this request's registry.
     pub fn visible(&self) -> Visible<'_> {
-        Visible::new(&self.registry, self.identity.as_ref())
+        Visible::new(&self.registry, self.identity.as_ref(), self.transport())
+    }
+
+    /// `http` or `stdio`, as policy conditions read it.
+    pub fn transport(&self) -> &'static str {
+        if self.over_http { "http" } else { "stdio" }
     }
 
     /// Who calls and how, for the audit trail, with confirmations asked
-    /// `via`.
-    pub fn audit_context(&self, via: &'static str) -> CallContext {
-        call_context(
+    /// `via` and the policy's decision, if the request reached the rules.
+    pub fn audit_context(&self, via: &'static str, policy: Option<PolicyNote>) -> CallContext {
+        let mut context = call_context(
             self.identity.as_ref(),
             self.over_http,
             self.session.clone(),
             self.protocol.clone(),
             via,
-        )
+        );
+        context.policy = policy;
+        context
+    }
+
+    /// What `[[policy.rules]]` let this request of `target` (served by
+    /// `plugin`, with `arguments`) do: the one decision per request, made
+    /// before any of the plugin's code runs (ADR 0034). The limits it
+    /// falls under are counted unless `count` is false (the retry of a
+    /// call that was counted when it first came, carrying its sealed
+    /// answer). Counted in the metrics here; the caller records it with the
+    /// note it returns.
+    pub async fn authorize(
+        &self,
+        gateway: &Gateway,
+        method: &str,
+        (plugin, target): (&Plugin, Target<'_>),
+        arguments: &Value,
+        count: bool,
+    ) -> Authorized {
+        let policy = &self.registry.config().policy;
+        let facts = Facts {
+            identity: self.identity.as_ref(),
+            transport: self.transport(),
+            era: match self.era {
+                Era::Legacy => "legacy",
+                Era::Modern => "modern",
+            },
+            method,
+            plugin,
+            target,
+            arguments: Some(arguments),
+            signer: self.registry.config().signer_of(&plugin.file),
+        };
+        let Evaluation { limits, decision } = policy.decide(&facts);
+        let note = |rule: &str, outcome: &str| PolicyNote {
+            rule: rule.to_string(),
+            outcome: outcome.to_string(),
+            version: policy.version().to_string(),
+        };
+        // A request the rules refuse spends no place in a budget.
+        if count
+            && !matches!(decision.verdict, Verdict::Deny(_))
+            && let Err(refused) = gateway.inner.limiter.count(&limits).await
+        {
+            let (rule, refusal) = match refused {
+                Refused::Limited {
+                    rule,
+                    count,
+                    window,
+                    retry_after,
+                } => (
+                    rule.clone(),
+                    PolicyRefusal::Limited {
+                        message: format!(
+                            "the operator's policy allows {count} such requests per {}s (rule \
+                                 {rule:?}) and this window's are spent",
+                            window.as_secs()
+                        ),
+                        retry_after,
+                    },
+                ),
+                Refused::Unavailable { rule, reason } => {
+                    tracing::warn!(rule = %rule, "a limit could not be counted ({reason}); refusing, as a limit that cannot count fails closed");
+                    (
+                            rule,
+                            PolicyRefusal::Unavailable(
+                                "the store that counts the operator's rate limits cannot be reached right \
+                                 now; nothing ran, so retry shortly"
+                                    .into(),
+                            ),
+                        )
+                }
+            };
+            metrics::policy_decision("limit", &rule);
+            return Authorized::Refused {
+                note: note(&rule, "limit"),
+                refusal,
+            };
+        }
+        metrics::policy_decision(decision.verdict.label(), &decision.rule);
+        let recorded = note(&decision.rule, decision.verdict.label());
+        match decision.verdict {
+            Verdict::Allow => Authorized::Run {
+                note: recorded,
+                confirm: false,
+            },
+            Verdict::Confirm => Authorized::Run {
+                note: recorded,
+                confirm: true,
+            },
+            Verdict::Deny(reason) => Authorized::Refused {
+                note: recorded,
+                refusal: PolicyRefusal::Denied(reason),
+            },
+        }
     }
 
     /// Records a `tools/call` of `name` that found no tool this caller may
@@ -131,18 +233,29 @@ impl Request {
     /// `UNKNOWN_TOOL` otherwise).
     pub async fn refuse_unknown_tool(&self, gateway: &Gateway, name: &str, arguments: &Value) {
         metrics::unknown_tool();
+        // Recorded for the operator: a hidden tool by its plugin, and the
+        // hide rule that hid it.
+        let hidden = self.registry.tool(name);
+        let rule = hidden.and_then(|t| self.visible().hidden_by(&t.plugin, tool_target(t)));
+        let note = rule.map(|rule| {
+            metrics::policy_decision("hide", rule);
+            PolicyNote {
+                rule: rule.to_string(),
+                outcome: "hide".into(),
+                version: self.registry.config().policy.version().to_string(),
+            }
+        });
         let Some(log) = gateway.audit_log() else {
             return;
         };
-        // Recorded for the operator: a hidden tool by its plugin.
-        let hidden = self.registry.tool(name).map(|t| t.plugin.clone());
+        let hidden = hidden.map(|t| t.plugin.clone());
         let code = if hidden.is_some() {
             "PERMISSION_DENIED"
         } else {
             "UNKNOWN_TOOL"
         };
         let audit = log.start_refused(
-            self.audit_context("none"),
+            self.audit_context("none", note),
             hidden.as_deref(),
             name,
             arguments,
@@ -157,11 +270,11 @@ impl Request {
         gateway: &Gateway,
         tool: &ToolRef,
         arguments: &Value,
-        via: &'static str,
+        (via, policy): (&'static str, Option<PolicyNote>),
     ) -> Record {
         let audit = gateway.audit_log().map(|log| {
             log.start_call(
-                self.audit_context(via),
+                self.audit_context(via, policy),
                 &tool.plugin,
                 &tool.spec,
                 &tool.name,
@@ -183,9 +296,16 @@ impl Request {
         plugin: &Plugin,
         (kind, target): (OfferKind, &str),
         arguments: &Value,
+        policy: Option<PolicyNote>,
     ) -> Record {
         let audit = gateway.audit_log().map(|log| {
-            log.start_offer(self.audit_context("none"), plugin, kind, target, arguments)
+            log.start_offer(
+                self.audit_context("none", policy),
+                plugin,
+                kind,
+                target,
+                arguments,
+            )
         });
         Record {
             audit,
@@ -235,6 +355,7 @@ pub(crate) fn call_context(
         protocol,
         session,
         via,
+        policy: None,
     }
 }
 
@@ -259,12 +380,103 @@ fn call_context_of_parts(
     )
 }
 
-/// What `identity` may see of `registry`: the one place `[[access]]` is
-/// applied, for every kind of thing a plugin serves.
+/// What the rules let a request do ([`Request::authorize`]).
+pub(crate) enum Authorized {
+    /// It runs, after the user says yes to the host's own question when
+    /// `confirm`.
+    Run {
+        /// The decision, for the audit record.
+        note: PolicyNote,
+        /// Whether a `confirm` rule decided.
+        confirm: bool,
+    },
+    /// It is refused before any code runs.
+    Refused {
+        /// The decision, for the audit record.
+        note: PolicyNote,
+        /// Why, in the caller's words.
+        refusal: PolicyRefusal,
+    },
+}
+
+/// Why the rules refused a request, as the caller is told.
+pub(crate) enum PolicyRefusal {
+    /// A deny rule, with its reason.
+    Denied(String),
+    /// A limit rule's budget is spent until `retry_after`.
+    Limited {
+        /// What the caller is told.
+        message: String,
+        /// When the window ends.
+        retry_after: std::time::Duration,
+    },
+    /// A limit could not be counted (its store is out of reach).
+    Unavailable(String),
+}
+
+impl PolicyRefusal {
+    /// The tool error's code (and the audit trail's).
+    pub fn code(&self) -> &'static str {
+        match self {
+            PolicyRefusal::Denied(_) => "PERMISSION_DENIED",
+            PolicyRefusal::Limited { .. } => "RATE_LIMIT",
+            PolicyRefusal::Unavailable(_) => "TRANSIENT",
+        }
+    }
+
+    /// The refusal as a tool error's issue: what happened, what to do,
+    /// and when to retry.
+    pub fn issue(&self) -> crate::call::Issue {
+        let (message, hint, retry) = match self {
+            PolicyRefusal::Denied(reason) => (
+                reason.clone(),
+                "the operator's policy refuses this request; ask the operator if you need it",
+                None,
+            ),
+            PolicyRefusal::Limited {
+                message,
+                retry_after,
+            } => (
+                message.clone(),
+                "wait until retry_after_ms has passed, then call again",
+                Some(u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX)),
+            ),
+            PolicyRefusal::Unavailable(message) => (
+                message.clone(),
+                "retry the same request shortly",
+                Some(1000),
+            ),
+        };
+        crate::call::Issue {
+            code: self.code(),
+            message,
+            hint: Some(hint.to_string()),
+            retry_after_ms: retry,
+        }
+    }
+
+    /// The refusal as a protocol error, for a read, get or completion
+    /// (which have no tool-error result).
+    pub fn error(&self) -> rmcp::ErrorData {
+        let issue = self.issue();
+        let message = match issue.retry_after_ms {
+            Some(ms) => format!("{} ({}; retry after {ms} ms)", issue.message, issue.code),
+            None => format!("{} ({})", issue.message, issue.code),
+        };
+        rmcp::ErrorData::invalid_request(message, None)
+    }
+}
+
+/// What `identity` may see of `registry`: the one place the hide rules
+/// (`[[access]]` first, then `[[policy.rules]]` with `outcome = "hide"`)
+/// are applied, for every kind of thing a plugin serves.
 #[derive(Clone, Copy)]
 pub(crate) struct Visible<'a> {
     registry: &'a Registry,
     identity: Option<&'a Identity>,
+    /// `stdio` or `http`; `None` sees everything served (for comparing
+    /// what is served, not for answering a caller).
+    transport: Option<&'static str>,
 }
 
 /// Where a resource URI is served: the plugin, the template's variables
@@ -280,65 +492,100 @@ pub(crate) struct ResourceTarget {
 }
 
 impl<'a> Visible<'a> {
-    /// What `identity` may see of `registry`, by the `[[access]]` rules of
-    /// the configuration `registry` was built for.
-    pub fn new(registry: &'a Registry, identity: Option<&'a Identity>) -> Visible<'a> {
-        Visible { registry, identity }
+    /// What `identity`, calling over `transport`, may see of `registry`,
+    /// by the hide rules of the configuration `registry` was built for.
+    pub fn new(
+        registry: &'a Registry,
+        identity: Option<&'a Identity>,
+        transport: &'static str,
+    ) -> Visible<'a> {
+        Visible {
+            registry,
+            identity,
+            transport: Some(transport),
+        }
     }
 
-    /// Whether the caller may see what `plugin`'s block serves.
-    fn allows(&self, plugin: &Plugin) -> bool {
-        self.registry
-            .config()
-            .access
-            .allows(self.identity, &plugin.settings.name)
+    /// Everything `registry` serves, hidden from nobody: for deciding
+    /// whether what is served changed, never for answering a caller.
+    pub fn everything(registry: &'a Registry) -> Visible<'a> {
+        Visible {
+            registry,
+            identity: None,
+            transport: None,
+        }
+    }
+
+    /// The hide rule that hides `target` of `plugin` from the caller, if
+    /// one does.
+    pub fn hidden_by(&self, plugin: &Plugin, target: Target<'_>) -> Option<&'a str> {
+        let transport = self.transport?;
+        let config = self.registry.config();
+        let facts = Facts {
+            identity: self.identity,
+            transport,
+            era: "",
+            method: "",
+            plugin,
+            target,
+            arguments: None,
+            signer: config.signer_of(&plugin.file),
+        };
+        config.policy.hides(&facts)
+    }
+
+    /// Whether the caller may see `target` of `plugin`.
+    fn shows(&self, plugin: &Plugin, target: Target<'_>) -> bool {
+        self.hidden_by(plugin, target).is_none()
     }
 
     /// The tools the caller may see.
     pub fn tools(self) -> impl Iterator<Item = &'a ToolRef> {
         self.registry
             .tools()
-            .filter(move |t| self.allows(&t.plugin))
+            .filter(move |t| self.shows(&t.plugin, tool_target(t)))
     }
 
     /// The tool served as `name`, if the caller may see it.
     pub fn tool(self, name: &str) -> Option<&'a ToolRef> {
-        self.registry.tool(name).filter(|t| self.allows(&t.plugin))
+        self.registry
+            .tool(name)
+            .filter(|t| self.shows(&t.plugin, tool_target(t)))
     }
 
     /// The resources the caller may see.
     pub fn resources(self) -> impl Iterator<Item = &'a Offered<ResourceDefinition>> {
         self.registry
             .resources()
-            .filter(move |r| self.allows(&r.plugin))
+            .filter(move |r| self.shows(&r.plugin, Target::Resource(&r.item.uri)))
     }
 
     /// The resource templates the caller may see.
     pub fn templates(self) -> impl Iterator<Item = &'a Offered<TemplateSpec>> {
-        self.registry
-            .templates()
-            .filter(move |t| self.allows(&t.plugin))
+        self.registry.templates().filter(move |t| {
+            self.shows(&t.plugin, Target::Resource(&t.item.definition.uri_template))
+        })
     }
 
     /// The resource template `uri_template`, if the caller may see it.
     pub fn template(self, uri_template: &str) -> Option<&'a Offered<TemplateSpec>> {
         self.registry
             .template(uri_template)
-            .filter(|t| self.allows(&t.plugin))
+            .filter(|t| self.shows(&t.plugin, Target::Resource(&t.item.definition.uri_template)))
     }
 
     /// The prompts the caller may see.
     pub fn prompts(self) -> impl Iterator<Item = &'a Offered<PromptDefinition>> {
         self.registry
             .prompts()
-            .filter(move |p| self.allows(&p.plugin))
+            .filter(move |p| self.shows(&p.plugin, Target::Prompt(&p.key)))
     }
 
     /// The prompt served as `name`, if the caller may see it.
     pub fn prompt(self, name: &str) -> Option<&'a Offered<PromptDefinition>> {
         self.registry
             .prompt(name)
-            .filter(|p| self.allows(&p.plugin))
+            .filter(|p| self.shows(&p.plugin, Target::Prompt(&p.key)))
     }
 
     /// Where `uri` is served for this caller: the resource at `uri` if the
@@ -350,7 +597,7 @@ impl<'a> Visible<'a> {
         if let Some(r) = self
             .registry
             .resource(uri)
-            .filter(|r| self.allows(&r.plugin))
+            .filter(|r| self.shows(&r.plugin, Target::Resource(&r.item.uri)))
         {
             return Some(ResourceTarget {
                 plugin: r.plugin.clone(),
@@ -360,7 +607,7 @@ impl<'a> Visible<'a> {
         }
         self.registry
             .templates_for(uri)
-            .find(|(t, _)| self.allows(&t.plugin))
+            .find(|(t, _)| self.shows(&t.plugin, Target::Resource(&t.item.definition.uri_template)))
             .map(|(t, variables)| ResourceTarget {
                 plugin: t.plugin.clone(),
                 variables,
@@ -371,6 +618,14 @@ impl<'a> Visible<'a> {
     /// Whether the caller may see something served at `uri`.
     pub fn serves_uri(self, uri: &str) -> bool {
         self.resource_at(uri).is_some()
+    }
+}
+
+/// A tool as the rules see it.
+pub(crate) fn tool_target(tool: &ToolRef) -> Target<'_> {
+    Target::Tool {
+        name: &tool.name,
+        spec: &tool.spec,
     }
 }
 
@@ -401,6 +656,16 @@ impl Record {
     /// metrics, and the audit record (with `host.audit`).
     pub fn hooks(&self) -> Arc<dyn CallHooks> {
         Arc::new((metrics::CallMetrics, self.audit.clone()))
+    }
+
+    /// Records which per-caller credentials (by secret name) the call was
+    /// given.
+    pub fn credentials(&self, names: Vec<String>) {
+        if let Some(audit) = &self.audit
+            && !names.is_empty()
+        {
+            audit.credentials(names);
+        }
     }
 
     /// The call starts running: a drop from now on counts as cancelled.
@@ -478,34 +743,64 @@ impl Drop for Record {
 
 impl Request {
     /// Runs one read, get or completion of `plugin`'s code (`run`, given
-    /// the hooks to report to): counted in the
-    /// metrics and, with `host.audit`, recorded as `kind` of `target` with
-    /// the client's `arguments` (see [`crate::audit`]) before the answer.
-    /// `None` when the client cancelled it (`cancelled`).
+    /// the hooks to report to), if `[[policy.rules]]` allow it: counted in
+    /// the metrics and, with `host.audit`, recorded as `kind` of `target`
+    /// with the client's `arguments` (see [`crate::audit`]) before the
+    /// answer. `Err` when the rules refused it or the client cancelled it
+    /// (`cancelled`), with the error to answer.
     pub async fn run_offer<T, F>(
         &self,
         gateway: &Gateway,
         cancelled: &tokio_util::sync::CancellationToken,
         plugin: &Arc<Plugin>,
-        (kind, target): (OfferKind, &str),
+        (kind, target): (OfferKind, Target<'_>),
         arguments: Value,
         run: impl FnOnce(Arc<dyn CallHooks>) -> F,
-    ) -> Option<Result<T, OfferError>>
+    ) -> Result<Result<T, OfferError>, rmcp::ErrorData>
     where
         F: std::future::Future<Output = Result<T, OfferError>>,
     {
-        let record = self.record_offer(gateway, plugin, (kind, target), &arguments);
+        let method = match kind {
+            OfferKind::ResourceRead => "resources/read",
+            OfferKind::PromptGet => "prompts/get",
+            OfferKind::Completion => "completion/complete",
+        };
+        let authorized = self
+            .authorize(gateway, method, (plugin, target), &arguments, true)
+            .await;
+        let shown = target.name().to_string();
+        let (note, refusal) = match authorized {
+            Authorized::Run { note, confirm } => {
+                // Only a tool call carries a question for the user.
+                let refusal = confirm.then(|| {
+                    PolicyRefusal::Denied(format!(
+                        "the operator's policy rule {:?} asks the user to confirm, which only a \
+                         tool call can do, so this {} is refused (the operator can narrow the \
+                         rule with request.method == \"tools/call\")",
+                        note.rule,
+                        kind.label()
+                    ))
+                });
+                (note, refusal)
+            }
+            Authorized::Refused { note, refusal } => (note, Some(refusal)),
+        };
+        let record = self.record_offer(gateway, plugin, (kind, &shown), &arguments, Some(note));
+        if let Some(refusal) = refusal {
+            record.finish_offer(Err(refusal.code())).await;
+            return Err(refusal.error());
+        }
         let result = tokio::select! {
             result = run(record.hooks()) => result,
             _ = cancelled.cancelled() => {
                 record.cancelled().await;
                 tracing::info!(plugin = %plugin.file, "{} cancelled by the client", kind.label());
-                return None;
+                return Err(super::resources::cancelled());
             }
         };
         let ending = result.as_ref().map(|_| ()).map_err(OfferError::code);
         record.finish_offer(ending).await;
-        Some(result)
+        Ok(result)
     }
 }
 

@@ -13,6 +13,7 @@ use super::Gateway;
 use super::convert::{mcp_contents, mcp_resource, mcp_template};
 use super::request::{Request, ResourceTarget};
 use crate::call::offer::{OfferError, OfferKind};
+use crate::rules::Target;
 
 /// `resources/list`.
 pub(super) fn list(request: &Request) -> ListResourcesResult {
@@ -65,12 +66,11 @@ pub(super) async fn read(
             gateway,
             &context.ct,
             &plugin,
-            (OfferKind::ResourceRead, &target),
+            (OfferKind::ResourceRead, Target::Resource(&target)),
             json!({ "uri": uri }),
             |hooks| crate::call::offer::read_resource(env, &plugin, &uri, &variables, hooks),
         )
-        .await
-        .ok_or_else(cancelled)?
+        .await?
         .map_err(|e| offer_error(e, |m| not_found(format!("no resource at {uri:?}: {m}"))))?;
     Ok(ReadResourceResult::new(contents.into_iter().map(mcp_contents).collect()).into())
 }

@@ -68,7 +68,7 @@ pub(super) fn accepted_filter(
 ) -> SubscriptionFilter {
     let mut accepted = requested.supported_by(&gateway.server_config().capabilities);
     let registry = gateway.registry();
-    narrow_to_visible(Visible::new(&registry, None), &mut accepted);
+    narrow_to_visible(Visible::everything(&registry), &mut accepted);
     accepted
 }
 

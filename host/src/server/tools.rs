@@ -14,8 +14,8 @@ use tracing::Instrument;
 
 use super::Gateway;
 use super::convert::{PeerProgress, mcp_tool};
-use super::request::{Era, Record, Request};
-use crate::call::{CallOutcome, run_call_with_hooks};
+use super::request::{Authorized, Era, Record, Request, tool_target};
+use crate::call::{CallOptions, CallOutcome, run_call_with};
 use crate::confirmation::{
     CallBinding, Elicit, Replay, StateError, elicitation_params, outcome_of, without_elicitation,
 };
@@ -74,9 +74,35 @@ pub(super) async fn call(
         (true, Era::Legacy) => "elicitation",
         (true, Era::Modern) => "input_required",
     };
+    // The rules decide before anything runs. A retry carrying a sealed
+    // answer was counted against the limits when it first came.
+    let first_round = params.request_state.is_none();
+    let authorized = request
+        .authorize(
+            gateway,
+            "tools/call",
+            (&tool.plugin, tool_target(&tool)),
+            &arguments,
+            first_round,
+        )
+        .await;
+    let (note, ask_first) = match authorized {
+        Authorized::Run { note, confirm } => {
+            let question = confirm.then(|| policy_question(&tool, &arguments, &note.rule));
+            (note, question)
+        }
+        Authorized::Refused { note, refusal } => {
+            let record = request.record_call(gateway, &tool, &arguments, (via, Some(note)));
+            record.failed_before_running(refusal.code()).await;
+            return Ok(CallToolResult::structured_error(
+                json!({"ok": false, "result": null, "issues": [refusal.issue()]}),
+            )
+            .into());
+        }
+    };
     // Counts and records the call however it ends, an early return
     // included.
-    let mut record = request.record_call(gateway, &tool, &arguments, via);
+    let mut record = request.record_call(gateway, &tool, &arguments, (via, Some(note)));
     let confirmer = match confirmer(gateway, request, &params, &binding, context).await {
         Ok(confirmer) => confirmer,
         Err(refusal) => return refusal.answer(record).await,
@@ -87,14 +113,27 @@ pub(super) async fn call(
             token,
         }) as _
     });
-    let call = run_call_with_hooks(
+    // The caller's own credentials, where the plugin's are chosen per
+    // caller: the runtime adds them; the component never sees them.
+    let (caller_credentials, used) = request
+        .registry
+        .config()
+        .caller_credentials(&tool.plugin.settings, request.identity.as_ref())
+        .await;
+    record.credentials(used);
+    let options = CallOptions {
+        confirmer,
+        progress,
+        hooks: record.hooks(),
+        ask_first,
+        caller_credentials,
+    };
+    let call = run_call_with(
         &gateway.inner.env,
         &tool.plugin,
         &tool.spec,
         &arguments,
-        confirmer,
-        progress,
-        record.hooks(),
+        options,
     )
     .instrument(call_span(request, &tool));
     record.running();
@@ -124,6 +163,36 @@ pub(super) async fn call(
             InputRequiredResult::new(Some(requests), Some(state)).into()
         }
     })
+}
+
+/// The longest rendering of a call's arguments in the host's own
+/// question, in characters; past it the question says how much was left
+/// out (the arguments' hash is in the audit trail).
+const QUESTION_ARGUMENTS_CHARS: usize = 2000;
+
+/// The host's own question for a call a `confirm` rule holds: which tool,
+/// which plugin, with which arguments, asked because of which rule. Written
+/// by the host, so a tool cannot word it; the same call asks the same
+/// question, so a 2026-07-28 retry's sealed answer matches it.
+fn policy_question(tool: &ToolRef, arguments: &Value, rule: &str) -> String {
+    let rendered = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    let shown: String = rendered.chars().take(QUESTION_ARGUMENTS_CHARS).collect();
+    let cut = if shown.len() < rendered.len() {
+        format!(
+            "\n… ({} more characters not shown)",
+            rendered.chars().count() - QUESTION_ARGUMENTS_CHARS
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "toolhost: the operator's policy (rule \"{rule}\") asks for your approval before the tool \
+         \"{tool}\" of plugin \"{plugin}\" ({file}) runs with these arguments:\n{shown}{cut}\n\n\
+         Yes lets this one call run. Anything it changes still needs its own confirmation.",
+        tool = crate::text::escape_controls(&tool.name),
+        plugin = tool.plugin.settings.name,
+        file = tool.plugin.file,
+    )
 }
 
 /// Every line of a call names the tool as clients know it (its served

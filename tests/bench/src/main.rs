@@ -18,6 +18,7 @@
 //! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
 //! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
 //! | [`audit`] | 15 a read-only and a confirmed call with the audit trail vs without |
+//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -36,6 +37,7 @@ mod endtoend;
 mod fixture;
 mod many;
 mod memory;
+mod policy;
 mod reload;
 mod replicas;
 mod session;
@@ -251,6 +253,13 @@ async fn run(opts: Options) -> Result<bool> {
         eprintln!("15. the audit trail per call: on vs off");
         let audit = audit::audit_trail(&fx, &opts);
         measure(&mut rows, "15", "audit trail", audit).await;
+    }
+    if opts.runs(16) {
+        eprintln!(
+            "16. [[policy.rules]] per call: 10 and 100 rules vs none; a limit in Redis vs in-process"
+        );
+        let policy = policy::policy_rules(&fx, &opts);
+        measure(&mut rows, "16", "policy rules", policy).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));

@@ -118,6 +118,50 @@ pub enum CallOutcome {
     },
 }
 
+/// How the host's own question before a call ended it, if it did: a yes
+/// lets the call go on (`None`); a question the client must collect is
+/// [`CallOutcome::InputRequired`]; any other answer, or too many calls
+/// waiting for a user, ends it with nothing run.
+fn host_question_stop(
+    state: &mut CallState,
+    asked: wasmtime::Result<crate::bindings::confirm::Outcome>,
+) -> Option<CallOutcome> {
+    use crate::bindings::confirm::Outcome;
+    let refused = |message: &str| {
+        Some(CallOutcome::Failed(vec![
+            Issue::new(ErrorCode::PermissionDenied, message)
+                .hint("the operator's policy needs the user's yes before this tool runs; call it again and confirm"),
+        ]))
+    };
+    match asked {
+        Ok(Outcome::Confirmed) => None,
+        Ok(Outcome::Declined) => refused("the user declined; the tool did not run"),
+        Ok(Outcome::Cancelled) => {
+            refused("the confirmation was cancelled or not answered; the tool did not run")
+        }
+        Ok(Outcome::Unsupported) => Some(CallOutcome::Failed(vec![
+            Issue::new(
+                ErrorCode::PermissionDenied,
+                "this call needs the user's confirmation, and the client cannot ask (it did not \
+                 declare elicitation); the tool did not run",
+            )
+            .hint("use a client that supports elicitation"),
+        ])),
+        Err(_) => match state.stop.take() {
+            Some(Stop::NeedsInput(message)) => Some(CallOutcome::InputRequired {
+                message,
+                answered: std::mem::take(&mut state.answers),
+            }),
+            Some(Stop::Busy(why)) => Some(CallOutcome::Failed(vec![
+                Issue::new(ErrorCode::Transient, format!("{why}; nothing was changed")).hint(
+                    "answer or dismiss the confirmations already open, then call the tool again",
+                ),
+            ])),
+            _ => refused("the confirmation could not be asked; the tool did not run"),
+        },
+    }
+}
+
 /// Whether `error` is wasmtime's refusal to copy past the budget
 /// [`hostcall_copy_budget`] sets. The error type is private to wasmtime;
 /// its text is pinned by the end-to-end test of the budget.
@@ -167,6 +211,53 @@ pub async fn run_call_with_hooks(
     progress: Option<Arc<dyn ProgressSink>>,
     hooks: Arc<dyn CallHooks>,
 ) -> CallOutcome {
+    let options = CallOptions {
+        confirmer,
+        progress,
+        hooks,
+        ask_first: None,
+        caller_credentials: Vec::new(),
+    };
+    run_call_with(env, plugin, tool, arguments, options).await
+}
+
+/// What one call is run with, beyond the plugin, the tool and the
+/// arguments.
+pub struct CallOptions {
+    /// Who answers the call's questions.
+    pub confirmer: Box<dyn Confirmer>,
+    /// Where progress goes, if the client asked for it.
+    pub progress: Option<Arc<dyn ProgressSink>>,
+    /// Who hears what the call does.
+    pub hooks: Arc<dyn CallHooks>,
+    /// A question the host asks the user, as written, before the component
+    /// is even instantiated (an embedder's policy wanting a yes for this
+    /// call). Anything but a yes ends the call with nothing run. A yes lets
+    /// the tool run; it is not the confirmation a mutation needs, which
+    /// stays the tool's own question's.
+    pub ask_first: Option<String>,
+    /// The values of the plugin's per-caller credentials
+    /// ([`Credential::per_caller`](crate::settings::Credential::per_caller))
+    /// for this call's caller, by the credential's index; empty when there
+    /// are none.
+    pub caller_credentials: Vec<Option<String>>,
+}
+
+/// [`run_call_with_hooks`] with every option ([`CallOptions`]).
+pub async fn run_call_with(
+    env: &CallEnv,
+    plugin: &Arc<Plugin>,
+    tool: &Arc<ToolSpec>,
+    arguments: &Value,
+    options: CallOptions,
+) -> CallOutcome {
+    let CallOptions {
+        confirmer,
+        progress,
+        hooks,
+        ask_first,
+        caller_credentials,
+    } = options;
     if let Err(errors) = tool.validate(arguments) {
         let message = format!(
             "the arguments do not match the tool's input schema: {}",
@@ -191,8 +282,18 @@ pub async fn run_call_with_hooks(
     state.turn = Some(turn);
     state.waits = env.runtime.waiting.clone();
     state.hooks = hooks;
+    state.caller_credentials = Arc::from(caller_credentials);
     let mut store = new_store(&env.runtime, state);
     let arguments = arguments.to_string();
+
+    if let Some(question) = ask_first {
+        let state = store.data_mut();
+        state.host_asked = true;
+        let asked = state.ask_user(question).await;
+        if let Some(stop) = host_question_stop(state, asked) {
+            return stop;
+        }
+    }
 
     let result = async {
         let instance = plugin.pre.instantiate_async(&mut store).await?;

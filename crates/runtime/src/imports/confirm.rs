@@ -105,7 +105,8 @@ impl Host for CallState {
     async fn request(&mut self, question: String) -> wasmtime::Result<Outcome> {
         let limits = &self.settings.limits;
         let limit = limits.confirmations_per_call;
-        if self.answers.len() as u32 >= limit {
+        let asked_by_tool = self.answers.len() - usize::from(self.host_asked);
+        if asked_by_tool as u32 >= limit {
             self.stop = Some(Stop::Limit(format!(
                 "the tool asked for more than {limit} confirmations in one call (limits.confirmations_per_call)"
             )));
@@ -123,7 +124,25 @@ impl Host for CallState {
             "{}\n\n{question}",
             prompt_header(&self.tool.name, &self.settings.name, &self.file)
         );
+        let outcome = self.ask_user(prompt).await?;
+        // Only the latest answer counts: a no after a yes takes the yes
+        // back.
+        self.confirmed = outcome == Outcome::Confirmed;
+        Ok(outcome)
+    }
+}
 
+impl CallState {
+    /// Asks the user `prompt` through the call's confirmer, as it is: the
+    /// one path every question of a call takes (a tool's own, and the
+    /// host's before the tool runs, see
+    /// [`run_call_with`](crate::call::run_call_with)). While a human is
+    /// asked, the plugin's permit is given back and the call counts
+    /// against the waits; the answer is recorded in order, for a
+    /// 2026-07-28 retry to replay. A question the client must collect
+    /// stops the call ([`Stop::NeedsInput`]).
+    pub(crate) async fn ask_user(&mut self, prompt: String) -> wasmtime::Result<Outcome> {
+        let limits = &self.settings.limits;
         self.hooks.asking();
         let started = Instant::now();
         let asked = if self.confirmer.waits_for_user() {
@@ -165,9 +184,6 @@ impl Host for CallState {
                     question: QuestionHash::of(&prompt),
                     outcome,
                 });
-                // Only the latest answer counts: a no after a yes takes the
-                // yes back.
-                self.confirmed = outcome == Outcome::Confirmed;
                 Ok(outcome)
             }
             Asked::NeedsInput => {

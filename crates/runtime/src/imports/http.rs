@@ -365,7 +365,7 @@ impl CallState {
 
             let mut hop_headers = headers.clone();
             let host = host_of(&url).unwrap_or_default();
-            for credential in &self.settings.credentials {
+            for (index, credential) in self.settings.credentials.iter().enumerate() {
                 match credential.scope.use_for(&url) {
                     CredentialUse::NotFor => continue,
                     CredentialUse::Send => {}
@@ -380,11 +380,34 @@ impl CallState {
                         ));
                     }
                 }
+                let value = if credential.per_caller {
+                    // Chosen per caller: this call's caller's value, or
+                    // nothing is sent at all.
+                    match self
+                        .caller_credentials
+                        .get(index)
+                        .and_then(Option::as_deref)
+                    {
+                        Some(value) => value,
+                        None => {
+                            return Err(denied(
+                                DenialReason::NoCallerCredential,
+                                format!(
+                                    "the operator's `credentials` entry {} for {host} ({}) is chosen per caller, and there is none for this caller; nothing was sent (ask the operator to provision yours)",
+                                    index + 1,
+                                    credential.header,
+                                ),
+                            ));
+                        }
+                    }
+                } else {
+                    credential.value.as_str()
+                };
                 let (Ok(name), Ok(mut value)) = (
                     reqwest::header::HeaderName::from_bytes(
                         credential.header.to_ascii_lowercase().as_bytes(),
                     ),
-                    reqwest::header::HeaderValue::from_str(&credential.value),
+                    reqwest::header::HeaderValue::from_str(value),
                 ) else {
                     return Err(Error::InvalidRequest(format!(
                         "the operator's credential header {} for {host} is not a valid header",

@@ -146,11 +146,18 @@ pub struct CallState {
     pub(crate) http: HttpClient,
     /// Who answers confirmations.
     pub(crate) confirmer: Box<dyn Confirmer>,
+    /// The values of the plugin's per-caller credentials for this call's
+    /// caller, by the index of the credential (`None`: the caller has
+    /// none).
+    pub(crate) caller_credentials: Arc<[Option<String>]>,
     /// Where progress goes, if the client asked for it.
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
     /// This call's confirmations so far: each prompt's fingerprint and
-    /// its answer.
+    /// its answer (the host's own question first, when it asked one).
     pub(crate) answers: Vec<Answer>,
+    /// Whether the host asked its own question before the tool ran (not
+    /// counted against `limits.confirmations_per_call`).
+    pub(crate) host_asked: bool,
     /// Whether the latest answer in this call is a yes: the gate for
     /// mutations. Any other answer takes an earlier yes back.
     pub(crate) confirmed: bool,
@@ -211,8 +218,10 @@ impl CallState {
             tool,
             http,
             confirmer,
+            caller_credentials: Arc::from(Vec::new()),
             progress,
             answers: Vec::new(),
+            host_asked: false,
             confirmed: false,
             turn: None,
             waits: Arc::default(),

@@ -1,0 +1,389 @@
+//! A rule's condition: a CEL expression, compiled and bounded at load,
+//! evaluated against one request's [`Facts`](super::Facts).
+//!
+//! CEL has no loops and no recursion, so an expression's cost is bounded by
+//! its size and by the size of what it reads. Both are bounded here: the
+//! source ([`MAX_SOURCE_BYTES`]), its nodes ([`MAX_NODES`]), its nesting
+//! ([`MAX_DEPTH`]) and the nesting of its comprehensions (`all`, `exists`,
+//! `map`, `filter`: [`MAX_COMPREHENSION_NESTING`], so no rule is quadratic in
+//! a list a client sends); what it reads is a request the transport already
+//! bounded (`host.max_message_bytes`). A name the rule reads that no request
+//! has (`identty.subject`) is refused at load, not found at run time.
+
+use std::sync::{Arc, LazyLock};
+
+use cel::common::ast::{Expr, IdedExpr};
+use cel::{Context, Env, Program, Value};
+
+/// The longest condition, in bytes.
+pub const MAX_SOURCE_BYTES: usize = 4096;
+/// The most nodes a condition's syntax tree may have (after macros).
+pub const MAX_NODES: usize = 2000;
+/// The deepest nesting the parser accepts.
+pub const MAX_DEPTH: u16 = 32;
+/// The deepest syntax tree a condition may have: evaluation recurses
+/// along it on the thread serving the request, so a long chain
+/// (`a || b || c …`) is as deep as a nested one.
+pub const MAX_TREE_DEPTH: usize = 64;
+/// The stack compiling runs on: the parser recurses deeply per level of
+/// nesting (several frames per operator), far past a worker thread's.
+const COMPILE_STACK_BYTES: usize = 64 << 20;
+/// How deeply `all`/`exists`/`map`/`filter` may nest: two lets a rule look
+/// at each item of a list of lists, and no deeper.
+pub const MAX_COMPREHENSION_NESTING: usize = 2;
+
+/// The names a condition may read (see [`super::Facts`]).
+pub const VARIABLES: &[&str] = &[
+    "identity", "request", "plugin", "tool", "resource", "prompt", "args", "now",
+];
+
+/// The standard environment every condition is compiled and run in: built
+/// once, shared by every evaluation.
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(Env::stdlib()));
+
+/// A condition that compiled and fits the bounds.
+pub struct Condition {
+    /// The expression as written.
+    pub source: String,
+    program: Program,
+    /// The variables it reads.
+    reads: Vec<String>,
+}
+
+impl std::fmt::Debug for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Condition").field(&self.source).finish()
+    }
+}
+
+/// Why a condition was refused at load.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CompileError {
+    /// It does not parse: the first error, at its line and column within
+    /// the expression (1-based).
+    #[error("line {line}, column {column} of the expression: {message}")]
+    Syntax {
+        /// 1-based line within the expression.
+        line: usize,
+        /// 1-based column within that line.
+        column: usize,
+        /// The parser's words.
+        message: String,
+    },
+    /// It is past one of the bounds.
+    #[error("{0}")]
+    TooCostly(String),
+    /// It reads a name no request has.
+    #[error(
+        "it reads `{0}`, which no request has; a condition reads {known}",
+        known = VARIABLES.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownVariable(String),
+}
+
+impl Condition {
+    /// Compiles `source`, checking every bound, on a thread of its own
+    /// with a stack the parser cannot exhaust within the bounds.
+    pub fn compile(source: &str) -> Result<Condition, CompileError> {
+        let source = source.to_string();
+        std::thread::Builder::new()
+            .name("policy-compile".into())
+            .stack_size(COMPILE_STACK_BYTES)
+            .spawn(move || Condition::compile_here(&source))
+            .map_err(|e| CompileError::TooCostly(format!("cannot start the compiler: {e}")))?
+            .join()
+            .unwrap_or_else(|_| {
+                Err(CompileError::TooCostly(
+                    "the expression could not be compiled; simplify it".into(),
+                ))
+            })
+    }
+
+    fn compile_here(source: &str) -> Result<Condition, CompileError> {
+        if source.len() > MAX_SOURCE_BYTES {
+            return Err(CompileError::TooCostly(format!(
+                "the expression is {} bytes, more than the {MAX_SOURCE_BYTES} a condition may \
+                 have; split it across rules",
+                source.len()
+            )));
+        }
+        // The depth bound first: the parser stops at it instead of
+        // building a tree past it.
+        ENV.parser()
+            .max_recursion_depth(MAX_DEPTH)
+            .parse(source)
+            .map_err(|e| syntax_error(&e))?;
+        let program = ENV.compile(source).map_err(|e| syntax_error(&e))?;
+        let mut shape = Shape::default();
+        shape.walk(program.expression(), 0);
+        if shape.nodes > MAX_NODES {
+            return Err(CompileError::TooCostly(format!(
+                "the expression has {} nodes once its macros are expanded, more than the \
+                 {MAX_NODES} a condition may have; split it across rules",
+                shape.nodes
+            )));
+        }
+        if shape.deepest > MAX_TREE_DEPTH {
+            return Err(CompileError::TooCostly(format!(
+                "the expression's syntax tree is {} levels deep, more than the {MAX_TREE_DEPTH} a \
+                 condition may have (a chain of + counts one level per operand); split it \
+                 across rules or use `in` with a list",
+                shape.deepest
+            )));
+        }
+        if shape.deepest_comprehension > MAX_COMPREHENSION_NESTING {
+            return Err(CompileError::TooCostly(format!(
+                "the expression nests {} comprehensions (all, exists, exists_one, map, filter); \
+                 at most {MAX_COMPREHENSION_NESTING} may nest, so that no rule's cost grows faster \
+                 than the square of what a client sends",
+                shape.deepest_comprehension
+            )));
+        }
+        let references = program.references();
+        let mut reads: Vec<String> = references
+            .variables()
+            .into_iter()
+            .filter(|v| !shape.bound.iter().any(|b| b == v))
+            .map(str::to_string)
+            .collect();
+        reads.sort();
+        if let Some(unknown) = reads.iter().find(|v| !VARIABLES.contains(&v.as_str())) {
+            return Err(CompileError::UnknownVariable(unknown.clone()));
+        }
+        Ok(Condition {
+            source: source.to_string(),
+            program,
+            reads,
+        })
+    }
+
+    /// Whether the condition reads `variable`.
+    pub fn reads(&self, variable: &str) -> bool {
+        self.reads.iter().any(|r| r == variable)
+    }
+
+    /// Evaluates the condition against `context`: `Ok(true)` or
+    /// `Ok(false)`, or why it could not say (a missing key, a value of
+    /// another type than the expression expects).
+    pub fn holds(&self, context: &Context) -> Result<bool, String> {
+        match self.program.execute(context) {
+            Ok(Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!(
+                "the condition gave {other:?}, not a boolean; write an expression that is true or \
+                 false"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Evaluates the expression to a string (a limit's `key`): numbers and
+    /// booleans are written out; anything else is an error.
+    pub fn string(&self, context: &Context) -> Result<String, String> {
+        match self.program.execute(context) {
+            Ok(Value::String(s)) => Ok(s.to_string()),
+            Ok(Value::Int(i)) => Ok(i.to_string()),
+            Ok(Value::UInt(u)) => Ok(u.to_string()),
+            Ok(Value::Bool(b)) => Ok(b.to_string()),
+            Ok(other) => Err(format!(
+                "the key gave {other:?}; a key must be a string (join parts with +)"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// A context in the shared environment with `variables` bound.
+pub fn context(variables: Vec<(&'static str, Value)>) -> Context<'static, 'static> {
+    let mut context = Context::with_env(ENV.clone());
+    for (name, value) in variables {
+        context.add_variable_from_value(name, value);
+    }
+    context
+}
+
+/// The first of `errors`, at its line and column within `source`.
+fn syntax_error(errors: &cel::ParseErrors) -> CompileError {
+    let Some(first) = errors.errors.first() else {
+        return CompileError::Syntax {
+            line: 1,
+            column: 1,
+            message: "the expression does not parse".into(),
+        };
+    };
+    let (line, column) = first.pos;
+    // The parser counts lines from 1 and columns from 0; an error with no
+    // position (a macro's) is placed at the start.
+    let line = usize::try_from(line).unwrap_or(1).max(1);
+    let column = usize::try_from(column).map(|c| c + 1).unwrap_or(1);
+    CompileError::Syntax {
+        line,
+        column,
+        message: first.msg.clone(),
+    }
+}
+
+/// What walking a syntax tree finds: its size, its deepest nesting of
+/// comprehensions, and the names comprehensions bind (not variables a
+/// request supplies).
+#[derive(Default)]
+struct Shape {
+    nodes: usize,
+    deepest: usize,
+    depth: usize,
+    deepest_comprehension: usize,
+    bound: Vec<String>,
+}
+
+impl Shape {
+    fn walk(&mut self, expr: &IdedExpr, comprehensions: usize) {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES || self.depth > MAX_TREE_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
+        self.visit(expr, comprehensions);
+        self.depth -= 1;
+    }
+
+    fn visit(&mut self, expr: &IdedExpr, comprehensions: usize) {
+        match &expr.expr {
+            Expr::Call(call) => {
+                if let Some(target) = &call.target {
+                    self.walk(target, comprehensions);
+                }
+                for arg in &call.args {
+                    self.walk(arg, comprehensions);
+                }
+            }
+            Expr::Comprehension(c) => {
+                let depth = comprehensions + 1;
+                self.deepest_comprehension = self.deepest_comprehension.max(depth);
+                self.bound.push(c.iter_var.clone());
+                if let Some(second) = &c.iter_var2 {
+                    self.bound.push(second.clone());
+                }
+                self.bound.push(c.accu_var.clone());
+                self.walk(&c.iter_range, comprehensions);
+                self.walk(&c.accu_init, depth);
+                self.walk(&c.loop_cond, depth);
+                self.walk(&c.loop_step, depth);
+                self.walk(&c.result, depth);
+            }
+            Expr::List(list) => {
+                for e in &list.elements {
+                    self.walk(e, comprehensions);
+                }
+            }
+            Expr::Map(map) => {
+                for entry in &map.entries {
+                    if let cel::common::ast::EntryExpr::MapEntry(e) = &entry.expr {
+                        self.walk(&e.key, comprehensions);
+                        self.walk(&e.value, comprehensions);
+                    }
+                }
+            }
+            Expr::Select(select) => self.walk(&select.operand, comprehensions),
+            Expr::Struct(s) => {
+                for entry in &s.entries {
+                    if let cel::common::ast::EntryExpr::StructField(f) = &entry.expr {
+                        self.walk(&f.value, comprehensions);
+                    }
+                }
+            }
+            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(source: &str, variables: Vec<(&'static str, Value)>) -> Result<bool, String> {
+        Condition::compile(source)
+            .expect("compiles")
+            .holds(&context(variables))
+    }
+
+    #[test]
+    fn a_condition_reads_the_request_it_is_given() {
+        let identity = cel::to_value(serde_json::json!({
+            "subject": "alice",
+            "scopes": ["orders:write"],
+            "claims": {"groups": ["support"]},
+        }))
+        .unwrap();
+        let holds = eval(
+            r#"identity.subject == "alice" && "support" in identity.claims.groups"#,
+            vec![("identity", identity.clone())],
+        );
+        assert_eq!(holds, Ok(true));
+        let holds = eval(
+            r#"identity.scopes.exists(s, s.startsWith("orders:"))"#,
+            vec![("identity", identity)],
+        );
+        assert_eq!(holds, Ok(true));
+    }
+
+    #[test]
+    fn a_missing_key_is_an_error_not_a_false() {
+        let identity = cel::to_value(serde_json::json!({"claims": {}})).unwrap();
+        let result = eval(
+            r#""support" in identity.claims.groups"#,
+            vec![("identity", identity)],
+        );
+        let error = result.expect_err("a missing claim is no answer");
+        assert!(error.contains("groups"), "{error}");
+    }
+
+    #[test]
+    fn a_syntax_error_names_its_line_and_column() {
+        let error = Condition::compile("identity.subject ==\n  == \"x\"").unwrap_err();
+        match error {
+            CompileError::Syntax { line, column, .. } => {
+                assert_eq!(line, 2, "{error:?}");
+                assert!(column >= 1, "{error:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_misspelt_variable_is_refused_at_load() {
+        let error = Condition::compile(r#"identty.subject == "alice""#).unwrap_err();
+        assert_eq!(error, CompileError::UnknownVariable("identty".into()));
+        // A comprehension's own name is no request variable.
+        Condition::compile(r#"identity.scopes.all(s, s != "x")"#).expect("compiles");
+    }
+
+    #[test]
+    fn conditions_past_the_cost_bounds_are_refused() {
+        let long = format!("args.x == \"{}\"", "a".repeat(MAX_SOURCE_BYTES));
+        assert!(matches!(
+            Condition::compile(&long),
+            Err(CompileError::TooCostly(_))
+        ));
+        let nested = "args.a.all(x, args.b.all(y, args.c.all(z, x == y && y == z)))";
+        let error = Condition::compile(nested).unwrap_err();
+        assert!(
+            matches!(&error, CompileError::TooCostly(m) if m.contains("nests 3")),
+            "{error:?}"
+        );
+        Condition::compile("args.a.all(x, args.b.exists(y, x == y))").expect("two may nest");
+        let deep = format!("{}true{}", "(".repeat(200), ")".repeat(200));
+        assert!(Condition::compile(&deep).is_err());
+        // `||` and `&&` chains are balanced by the parser; `+` is not.
+        let chain = format!("{} == 0", vec!["args.x"; 100].join(" + "));
+        let error = Condition::compile(&chain).unwrap_err();
+        assert!(
+            matches!(&error, CompileError::TooCostly(m) if m.contains("levels deep")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_condition_that_is_not_a_boolean_is_an_error() {
+        assert!(eval("1 + 1", vec![]).is_err());
+    }
+}

@@ -1,0 +1,572 @@
+//! The rule layer (`[[policy.rules]]`, ADR 0034): who may see and do what,
+//! how often, decided once per request from what toolhost knows of it.
+//!
+//! | module | job |
+//! |---|---|
+//! | [`condition`] | a rule's CEL condition: compiled and bounded at load, evaluated per request |
+//! | [`limits`] | `limit` rules' counters: in this process, or in the shared Redis of `state.replay` |
+//! | this module | [`Policy`]: the rules in order, [`Facts`] (what a condition reads), the decisions |
+//!
+//! Two passes, so that what a caller is shown and what it may call always
+//! agree:
+//!
+//! 1. **What exists for the caller** ([`Policy::hides`]): `hide` rules, in
+//!    order, the first that holds hiding the thing. They see the caller, the
+//!    plugin, the tool (or resource, or prompt) and the time, never a
+//!    request's arguments or method (refused at load): a list has no
+//!    arguments, so a hide rule that read them could hide a tool from the
+//!    list and not from the call. `[[access]]` is the first hide rule
+//!    (named `access`). Every method asks it: lists, calls, reads, gets,
+//!    completion, subscriptions, listen acknowledgements.
+//! 2. **What a request of something that exists does** ([`Policy::decide`]):
+//!    the other rules, in order. A `limit` rule that holds counts the
+//!    request and lets evaluation go on; the first `allow`, `deny` or
+//!    `confirm` rule that holds decides. No rule deciding is `allow`.
+//!
+//! A condition that cannot be evaluated (a claim the token lacks) fails
+//! closed: a hide rule hides, any other rule denies, and the operator's log
+//! says which rule and why.
+
+pub mod condition;
+pub mod limits;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cel::Value as Cel;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::auth::{Access, Identity};
+// The runtime's own type: `crate::plugin` carries the configuration,
+// which names this module.
+use crate::spec::ToolSpec;
+pub use condition::{CompileError, Condition};
+use toolhost_runtime::plugin::Plugin;
+
+/// The name of the hide rule `[[access]]` becomes.
+pub const ACCESS_RULE: &str = "access";
+/// The name given to the decision when no rule decides.
+pub const DEFAULT_RULE: &str = "default";
+
+/// When a rule applies.
+#[derive(Debug)]
+pub enum When {
+    /// Always (a rule without `when`).
+    Always,
+    /// When its CEL condition holds.
+    Cel(Condition),
+    /// `[[access]]`: when the caller has an identity and no access rule
+    /// grants it the plugin.
+    NotGranted(Access),
+}
+
+/// What a rule does when it applies.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The request goes ahead.
+    Allow,
+    /// The thing is unknown to the caller.
+    Hide,
+    /// The request is refused with this reason, which the caller sees.
+    Deny(String),
+    /// The host asks the user before the tool runs.
+    Confirm,
+    /// At most `count` requests per `window` per key.
+    Limit(Limit),
+}
+
+/// A `limit` rule's budget.
+#[derive(Debug)]
+pub struct Limit {
+    /// Requests allowed per window.
+    pub count: u64,
+    /// The window.
+    pub window: Duration,
+    /// What the requests are counted by; none: the caller and the target
+    /// (`identity.key + " " + target`).
+    pub key: Option<Condition>,
+}
+
+/// One rule.
+#[derive(Debug)]
+pub struct Rule {
+    /// Its name: in the audit trail, the metrics, and `toolhost policy test`.
+    pub name: String,
+    /// When it applies.
+    pub when: When,
+    /// What it does then.
+    pub outcome: Outcome,
+}
+
+/// The rules, in order, and their version.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    rules: Arc<Vec<Rule>>,
+    version: String,
+}
+
+impl PartialEq for Policy {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version
+    }
+}
+
+/// What the thing a request is about is.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// A tool, by its served name.
+    Tool {
+        /// The served name.
+        name: &'a str,
+        /// Its definition (title, annotations).
+        spec: &'a ToolSpec,
+    },
+    /// A resource, or a resource template, by URI (or URI template).
+    Resource(&'a str),
+    /// A prompt, by its served name.
+    Prompt(&'a str),
+}
+
+impl Target<'_> {
+    /// The name or URI it is known by.
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Tool { name, .. } => name,
+            Target::Resource(uri) => uri,
+            Target::Prompt(name) => name,
+        }
+    }
+}
+
+/// Everything a condition may read about one request (or, for a hide
+/// rule, about one thing a caller may be shown).
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    /// The caller, if the transport established one.
+    pub identity: Option<&'a Identity>,
+    /// `"stdio"`, `"http"` or `"cli"`.
+    pub transport: &'static str,
+    /// `"legacy"` or `"modern"`.
+    pub era: &'static str,
+    /// The MCP method: `tools/call`, `resources/read`, `prompts/get`,
+    /// `completion/complete`.
+    pub method: &'a str,
+    /// The plugin serving the target.
+    pub plugin: &'a Plugin,
+    /// What the request is about.
+    pub target: Target<'a>,
+    /// The request's arguments (a call's, a prompt's, a completion's);
+    /// `None` while deciding what the caller is shown.
+    pub arguments: Option<&'a Value>,
+    /// The component's signer: the trusted key that verified its
+    /// signature, for a component installed from OCI with one.
+    pub signer: Option<&'a str>,
+}
+
+impl Facts<'_> {
+    /// The caller as the limits and the audit trail name it.
+    fn caller(&self) -> String {
+        match self.identity {
+            Some(identity) => identity.key(),
+            None => self.transport.to_string(),
+        }
+    }
+
+    /// The variables a condition reads (see the module doc of
+    /// `docs/policy.md` for each field).
+    fn variables(&self) -> Vec<(&'static str, Cel)> {
+        let identity = match self.identity {
+            Some(i) => json!({
+                "source": i.source.name(),
+                "subject": i.subject,
+                "key": i.key(),
+                "scopes": i.scopes,
+                "claims": Value::Object((*i.claims).clone()),
+            }),
+            None => json!({
+                "source": self.transport,
+                "subject": "",
+                "key": self.transport,
+                "scopes": [],
+                "claims": {},
+            }),
+        };
+        let plugin = self.plugin;
+        let hosts: Vec<String> = plugin
+            .settings
+            .network
+            .rules()
+            .iter()
+            .map(|r| r.host().to_string())
+            .collect();
+        let (tool, resource, prompt) = match self.target {
+            Target::Tool { name, spec } => (
+                json!({
+                    "name": name,
+                    "title": spec.title,
+                    "annotations": {
+                        "readOnlyHint": spec.annotations.read_only,
+                        "destructiveHint": spec.annotations.destructive,
+                        "idempotentHint": spec.annotations.idempotent,
+                        "openWorldHint": spec.annotations.open_world,
+                    },
+                }),
+                json!({"uri": ""}),
+                json!({"name": ""}),
+            ),
+            Target::Resource(uri) => (empty_tool(), json!({"uri": uri}), json!({"name": ""})),
+            Target::Prompt(name) => (empty_tool(), json!({"uri": ""}), json!({"name": name})),
+        };
+        let values = [
+            ("identity", identity),
+            (
+                "request",
+                json!({"method": self.method, "transport": self.transport, "era": self.era}),
+            ),
+            (
+                "plugin",
+                json!({
+                    "name": plugin.settings.name,
+                    "file": plugin.file,
+                    "digest": format!("sha256:{}", plugin.digest),
+                    "signer": self.signer.unwrap_or_default(),
+                    "hosts": hosts,
+                }),
+            ),
+            ("tool", tool),
+            ("resource", resource),
+            ("prompt", prompt),
+            (
+                "args",
+                self.arguments
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Default::default())),
+            ),
+        ];
+        let mut variables: Vec<(&'static str, Cel)> = values
+            .into_iter()
+            .map(|(name, value)| (name, cel::to_value(value).unwrap_or(Cel::Null)))
+            .collect();
+        variables.push(("now", Cel::Timestamp(chrono::Utc::now().fixed_offset())));
+        variables
+    }
+}
+
+/// `tool` for a request about no tool: an empty name, and MCP's default
+/// hints (a tool that says nothing may change things, destructively).
+fn empty_tool() -> Value {
+    json!({
+        "name": "",
+        "title": "",
+        "annotations": {
+            "readOnlyHint": false,
+            "destructiveHint": true,
+            "idempotentHint": false,
+            "openWorldHint": true,
+        },
+    })
+}
+
+/// What the rules decided for a request, and which rule decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// The rule that decided ([`DEFAULT_RULE`] when none did).
+    pub rule: String,
+    /// What it decided.
+    pub verdict: Verdict,
+}
+
+/// What a request may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go ahead.
+    Allow,
+    /// Refused; the reason is the caller's to see.
+    Deny(String),
+    /// Go ahead once the user says yes to the host's own question.
+    Confirm,
+}
+
+impl Verdict {
+    /// The outcome's name in the audit trail and the metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Deny(_) => "deny",
+            Verdict::Confirm => "confirm",
+        }
+    }
+}
+
+/// A request counted by a `limit` rule: the rule, the key, the budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    /// The rule's name.
+    pub rule: String,
+    /// The key it counts by, as the rule computed it.
+    pub key: String,
+    /// Requests allowed per window.
+    pub count: u64,
+    /// The window.
+    pub window: Duration,
+}
+
+/// [`Policy::decide`]'s answer: the limits the request counts against
+/// (to be counted before it runs) and the decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evaluation {
+    /// The limits that apply, in rule order.
+    pub limits: Vec<Counted>,
+    /// The decision.
+    pub decision: Decision,
+}
+
+/// Why a policy could not be built: the rule (by index and name) and what
+/// is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("`policy.rules` entry {index} ({name:?}), `{key}`: {message}")]
+pub struct RuleError {
+    /// 1-based position in `[[policy.rules]]`.
+    pub index: usize,
+    /// The rule's name.
+    pub name: String,
+    /// The key at fault (`when`, `limit.key`, `outcome`, …).
+    pub key: &'static str,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl Policy {
+    /// The policy of `rules` in order, after the hide rule `[[access]]`
+    /// makes (when it has rules). `text` is what the version is a hash
+    /// of: the rules as configured.
+    pub fn new(access: Access, rules: Vec<Rule>, text: &str) -> Result<Policy, RuleError> {
+        for (i, rule) in rules.iter().enumerate() {
+            let reads = |v: &str| match &rule.when {
+                When::Cel(c) => c.reads(v),
+                _ => false,
+            };
+            if matches!(rule.outcome, Outcome::Hide) && (reads("args") || reads("request")) {
+                return Err(RuleError {
+                    index: i + 1,
+                    name: rule.name.clone(),
+                    key: "when",
+                    message: "a hide rule decides what a caller is shown at all, before any \
+                              request names arguments or a method, so it may not read `args` or \
+                              `request`; use outcome = \"deny\" to refuse by arguments or method"
+                        .into(),
+                });
+            }
+            if rules[..i].iter().any(|r| r.name == rule.name)
+                || rule.name == ACCESS_RULE
+                || rule.name == DEFAULT_RULE
+            {
+                return Err(RuleError {
+                    index: i + 1,
+                    name: rule.name.clone(),
+                    key: "name",
+                    message: format!(
+                        "another rule has this name (or it is one of the reserved names \
+                         {ACCESS_RULE:?} and {DEFAULT_RULE:?}); give every rule its own name, \
+                         which the audit trail and the metrics use"
+                    ),
+                });
+            }
+        }
+        let access_text = format!("{access:?}");
+        let mut all = Vec::with_capacity(rules.len() + 1);
+        if access.is_restricted() {
+            all.push(Rule {
+                name: ACCESS_RULE.to_string(),
+                when: When::NotGranted(access),
+                outcome: Outcome::Hide,
+            });
+        }
+        all.extend(rules);
+        let mut hash = Sha256::new();
+        hash.update(access_text.as_bytes());
+        hash.update([0]);
+        hash.update(text.as_bytes());
+        let version = hex::encode(&hash.finalize()[..6]);
+        Ok(Policy {
+            rules: Arc::new(all),
+            version,
+        })
+    }
+
+    /// The policy's version: a hash of its rules and `[[access]]`, in the
+    /// audit trail beside every decision.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The rules, `[[access]]`'s first.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The hide rule that hides what `facts` describe from its caller,
+    /// if any (pass one of the module doc). A rule that cannot be
+    /// evaluated hides (fail closed) and is logged.
+    pub fn hides(&self, facts: &Facts) -> Option<&str> {
+        let mut context = None;
+        for rule in self.rules.iter() {
+            if !matches!(rule.outcome, Outcome::Hide) {
+                continue;
+            }
+            let applies = match &rule.when {
+                When::Always => Ok(true),
+                When::NotGranted(access) => Ok(facts.identity.is_some()
+                    && !access.allows(facts.identity, &facts.plugin.settings.name)),
+                When::Cel(condition) => {
+                    let context =
+                        context.get_or_insert_with(|| condition::context(facts.variables()));
+                    condition.holds(context)
+                }
+            };
+            match applies {
+                Ok(true) => return Some(&rule.name),
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(
+                        rule = %rule.name,
+                        target = %facts.target.name(),
+                        "policy rule {:?} could not be evaluated ({error}); hiding, as a rule that \
+                         cannot say fails closed",
+                        rule.name
+                    );
+                    return Some(&rule.name);
+                }
+            }
+        }
+        None
+    }
+
+    /// What a request of something the caller is shown does (pass two of
+    /// the module doc): the limits it counts against and the decision.
+    pub fn decide(&self, facts: &Facts) -> Evaluation {
+        let mut limits = Vec::new();
+        let mut context = None;
+        for rule in self.rules.iter() {
+            if matches!(rule.outcome, Outcome::Hide) {
+                continue;
+            }
+            let applies = match &rule.when {
+                When::Always => Ok(true),
+                When::NotGranted(_) => Ok(false),
+                When::Cel(condition) => {
+                    let context =
+                        context.get_or_insert_with(|| condition::context(facts.variables()));
+                    condition.holds(context)
+                }
+            };
+            let verdict = match applies {
+                Ok(false) => continue,
+                Ok(true) => match &rule.outcome {
+                    Outcome::Allow => Verdict::Allow,
+                    Outcome::Deny(reason) => Verdict::Deny(reason.clone()),
+                    Outcome::Confirm => Verdict::Confirm,
+                    Outcome::Hide => unreachable!("hide rules are skipped above"),
+                    Outcome::Limit(limit) => {
+                        let key = match &limit.key {
+                            None => Ok(format!("{} {}", facts.caller(), facts.target.name())),
+                            Some(key) => {
+                                let context = context
+                                    .get_or_insert_with(|| condition::context(facts.variables()));
+                                key.string(context)
+                            }
+                        };
+                        match key {
+                            Ok(key) => {
+                                limits.push(Counted {
+                                    rule: rule.name.clone(),
+                                    key,
+                                    count: limit.count,
+                                    window: limit.window,
+                                });
+                                continue;
+                            }
+                            Err(error) => failed(rule, facts, &format!("its key: {error}")),
+                        }
+                    }
+                },
+                Err(error) => failed(rule, facts, &error),
+            };
+            return Evaluation {
+                limits,
+                decision: Decision {
+                    rule: rule.name.clone(),
+                    verdict,
+                },
+            };
+        }
+        Evaluation {
+            limits,
+            decision: Decision {
+                rule: DEFAULT_RULE.to_string(),
+                verdict: Verdict::Allow,
+            },
+        }
+    }
+}
+
+/// The verdict of `rule` when its condition (or key) cannot be evaluated:
+/// deny, logged with the reason; the caller is told only that the policy
+/// could not decide.
+fn failed(rule: &Rule, facts: &Facts, error: &str) -> Verdict {
+    tracing::warn!(
+        rule = %rule.name,
+        target = %facts.target.name(),
+        method = %facts.method,
+        "policy rule {:?} could not be evaluated ({error}); denying, as a rule that cannot say \
+         fails closed",
+        rule.name
+    );
+    Verdict::Deny(format!(
+        "the operator's policy rule {:?} could not be evaluated for this request, so it is \
+         refused; the operator's log says why",
+        rule.name
+    ))
+}
+
+impl Policy {
+    /// What the rules decide for the request `facts` describe, in words,
+    /// naming the rule that decides and the limits it counts against:
+    /// `toolhost policy test`'s answer. The same two passes a served
+    /// request goes through; no limit is counted.
+    pub fn explain(&self, facts: &Facts) -> String {
+        let mut lines = vec![format!("policy version {}", self.version)];
+        let shown = Facts {
+            arguments: None,
+            ..*facts
+        };
+        if let Some(rule) = self.hides(&shown) {
+            lines.push(format!(
+                "hidden by rule {rule:?}: {} is unknown to this caller (lists, calls, reads, \
+                 completion and subscriptions alike)",
+                facts.target.name()
+            ));
+            return lines.join("\n");
+        }
+        let Evaluation { limits, decision } = self.decide(facts);
+        for limit in &limits {
+            lines.push(format!(
+                "counts against rule {:?}: {} per {}s, key {:?}",
+                limit.rule,
+                limit.count,
+                limit.window.as_secs(),
+                limit.key
+            ));
+        }
+        let rule = &decision.rule;
+        lines.push(match decision.verdict {
+            Verdict::Allow => format!("allow, by rule {rule:?}"),
+            Verdict::Confirm => {
+                format!("confirm, by rule {rule:?}: the host asks the user before the tool runs")
+            }
+            Verdict::Deny(reason) => format!("deny, by rule {rule:?}: {reason}"),
+        });
+        lines.join("\n")
+    }
+}

@@ -1,0 +1,468 @@
+//! `[[policy.rules]]` through the real binary: each outcome (allow, deny,
+//! confirm, limit, hide) in both eras, decisions named in the audit trail
+//! and the metrics, conditions over a real JWT's claims, rules that fail
+//! closed, reloads that change decisions at once (and a broken rule that
+//! changes nothing), limits two replicas share through a real Redis, and
+//! `toolhost policy test`. Hiding everywhere is in `access.rs`, beside
+//! `[[access]]`, with the same checks.
+
+use std::process::Stdio;
+
+use serde_json::json;
+use toolhost_test_infra::idp::{Idp, SigningKey};
+
+use crate::support::audit::{records, trail_of, with_trail};
+use crate::support::infra::{Redis, require, sha256_hex};
+use crate::support::metrics::Scrape;
+use crate::support::{ERAS, Elicitation, Era, Host, HostOptions, component, test_cache_home};
+
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+/// A rule refusing greetings of mallory, with the reason the caller sees.
+const NO_MALLORY: &str = r#"
+[[policy.rules]]
+name = "no-mallory"
+when = 'tool.name == "greet" && args.name == "mallory"'
+outcome = "deny"
+reason = "nobody greets mallory here"
+"#;
+
+/// `hello` over stdio with `config`, a client of `era` answering
+/// confirmations with `elicitation`.
+async fn hello(era: Era, elicitation: Elicitation, config: &str) -> Host {
+    Host::start(
+        HostOptions::new(&["hello"])
+            .era(era)
+            .elicitation(elicitation)
+            .config(config.to_string()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_deny_rule_refuses_with_its_reason_and_the_trail_names_the_rule_and_the_policy_version() {
+    for era in ERAS {
+        let host = hello(era, Elicitation::Unsupported, &with_trail(NO_MALLORY)).await;
+        let issue = host.tool_error("greet", json!({"name": "mallory"})).await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?}: {issue}");
+        assert_eq!(issue["message"], "nobody greets mallory here", "{era:?}");
+        let out = host.ok("greet", json!({"name": "alice"})).await;
+        assert_eq!(out["message"], "Hello, alice!", "{era:?}");
+
+        let trail = records(&trail_of(&host));
+        let denied = trail
+            .iter()
+            .find(|r| r["result"] == "refused")
+            .expect("the denied call is on record");
+        assert_eq!(denied["policy"]["rule"], "no-mallory", "{denied}");
+        assert_eq!(denied["policy"]["outcome"], "deny", "{denied}");
+        assert_eq!(denied["issues"], json!(["PERMISSION_DENIED"]), "{denied}");
+        let version = denied["policy"]["version"].as_str().unwrap();
+        assert_eq!(version.len(), 12, "a short hash of the rules: {version}");
+        let allowed = trail.iter().find(|r| r["result"] == "ok").unwrap();
+        assert_eq!(
+            allowed["policy"],
+            json!({"rule": "default", "outcome": "allow", "version": version}),
+            "no rule decided: the default, under the same version"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_confirm_rule_asks_the_user_before_a_tool_that_would_not_ask_runs() {
+    let rule = r#"
+[[policy.rules]]
+name = "ask-before-greeting"
+when = 'tool.name == "greet"'
+outcome = "confirm"
+"#;
+    for era in ERAS {
+        let host = hello(era, Elicitation::Accept(true), rule).await;
+        let out = host.ok("greet", json!({"name": "ada"})).await;
+        assert_eq!(out["message"], "Hello, ada!", "{era:?}");
+        let seen = host.handler.seen.lock().unwrap().prompts.clone();
+        assert_eq!(seen.len(), 1, "{era:?}: one question: {seen:?}");
+        let question = &seen[0];
+        assert!(
+            question.starts_with("toolhost: the operator's policy (rule \"ask-before-greeting\")"),
+            "{era:?}: the host's own words: {question}"
+        );
+        assert!(question.contains("\"greet\""), "{question}");
+        assert!(
+            question.contains("\"name\": \"ada\""),
+            "the arguments are shown: {question}"
+        );
+
+        for (answer, expected) in [
+            (Elicitation::Accept(false), "declined"),
+            (Elicitation::Decline, "cancelled"),
+            (Elicitation::Unsupported, "cannot ask"),
+        ] {
+            let host = hello(era, answer, rule).await;
+            let issue = host.tool_error("greet", json!({"name": "ada"})).await;
+            assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?} {answer:?}");
+            let message = issue["message"].as_str().unwrap();
+            assert!(
+                message.contains(expected) && message.contains("did not run"),
+                "{era:?} {answer:?}: {message}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_limit_refuses_past_its_budget_with_when_to_retry_and_counts_per_key() {
+    let rule = r#"
+[[policy.rules]]
+name = "three-greetings-per-name"
+when = 'tool.name == "greet"'
+outcome = "limit"
+limit = { count = 3, window_secs = 3600, key = 'identity.key + "/" + args.name' }
+"#;
+    for era in ERAS {
+        let host = hello(era, Elicitation::Unsupported, rule).await;
+        for _ in 0..3 {
+            host.ok("greet", json!({"name": "ada"})).await;
+        }
+        let issue = host.tool_error("greet", json!({"name": "ada"})).await;
+        assert_eq!(issue["code"], "RATE_LIMIT", "{era:?}: {issue}");
+        let retry = issue["retry_after_ms"].as_u64().expect("when to retry");
+        assert!(retry > 0 && retry <= 3_600_000, "{retry}");
+        assert!(
+            issue["message"]
+                .as_str()
+                .unwrap()
+                .contains("three-greetings-per-name"),
+            "{issue}"
+        );
+        // Another key has its own budget.
+        host.ok("greet", json!({"name": "grace"})).await;
+    }
+}
+
+#[tokio::test]
+async fn a_reload_changes_decisions_at_once_and_a_rule_that_does_not_compile_changes_nothing() {
+    let host = hello(Era::Legacy, Elicitation::Unsupported, "").await;
+    host.ok("greet", json!({"name": "mallory"})).await;
+
+    host.write_config(NO_MALLORY);
+    host.wait_for_stderr("configuration reloaded").await;
+    let issue = host.tool_error("greet", json!({"name": "mallory"})).await;
+    assert_eq!(issue["message"], "nobody greets mallory here");
+
+    // A broken rule: the whole file is refused, and the running rules stay.
+    let broken = format!(
+        "{NO_MALLORY}\n[[policy.rules]]\nname = \"broken\"\noutcome = \"deny\"\nwhen = \"tool.name == == 'x'\"\n"
+    );
+    host.write_config(&broken);
+    let stderr = host.wait_for_stderr("was not applied").await;
+    assert!(
+        stderr.contains("`policy.rules` entry 2 (\"broken\"), `when`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("of the config file"), "{stderr}");
+    let issue = host.tool_error("greet", json!({"name": "mallory"})).await;
+    assert_eq!(issue["message"], "nobody greets mallory here");
+    host.ok("greet", json!({"name": "alice"})).await;
+}
+
+#[tokio::test]
+async fn a_rule_that_does_not_compile_stops_the_start_naming_its_key_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        "[[policy.rules]]\nname = \"support-only\"\noutcome = \"deny\"\nwhen = '''\nidentity.subject == \"a\" &&\n  )'''\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--plugins"])
+        .arg(dir.path())
+        .arg("--config")
+        .arg(&config)
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "stdout carries the protocol only");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`policy.rules` entry 1 (\"support-only\"), `when`: line 6, column"),
+        "{stderr}"
+    );
+}
+
+/// `[auth]` trusting `idp`'s tokens and a static token for a bot, then
+/// `rules`.
+fn with_auth(idp: &Idp, rules: &str) -> String {
+    format!(
+        "[auth]\nresource = \"{RESOURCE}\"\n\
+         [auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nalgorithms = [\"ES256\"]\nscopes = [\"mcp:tools\"]\n\
+         [[auth.tokens]]\nsubject = \"ci-bot\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n{rules}",
+        idp.issuer,
+        idp.jwks_url,
+        sha256_hex(BOT_TOKEN),
+    )
+}
+
+const BOT_TOKEN: &str = "ci-bot-static-token-0123456789abcdef";
+
+/// A token of `idp` for `subject` in `groups`.
+fn token(key: &SigningKey, idp: &Idp, subject: &str, groups: &[&str]) -> String {
+    let now = jsonwebtoken::get_current_timestamp();
+    key.sign(&json!({
+        "iss": idp.issuer, "aud": RESOURCE, "sub": subject,
+        "iat": now, "nbf": now - 10, "exp": now + 600,
+        "scope": "mcp:tools", "groups": groups,
+    }))
+}
+
+#[tokio::test]
+async fn conditions_read_a_real_tokens_claims_and_a_missing_claim_fails_closed() {
+    let rules = r#"
+[[policy.rules]]
+name = "support-only"
+when = 'tool.name == "greet" && !("support" in identity.claims.groups)'
+outcome = "deny"
+reason = "only the support group may greet"
+"#;
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    for era in ERAS {
+        let start = |bearer: String| {
+            Host::start(
+                HostOptions::new(&["hello"])
+                    .http()
+                    .bearer(&bearer)
+                    .era(era)
+                    .config(with_auth(&idp, rules)),
+            )
+        };
+        let support = start(token(&key, &idp, "alice", &["support"])).await;
+        support.ok("greet", json!({"name": "x"})).await;
+        let other = support
+            .another_client(
+                era,
+                Elicitation::Unsupported,
+                Some(&token(&key, &idp, "bob", &["sales"])),
+            )
+            .await;
+        let issue = other.tool_error("greet", json!({"name": "x"})).await;
+        assert_eq!(
+            issue["message"], "only the support group may greet",
+            "{era:?}"
+        );
+
+        // The static token has no claims: the rule cannot say, so it denies.
+        let bot = support
+            .another_client(era, Elicitation::Unsupported, Some(BOT_TOKEN))
+            .await;
+        let issue = bot.tool_error("greet", json!({"name": "x"})).await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED");
+        assert!(
+            issue["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"support-only\" could not be evaluated"),
+            "{issue}"
+        );
+        let log = support
+            .wait_for_stderr("policy rule \"support-only\" could not be evaluated")
+            .await;
+        assert!(log.contains("groups"), "the operator is told why: {log}");
+    }
+}
+
+#[tokio::test]
+async fn decisions_are_counted_by_outcome_and_rule() {
+    let config = format!("{NO_MALLORY}\n[host]\nmetrics = \"127.0.0.1:0\"\n");
+    let host = hello(Era::Legacy, Elicitation::Unsupported, &config).await;
+    host.tool_error("greet", json!({"name": "mallory"})).await;
+    host.ok("greet", json!({"name": "ada"})).await;
+    host.ok("greet", json!({"name": "grace"})).await;
+    let log = host.wait_for_stderr("/metrics").await;
+    let start = log.find("metrics on http://").unwrap() + "metrics on ".len();
+    let rest = &log[start..];
+    let url = &rest[..rest.find("/metrics").unwrap() + "/metrics".len()];
+    let scrape = Scrape::of(url).await;
+    scrape.expect(
+        "toolhost_policy_decisions_total",
+        &[("outcome", "deny"), ("rule", "no-mallory")],
+        1.0,
+    );
+    scrape.expect(
+        "toolhost_policy_decisions_total",
+        &[("outcome", "allow"), ("rule", "default")],
+        2.0,
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn two_replicas_share_one_limit_through_redis() {
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let config = format!(
+        "[state]\nreplay = \"{}\"\n\n[[policy.rules]]\nname = \"four-in-all\"\noutcome = \"limit\"\nlimit = {{ count = 4, window_secs = 3600 }}\n",
+        redis.url
+    );
+    let replica = || {
+        Host::start(
+            HostOptions::new(&["hello"])
+                .http()
+                .era(Era::Modern)
+                .config(config.clone()),
+        )
+    };
+    let a = replica().await;
+    let b = replica().await;
+    for host in [&a, &b, &a, &b] {
+        host.ok("greet", json!({"name": "ada"})).await;
+    }
+    for host in [&a, &b] {
+        let issue = host.tool_error("greet", json!({"name": "ada"})).await;
+        assert_eq!(
+            issue["code"], "RATE_LIMIT",
+            "the budget is one for both replicas: {issue}"
+        );
+    }
+    // Redis gone: a limit that cannot count refuses, retryably.
+    redis.stop().await;
+    let issue = a.tool_error("greet", json!({"name": "grace"})).await;
+    assert_eq!(issue["code"], "TRANSIENT", "{issue}");
+    assert!(
+        issue["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be reached"),
+        "{issue}"
+    );
+}
+
+#[tokio::test]
+async fn policy_test_prints_the_decision_and_the_rule_that_makes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(plugins.join("hello.wasm"), component("hello")).unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{NO_MALLORY}\n[[policy.rules]]\nname = \"hide-fetch-from-guests\"\noutcome = \"hide\"\n\
+             when = 'tool.name == \"fetch_url\" && !(\"staff\" in identity.claims.groups)'\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["policy", "test", "--plugins"])
+            .arg(&plugins)
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .env("XDG_CACHE_HOME", test_cache_home())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let guest = r#"{"subject": "alice", "claims": {"groups": ["guests"]}}"#;
+    let denied = run(&[
+        "--identity",
+        guest,
+        "--call",
+        "greet",
+        r#"{"name": "mallory"}"#,
+    ]);
+    assert!(
+        denied.contains("deny, by rule \"no-mallory\": nobody greets mallory here"),
+        "{denied}"
+    );
+    let allowed = run(&["--identity", guest, "--call", "greet", r#"{"name": "ada"}"#]);
+    assert!(allowed.contains("allow, by rule \"default\""), "{allowed}");
+    let hidden = run(&["--identity", guest, "--call", "fetch_url"]);
+    assert!(
+        hidden.contains("hidden by rule \"hide-fetch-from-guests\""),
+        "{hidden}"
+    );
+    let staff = r#"{"subject": "sam", "claims": {"groups": ["staff"]}}"#;
+    let shown = run(&["--identity", staff, "--call", "fetch_url"]);
+    assert!(shown.contains("allow"), "{shown}");
+    assert!(denied.starts_with("policy version "), "{denied}");
+}
+
+#[tokio::test]
+async fn credentials_chosen_per_caller_reach_the_upstream_and_a_caller_without_one_sends_nothing() {
+    let alice = "alice-static-token-0123456789abcdef";
+    let bob = "bob-static-token-0123456789abcdef";
+    let secrets = tempfile::tempdir().unwrap();
+    std::fs::create_dir(secrets.path().join("hello")).unwrap();
+    std::fs::write(secrets.path().join("hello/alice"), "alice-upstream-key\n").unwrap();
+    for era in ERAS {
+        let server = crate::support::Recorder::start().await;
+        let token = |subject: &str, token: &str| {
+            format!(
+                "[[auth.tokens]]\nsubject = \"{subject}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
+                sha256_hex(token)
+            )
+        };
+        let config = format!(
+            "[host]\nsecrets_dir = {:?}\n\n[auth]\nresource = \"{RESOURCE}\"\n{}{}\
+             [plugins.hello]\n{}[[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nport = {}\n\
+             header = \"Authorization\"\nvalue = \"Bearer ${{secret:hello/{{subject}}}}\"\n",
+            secrets.path().display().to_string(),
+            token("alice", alice),
+            token("bob", bob),
+            server.allow_block("hello"),
+            server.port,
+        );
+        let host = Host::start(
+            HostOptions::new(&["hello"])
+                .http()
+                .bearer(alice)
+                .era(era)
+                .config(with_trail(&config)),
+        )
+        .await;
+        let fetch = json!({"url": format!("{}/orders", server.url)});
+        let out = host.ok("fetch_url", fetch.clone()).await;
+        assert_eq!(out["status"], 200, "{era:?}");
+        assert!(
+            !out.to_string().contains("alice-upstream-key"),
+            "the component never sees the value: {out}"
+        );
+        let received = server.received();
+        assert_eq!(received.len(), 1);
+        assert_eq!(
+            received[0].authorization.as_deref(),
+            Some("Bearer alice-upstream-key"),
+            "{era:?}: alice's own key"
+        );
+
+        let bob_client = host
+            .another_client(era, Elicitation::Unsupported, Some(bob))
+            .await;
+        let issue = bob_client.tool_error("fetch_url", fetch).await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?}: {issue}");
+        assert!(
+            issue["message"]
+                .as_str()
+                .unwrap()
+                .contains("there is none for this caller"),
+            "{issue}"
+        );
+        assert_eq!(server.received().len(), 1, "{era:?}: nothing sent for bob");
+
+        let trail = records(&trail_of(&host));
+        let alices = trail.iter().find(|r| r["caller"] == "token:alice").unwrap();
+        assert_eq!(alices["credentials"], json!(["hello/alice"]), "{alices}");
+        let bobs = trail.iter().find(|r| r["caller"] == "token:bob").unwrap();
+        assert!(bobs.get("credentials").is_none(), "{bobs}");
+        let text = std::fs::read_to_string(trail_of(&host)).unwrap();
+        assert!(!text.contains("alice-upstream-key"), "no value on record");
+    }
+}
