@@ -186,6 +186,11 @@ enum PolicyCommand {
     },
 }
 
+/// What installing the config's OCI components verified: each file's
+/// component bytes (SHA-256, hex), and the key file that verified each
+/// signed one, by file name.
+type Verified = (BTreeMap<String, String>, BTreeMap<String, String>);
+
 #[derive(clap::Args)]
 struct PluginArgs {
     /// Directory of tool components (`*.wasm`).
@@ -209,11 +214,12 @@ impl PluginArgs {
     /// (from the content store, or the registry for what it lacks), pinning
     /// tags in the lock file. A component that cannot be installed is an
     /// error in the log; the others still serve.
-    /// Returns the bytes verified for each component file: only those
-    /// load (a file whose install was refused is not served).
-    async fn install_components(&self) -> Result<BTreeMap<String, String>> {
+    /// Returns the bytes verified for each component file (only those
+    /// load: a file whose install was refused is not served) and the key
+    /// that verified each signed one.
+    async fn install_components(&self) -> Result<Verified> {
         let Some(path) = &self.config else {
-            return Ok(BTreeMap::new());
+            return Ok(Verified::default());
         };
         let config = Config::load(path)?;
         let lock = toolhost::oci::LockFile::path_for(path);
@@ -222,14 +228,14 @@ impl PluginArgs {
                 for (reference, error) in installs.failures {
                     tracing::error!("{reference} was not installed: {error}");
                 }
-                Ok(installs.verified)
+                Ok((installs.verified, installs.signers))
             }
             // The store or the lock file cannot be used: nothing was
             // verified, so no component file is served; the rest of the
             // plugin directory is.
             Err(e) => {
                 tracing::error!("no OCI component was installed: {e}");
-                Ok(BTreeMap::new())
+                Ok(Verified::default())
             }
         }
     }
@@ -245,13 +251,15 @@ impl PluginArgs {
         Ok((env, loader, registry))
     }
 
-    /// The loader, for the config with `verified` component files.
-    async fn loader(&self, verified: BTreeMap<String, String>) -> Result<Loader> {
+    /// The loader, for the config with `verified` component files and
+    /// their signers.
+    async fn loader(&self, (verified, signers): Verified) -> Result<Loader> {
         let mut config = match &self.config {
             Some(path) => Config::load(path)?,
             None => Config::default(),
         };
         config.verified_components = verified;
+        config.component_signers = signers;
         let cache = if self.no_cache {
             CacheSetting::Off
         } else {
@@ -529,7 +537,7 @@ async fn check(file: &std::path::Path) -> Result<()> {
         cache_dir: None,
         no_cache: true,
     };
-    let loader = args.loader(BTreeMap::new()).await?;
+    let loader = args.loader(Verified::default()).await?;
     let plugin = match loader.load_file(file).await {
         Ok(plugin) => plugin,
         Err(e) => {

@@ -344,10 +344,14 @@ async fn a_pushed_component_reads_in_skopeo_pulls_verified_and_serves() {
         component("hello")
     );
 
-    // serve from the reference; the tool answers.
+    // serve from the reference; the tool answers. Policy conditions see
+    // the key that verified it as `plugin.signer`.
     std::fs::remove_file(s.plugins().join("hello.wasm")).unwrap();
     let config = s.config(&format!(
-        "components = [\"oci://{reference}\"]\n[oci]\ntrusted_keys = [\"{}\"]\n",
+        "components = [\"oci://{reference}\"]\n[oci]\ntrusted_keys = [\"{}\"]\n\
+         [[policy.rules]]\nname = \"acme-may-not-fetch\"\noutcome = \"deny\"\n\
+         reason = \"signed by acme: no fetching\"\n\
+         when = 'tool.name == \"fetch_url\" && plugin.signer == \"acme.pub\"'\n",
         public.display()
     ));
     let host = s.serve(&config, Era::Modern).await;
@@ -355,6 +359,10 @@ async fn a_pushed_component_reads_in_skopeo_pulls_verified_and_serves() {
         host.ok("greet", json!({"name": "OCI"})).await["message"],
         "Hello, OCI!"
     );
+    let issue = host
+        .tool_error("fetch_url", json!({"url": "https://example.com/"}))
+        .await;
+    assert_eq!(issue["message"], "signed by acme: no fetching", "{issue}");
 }
 
 #[tokio::test]

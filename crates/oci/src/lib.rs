@@ -656,6 +656,10 @@ pub struct Installs {
     /// SHA-256 (hex) of the component bytes verified for it. A file a
     /// `components` entry names loads only if it holds exactly these bytes.
     pub verified: std::collections::BTreeMap<String, String>,
+    /// The key that verified each entry installed with a signature, by the
+    /// file name it is installed as: the key file's name as the trust
+    /// policy names it (`acme.pub`).
+    pub signers: std::collections::BTreeMap<String, String>,
 }
 
 /// Installs every entry of `components` into `plugins` with the store and
@@ -683,6 +687,7 @@ pub async fn install_configured(
     let mut updates = Vec::new();
     let mut failures = Vec::new();
     let mut verified = std::collections::BTreeMap::new();
+    let mut signers = std::collections::BTreeMap::new();
     for reference in components {
         let before = lock.digest(reference).map(str::to_string);
         let result = async {
@@ -699,6 +704,14 @@ pub async fn install_configured(
         match result {
             Ok(installed) => {
                 verified.insert(reference.file_name(), installed.component_sha256.clone());
+                if let Some(name) = installed
+                    .signed_by
+                    .as_deref()
+                    .and_then(|key| key.file_name())
+                    .and_then(|name| name.to_str())
+                {
+                    signers.insert(reference.file_name(), name.to_string());
+                }
                 if reference.pinned_digest().is_none()
                     && before.as_deref() != Some(installed.digest.as_str())
                 {
@@ -736,5 +749,6 @@ pub async fn install_configured(
         updates,
         failures,
         verified,
+        signers,
     })
 }
