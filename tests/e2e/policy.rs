@@ -466,3 +466,43 @@ async fn credentials_chosen_per_caller_reach_the_upstream_and_a_caller_without_o
         assert!(!text.contains("alice-upstream-key"), "no value on record");
     }
 }
+
+#[tokio::test]
+async fn a_hide_rule_for_the_stdio_caller_hides_from_lists_reads_and_listen_acknowledgements() {
+    let rule = r#"
+[[policy.rules]]
+name = "no-offers-over-stdio"
+outcome = "hide"
+when = 'plugin.name == "offers" && identity.source == "stdio"'
+"#;
+    let host = Host::start(
+        HostOptions::new(&["offers", "hello"])
+            .era(Era::Modern)
+            .config(rule.to_string()),
+    )
+    .await;
+    let tools = host.tools().await;
+    assert!(tools.iter().any(|t| t.name == "greet"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t.name == "color_count"), "{tools:?}");
+    assert!(host.client.list_all_resources().await.unwrap().is_empty());
+    let read = crate::support::offers::read(&host.client, "test://readme").await;
+    assert!(read.is_err(), "a hidden resource reads as unknown");
+    let stream = host
+        .client
+        .listen(
+            rmcp::model::SubscriptionFilter::builder()
+                .resource_subscriptions(["test://readme", "test://colors/red"])
+                .build(),
+        )
+        .await
+        .expect("the listen stream opens");
+    assert!(
+        stream
+            .acknowledged()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default()
+            .is_empty(),
+        "nothing hidden is acknowledged"
+    );
+}

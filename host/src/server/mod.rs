@@ -273,15 +273,16 @@ impl Gateway {
     }
 
     /// Narrows a decoded `subscriptions/listen` request's resource URIs to
-    /// those `identity` may see, before rmcp acknowledges it; whether it
-    /// removed any. rmcp sends the acknowledgement before the handler runs
-    /// and asks for the accepted filter without the request's context, so
-    /// the HTTP transport, which knows the caller, hands the request here
-    /// first (over stdio there is no identity and nothing to narrow).
+    /// those `identity`, calling over `transport` (`stdio` or `http`), may
+    /// see, before rmcp acknowledges it; whether it removed any. rmcp sends
+    /// the acknowledgement before the handler runs and asks for the
+    /// accepted filter without the request's context, so each transport,
+    /// which knows its caller, hands the request here first.
     pub fn narrow_listen_request(
         &self,
         message: &mut ClientJsonRpcMessage,
         identity: Option<&Identity>,
+        transport: &'static str,
     ) -> bool {
         let ClientJsonRpcMessage::Request(request) = message else {
             return false;
@@ -290,7 +291,7 @@ impl Gateway {
             return false;
         };
         let registry = self.registry();
-        let visible = request::Visible::new(&registry, identity, "http");
+        let visible = request::Visible::new(&registry, identity, transport);
         subscriptions::narrow_to_visible(visible, &mut listen.params.notifications)
     }
 

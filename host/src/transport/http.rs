@@ -762,7 +762,10 @@ async fn answer_what_rmcp_would_not(
             // server narrows its resource URIs to what this caller may see
             // first.
             let identity = parts.extensions.get::<Identity>();
-            let body = if state.gateway.narrow_listen_request(&mut message, identity) {
+            let body = if state
+                .gateway
+                .narrow_listen_request(&mut message, identity, "http")
+            {
                 match serde_json::to_vec(&message) {
                     Ok(narrowed) => {
                         parts

@@ -364,7 +364,13 @@ async fn handle_line(
 ) -> bool {
     match triage(line) {
         Triage::Skip => true,
-        Triage::Deliver(message) => deliver.send(*message).await.is_ok(),
+        Triage::Deliver(mut message) => {
+            // A listen stream is acknowledged before any handler runs: its
+            // resource URIs are narrowed to what the stdio caller may see
+            // first, as the HTTP transport does for its callers.
+            gateway.narrow_listen_request(&mut message, None, "stdio");
+            deliver.send(*message).await.is_ok()
+        }
         Triage::Answer(answer) => {
             if let ServerJsonRpcMessage::Error(e) = answer.as_ref() {
                 tracing::warn!(
