@@ -259,7 +259,9 @@ impl CallAudit {
     /// budget is counted instead (see `budget.rs`).
     pub async fn finish(&self, ending: Ending<'_>) -> Result<(), AuditError> {
         let (result, issues) = match ending {
-            Ending::Outcome(CallOutcome::Success(_)) => ("ok", Vec::new()),
+            Ending::Outcome(CallOutcome::Success(_) | CallOutcome::Content { .. }) => {
+                ("ok", Vec::new())
+            }
             Ending::Outcome(CallOutcome::Failed(issues)) => {
                 ("error", issues.iter().map(|i| i.code.to_string()).collect())
             }
