@@ -49,6 +49,9 @@ pub struct Plugin {
     pub pre: InstancePre<CallState>,
     /// Where its `tools` export is (0.1's or 0.3's).
     pub(crate) tools_export: ToolsExport,
+    /// Whether it imports contract 0.3's `form`: it may ask the user forms
+    /// of its own.
+    pub asks_forms: bool,
     /// Its tools, in the component's order.
     pub tools: Vec<Arc<ToolSpec>>,
     /// What it offers beside tools: `Some` for a component that targets
@@ -64,6 +67,9 @@ pub struct Plugin {
     /// it, like the settings, when the configuration is reloaded.
     pub http: HttpClient,
 }
+
+/// The import of contract 0.3's forms.
+const FORM_IMPORT: &str = "toolhost:plugin/form@0.3.0";
 
 /// Where a component's `tools` export is: 0.1's, whose calls return JSON,
 /// or 0.3's, whose calls return content blocks beside it.
@@ -322,6 +328,10 @@ impl<C: PluginConfig> Loader<C> {
         let file = file_name(path);
         let settings = Arc::new(self.config.settings_for(&file));
         let limits = &settings.limits;
+        let asks_forms = component
+            .component_type()
+            .imports(&self.runtime.engine)
+            .any(|(name, _)| name == FORM_IMPORT);
         let pre = self
             .linker
             .instantiate_pre(&component)
@@ -405,6 +415,7 @@ impl<C: PluginConfig> Loader<C> {
             settings,
             pre,
             tools_export,
+            asks_forms,
             tools,
             http: self.http.clone(),
             offers,
