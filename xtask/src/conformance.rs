@@ -57,16 +57,6 @@ const LISTENING: &str = "serving MCP over HTTP at ";
 /// Server scenarios expected to fail, each with why. Every other scenario
 /// must pass. docs/conformance.md explains each one at length.
 pub const EXPECTED_FAILURES: &[(&str, &str)] = &[
-    ("tools-call-image", "a tool returns JSON: no image content"),
-    ("tools-call-audio", "a tool returns JSON: no audio content"),
-    (
-        "tools-call-embedded-resource",
-        "a tool returns JSON: no embedded resources",
-    ),
-    (
-        "tools-call-mixed-content",
-        "a tool returns JSON: one text block, no image or resource",
-    ),
     (
         "tools-call-with-logging",
         "a component's log is the operator's (stderr), never sent to the client",
@@ -78,18 +68,6 @@ pub const EXPECTED_FAILURES: &[(&str, &str)] = &[
     (
         "tools-call-sampling",
         "no import asks the client's model (sampling)",
-    ),
-    (
-        "elicitation-sep1034-defaults",
-        "confirm asks one fixed yes/no question; a tool cannot send its own form",
-    ),
-    (
-        "elicitation-sep1330-enums",
-        "confirm asks one fixed yes/no question; a tool cannot send its own form",
-    ),
-    (
-        "prompts-get-with-image",
-        "a prompt message holds text or an embedded resource (contract 0.2): no image",
     ),
 ];
 
