@@ -312,3 +312,97 @@ async fn components_built_against_0_2_load_and_run_unchanged() {
         "{report}"
     );
 }
+
+#[tokio::test]
+async fn statuspro_asks_the_user_which_status_when_several_are_viable() {
+    use statuspro_sandbox::seed;
+    // Order Received may move to In Production or On Hold.
+    let order = seed::order_in_status("st000001").unwrap();
+    for era in ERAS {
+        let statuspro = crate::statuspro::Setup::new()
+            .era(era)
+            .elicitation(Elicitation::AcceptWith(r#"{"status_code": "st000005"}"#))
+            .start()
+            .await;
+        let host = &statuspro.host;
+        let out = host
+            .ok(
+                "get_viable_statuses",
+                json!({"order_id": order, "ask_user": true}),
+            )
+            .await;
+        assert_eq!(
+            out["user_choice"],
+            json!({"answer": "accepted", "status_code": "st000005"}),
+            "{era:?}"
+        );
+        let seen = host.client.service().seen.lock().unwrap();
+        assert!(
+            seen.elicitations[0].contains("can move to 2 statuses"),
+            "{:?}",
+            seen.elicitations
+        );
+        let options = &seen.elicitation_schemas[0]["properties"]["status_code"]["oneOf"];
+        assert_eq!(
+            options,
+            &json!([
+                {"const": "st000002", "title": "In Production"},
+                {"const": "st000005", "title": "On Hold"}
+            ])
+        );
+        drop(seen);
+        // Without ask_user the tool lists them, as before.
+        let out = host
+            .ok("get_viable_statuses", json!({"order_id": order}))
+            .await;
+        assert!(out.get("user_choice").is_none(), "{era:?}: {out}");
+        assert!(statuspro.writes().is_empty(), "a choice changes nothing");
+    }
+}
+
+#[tokio::test]
+async fn katana_returns_a_purchase_order_as_an_embedded_document() {
+    let katana = crate::katana::Katana::start().await;
+    let result = katana
+        .host
+        .call(
+            "find_order",
+            json!({"order_type": "purchase", "order_number": "PO-25-003"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.content.len(), 2, "{:?}", result.content);
+    match &result.content[1] {
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => {
+                assert_eq!(
+                    uri,
+                    &format!(
+                        "katana://purchase-orders/{}",
+                        katana_sandbox::seed::PO_PARTIALLY_RECEIVED
+                    )
+                );
+                assert_eq!(mime_type.as_deref(), Some("text/markdown"));
+                assert!(text.starts_with("# Purchase order PO-25-003"), "{text}");
+                assert!(text.contains("PARTIALLY_RECEIVED"), "{text}");
+            }
+            other => panic!("expected text contents, got {other:?}"),
+        },
+        other => panic!("expected an embedded resource, got {other:?}"),
+    }
+    // Other kinds of order come without a document.
+    let sales = katana
+        .host
+        .call(
+            "find_order",
+            json!({"order_type": "sales", "order_id": katana_sandbox::seed::SO_NOT_SHIPPED}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sales.content.len(), 1, "{:?}", sales.content);
+}

@@ -38,6 +38,7 @@
 //! | `test_elicitation_sep1034_defaults` | `elicitation-sep1034-defaults` (a form with defaults) |
 //! | `test_elicitation_sep1330_enums` | `elicitation-sep1330-enums` (a form with every kind of enum) |
 //! | `test_prompt_with_image` | `prompts-get-with-image` |
+//! | `test_input_required_result_multi_round` | suite 0.2.0-alpha.12's `input-required-result-multi-round` (two forms, two rounds) |
 //!
 //! Not here, because the contract cannot express them: sampling (no
 //! import asks the client's model) and client logging (a component's log
@@ -533,8 +534,8 @@ impl Prompt for PromptWithEmbeddedResource {
 /// A WAV file of no samples: 8 kHz, 8-bit, mono.
 const SILENCE: [u8; 44] = [
     b'R', b'I', b'F', b'F', 36, 0, 0, 0, b'W', b'A', b'V', b'E', b'f', b'm', b't', b' ', 16, 0, 0,
-    0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0, b'd', b'a', b't', b'a', 0, 0,
-    0, 0,
+    0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0, b'd', b'a', b't', b'a', 0, 0, 0,
+    0,
 ];
 
 /// A tool of no arguments that returns a sentence and `$blocks`, under
@@ -715,6 +716,49 @@ form_tool!(
     })
 );
 
+/// What `test_input_required_result_multi_round` returns.
+#[derive(Serialize, JsonSchema)]
+struct NameAndColor {
+    /// The name given in the first round.
+    name: Option<String>,
+    /// The colour given in the second round.
+    color: Option<String>,
+}
+
+/// The one text field `field` of a form, when accepted.
+fn one_field(message: &str, field: &str) -> Result<Option<String>, ToolError> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {field: {"type": "string"}},
+        "required": [field]
+    });
+    Ok(match ask_schema::<serde_json::Value>(message, &schema)? {
+        FormAnswer::Accepted(values) => values[field].as_str().map(str::to_string),
+        _ => None,
+    })
+}
+
+/// Suite 0.2.0-alpha.12's `input-required-result-multi-round`: two forms
+/// in turn, so a 2026-07-28 client answers in two rounds, each with its
+/// own sealed `requestState`.
+struct InputRequiredMultiRound;
+
+impl Tool for InputRequiredMultiRound {
+    type Input = NoArguments;
+    type Output = NameAndColor;
+    const NAME: &'static str = "test_input_required_result_multi_round";
+    const TITLE: &'static str = "Two Forms";
+    const DESCRIPTION: &'static str = "Ask the user's name, then their favourite colour, and \
+        report both. The conformance suite's input-required-result-multi-round scenario calls it.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<NameAndColor, ToolError> {
+        let name = one_field("Step 1: What is your name?", "name")?;
+        let color = one_field("Step 2: What is your favorite color?", "color")?;
+        Ok(NameAndColor { name, color })
+    }
+}
+
 /// `prompts-get-with-image`: `test_prompt_with_image`.
 struct PromptWithImage;
 
@@ -751,6 +795,7 @@ toolhost_sdk::export_component! {
         MultipleContentTypes,
         ElicitationDefaults,
         ElicitationEnums,
+        InputRequiredMultiRound,
     ],
     resources: [StaticText, StaticBinary, WatchedResource],
     templates: [TemplateData],
