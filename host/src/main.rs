@@ -528,7 +528,7 @@ async fn check(file: &std::path::Path) -> Result<()> {
     );
     if plugin.asks_forms {
         println!(
-            "{}: asks forms of its own (toolhost:plugin/form@0.3.0): the host refuses a form that asks for a secret \
+            "{}: may ask forms of its own (it imports toolhost:plugin/form@0.3.0): the host refuses a form that asks for a secret \
              (a field whose name, title or description speaks of a password, token, API key, credential, PIN or card number), \
              or that is outside MCP's elicitation subset, and checks every answer against its form",
             file.display()

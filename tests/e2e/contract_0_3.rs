@@ -268,7 +268,7 @@ async fn a_form_that_asks_for_a_secret_is_refused_at_run_time_and_check_says_so(
         "{report}"
     );
     assert!(
-        report.contains("asks forms of its own")
+        report.contains("may ask forms of its own")
             && report.contains("refuses a form that asks for a secret"),
         "{report}"
     );

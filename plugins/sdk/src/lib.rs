@@ -170,7 +170,7 @@ macro_rules! export_tools {
 }
 
 /// Exports tools, resources, resource templates and prompts as this
-/// crate's component (`toolhost:plugin@0.2.0`). Every section is optional,
+/// crate's component (`toolhost:plugin@0.3.0`). Every section is optional,
 /// but keep their order; use it once per crate.
 ///
 /// ```no_run

@@ -551,7 +551,8 @@ macro_rules! content_tool {
             const NAME: &'static str = $name;
             const TITLE: &'static str = "Content Blocks";
             const DESCRIPTION: &'static str = concat!(
-                "Return a sentence and content blocks. The conformance suite's ",
+                "Return a sentence and content blocks. Use it to check that a client shows \
+                 images, audio and embedded resources; the conformance suite's ",
                 $scenario,
                 " scenario calls it."
             );
@@ -642,7 +643,8 @@ macro_rules! form_tool {
             const NAME: &'static str = $name;
             const TITLE: &'static str = "Form";
             const DESCRIPTION: &'static str = concat!(
-                "Ask the user a form and report the answer. The conformance suite's ",
+                "Ask the user a form and report the answer. Use it to check that a client \
+                 shows a tool's own form; the conformance suite's ",
                 $scenario,
                 " scenario calls it."
             );
@@ -749,7 +751,8 @@ impl Tool for InputRequiredMultiRound {
     const NAME: &'static str = "test_input_required_result_multi_round";
     const TITLE: &'static str = "Two Forms";
     const DESCRIPTION: &'static str = "Ask the user's name, then their favourite colour, and \
-        report both. The conformance suite's input-required-result-multi-round scenario calls it.";
+        report both. Use it to check that a client answers forms over several rounds; the \
+        conformance suite's input-required-result-multi-round scenario calls it.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
 
     fn call(&self, _: NoArguments) -> Result<NameAndColor, ToolError> {
