@@ -612,7 +612,7 @@ mod tests {
         let states = RequestStates::new(Duration::from_secs(60));
         let args = json!({"order_id": 1, "confirm": true});
         let yes = Answer::confirm(QuestionHash::of("first?"), Outcome::Confirmed);
-        let s = states.seal(&call("t", &args), &[yes.clone()], "second?");
+        let s = states.seal(&call("t", &args), std::slice::from_ref(&yes), "second?");
         // Key order does not matter; values do.
         let other_args = json!({"order_id": 2, "confirm": true});
         assert!(states.open(&call("t", &other_args), &s).await.is_err());

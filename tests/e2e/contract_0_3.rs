@@ -336,21 +336,22 @@ async fn statuspro_asks_the_user_which_status_when_several_are_viable() {
             json!({"answer": "accepted", "status_code": "st000005"}),
             "{era:?}"
         );
-        let seen = host.client.service().seen.lock().unwrap();
-        assert!(
-            seen.elicitations[0].contains("can move to 2 statuses"),
-            "{:?}",
-            seen.elicitations
-        );
-        let options = &seen.elicitation_schemas[0]["properties"]["status_code"]["oneOf"];
-        assert_eq!(
-            options,
-            &json!([
-                {"const": "st000002", "title": "In Production"},
-                {"const": "st000005", "title": "On Hold"}
-            ])
-        );
-        drop(seen);
+        {
+            let seen = host.client.service().seen.lock().unwrap();
+            assert!(
+                seen.elicitations[0].contains("can move to 2 statuses"),
+                "{:?}",
+                seen.elicitations
+            );
+            let options = &seen.elicitation_schemas[0]["properties"]["status_code"]["oneOf"];
+            assert_eq!(
+                options,
+                &json!([
+                    {"const": "st000002", "title": "In Production"},
+                    {"const": "st000005", "title": "On Hold"}
+                ])
+            );
+        }
         // Without ask_user the tool lists them, as before.
         let out = host
             .ok("get_viable_statuses", json!({"order_id": order}))

@@ -121,12 +121,12 @@ fn check_field(name: &str, field: &Value) -> Result<(), String> {
                 &what,
             )?;
             let values = strings(&f["enum"], &what, "enum")?;
-            if let Some(names) = f.get("enumNames") {
-                if strings(names, &what, "enumNames")?.len() != values.len() {
-                    return Err(format!(
-                        "{what}: \"enumNames\" must name every value of \"enum\""
-                    ));
-                }
+            if let Some(names) = f.get("enumNames")
+                && strings(names, &what, "enumNames")?.len() != values.len()
+            {
+                return Err(format!(
+                    "{what}: \"enumNames\" must name every value of \"enum\""
+                ));
             }
             default_in(default, &values, &what)
         }
@@ -149,13 +149,13 @@ fn check_field(name: &str, field: &Value) -> Result<(), String> {
                     return Err(format!("{what}: \"{key}\" must be a whole number"));
                 }
             }
-            if let Some(format) = f.get("format") {
-                if !format.as_str().is_some_and(|s| FORMATS.contains(&s)) {
-                    return Err(format!(
-                        "{what}: \"format\" must be one of {}",
-                        FORMATS.join(", ")
-                    ));
-                }
+            if let Some(format) = f.get("format")
+                && !format.as_str().is_some_and(|s| FORMATS.contains(&s))
+            {
+                return Err(format!(
+                    "{what}: \"format\" must be one of {}",
+                    FORMATS.join(", ")
+                ));
             }
             if default.is_some_and(|d| !d.is_string()) {
                 return Err(format!("{what}: \"default\" must be a string"));

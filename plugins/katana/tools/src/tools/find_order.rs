@@ -356,6 +356,41 @@ fn next_actions(order: &FindOrderOutput) -> Vec<String> {
     }
 }
 
+/// A purchase order as a Markdown document: its number, status and rows.
+pub fn purchase_order_document(order: &FindOrderOutput) -> String {
+    let mut doc = format!(
+        "# Purchase order {}\n\nKatana id {} · status {}",
+        order.order_number, order.order_id, order.status
+    );
+    if let Some(location) = order.location_id {
+        doc.push_str(&format!(" · location {location}"));
+    }
+    doc.push_str(
+        "\n\n| SKU | variant | quantity | price per unit | received |\n|---|---|---|---|---|\n",
+    );
+    let mut total = 0.0;
+    for row in &order.rows {
+        let price = row
+            .price_per_unit
+            .map_or("-".to_string(), |p| format!("{p:.2}"));
+        total += row.quantity * row.price_per_unit.unwrap_or(0.0);
+        doc.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            row.sku.as_deref().unwrap_or("-"),
+            row.variant_id,
+            row.quantity,
+            price,
+            match row.received {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            }
+        ));
+    }
+    doc.push_str(&format!("\nTotal before tax: {total:.2}\n"));
+    doc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,39 +437,4 @@ mod tests {
         assert_eq!(number_of(&Some(" ".into()), "SO", 3), "SO-3");
         assert_eq!(number_of(&Some("PO-1".into()), "PO", 3), "PO-1");
     }
-}
-
-/// A purchase order as a Markdown document: its number, status and rows.
-pub fn purchase_order_document(order: &FindOrderOutput) -> String {
-    let mut doc = format!(
-        "# Purchase order {}\n\nKatana id {} · status {}",
-        order.order_number, order.order_id, order.status
-    );
-    if let Some(location) = order.location_id {
-        doc.push_str(&format!(" · location {location}"));
-    }
-    doc.push_str(
-        "\n\n| SKU | variant | quantity | price per unit | received |\n|---|---|---|---|---|\n",
-    );
-    let mut total = 0.0;
-    for row in &order.rows {
-        let price = row
-            .price_per_unit
-            .map_or("-".to_string(), |p| format!("{p:.2}"));
-        total += row.quantity * row.price_per_unit.unwrap_or(0.0);
-        doc.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
-            row.sku.as_deref().unwrap_or("-"),
-            row.variant_id,
-            row.quantity,
-            price,
-            match row.received {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "-",
-            }
-        ));
-    }
-    doc.push_str(&format!("\nTotal before tax: {total:.2}\n"));
-    doc
 }
