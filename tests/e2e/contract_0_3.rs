@@ -407,3 +407,29 @@ async fn katana_returns_a_purchase_order_as_an_embedded_document() {
         .unwrap();
     assert_eq!(sales.content.len(), 1, "{:?}", sales.content);
 }
+
+#[tokio::test]
+async fn the_audit_trail_records_a_forms_answer_but_never_its_values() {
+    use crate::support::audit::{records, trail_of, with_trail};
+    for era in ERAS {
+        let host = media(
+            era,
+            Elicitation::AcceptWith(r#"{"color": "blue", "note": "matte"}"#),
+            &with_trail(""),
+        )
+        .await;
+        host.ok("pick_color", json!({})).await;
+        let trail = records(&trail_of(&host));
+        let call = trail
+            .iter()
+            .rev()
+            .find(|r| r["record"] == "call" && r["tool"] == "pick_color")
+            .expect("the call is on record");
+        assert_eq!(
+            call["confirmation"]["outcome"], "form-accepted",
+            "{era:?}: {call}"
+        );
+        let text = std::fs::read_to_string(trail_of(&host)).unwrap();
+        assert!(!text.contains("matte"), "{era:?}: the values stay out");
+    }
+}

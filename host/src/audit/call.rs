@@ -217,6 +217,16 @@ impl CallAudit {
         });
     }
 
+    /// The user's answer to a form of the tool's own (contract 0.3),
+    /// recorded as `form-accepted`, `form-declined`, … beside the
+    /// confirmations' answers; never the values.
+    pub fn form_answered(&self, reply: &str) {
+        self.confirmation(|c| {
+            c.answers.push(format!("form-{reply}"));
+            c.outcome = format!("form-{reply}");
+        });
+    }
+
     /// A question is being asked; `pending` until the answer comes (the
     /// outcome a cancelled call is left with).
     pub fn asking(&self) {
@@ -318,6 +328,10 @@ impl CallHooks for CallAudit {
 
     fn answered(&self, outcome: Outcome, _afresh: bool) {
         CallAudit::answered(self, outcome)
+    }
+
+    fn form_answered(&self, reply: &'static str, _afresh: bool) {
+        CallAudit::form_answered(self, reply)
     }
 
     fn needs_input(&self) {

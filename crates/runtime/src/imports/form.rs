@@ -571,6 +571,8 @@ impl Host for CallState {
             reply = reply.name(),
             "form answered"
         );
+        self.hooks
+            .form_answered(reply.name(), self.confirmer.answers_afresh());
         self.answers.push(Answer {
             question,
             reply: Reply::Form(reply.clone()),
