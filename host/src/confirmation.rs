@@ -673,6 +673,47 @@ mod tests {
         assert_eq!(replay.ask("b?").await, Asked::NeedsInput);
     }
 
+    #[tokio::test]
+    async fn a_forms_answer_is_sealed_and_replayed_only_to_the_very_same_form() {
+        let states = RequestStates::new(Duration::from_secs(60));
+        let args = json!({});
+        let form = r#"{"type":"object","properties":{"c":{"type":"string"}}}"#;
+        let accepted = Answer {
+            question: QuestionHash::of_form("which?", form),
+            reply: Reply::Form(FormReply::Accepted(r#"{"c":"red"}"#.into())),
+        };
+        let declined = Answer {
+            question: QuestionHash::of_form("and?", form),
+            reply: Reply::Form(FormReply::Declined),
+        };
+        let pending = QuestionHash::of_form("last?", form);
+        let sealed = states.seal_question(
+            &call("t", &args),
+            &[accepted.clone(), declined.clone()],
+            pending,
+            true,
+        );
+        let opened = states.open(&call("t", &args), &sealed).await.unwrap();
+        assert!(opened.pending_form);
+        assert_eq!(opened.answered, vec![accepted.clone(), declined]);
+
+        let mut replay = Replay::new(vec![accepted.clone()]);
+        assert_eq!(
+            replay.ask_form("which?", form).await,
+            AskedForm::Answered(FormReply::Accepted(r#"{"c":"red"}"#.into()))
+        );
+        // A changed form (another schema, same words) is a new question.
+        let mut replay = Replay::new(vec![accepted.clone()]);
+        let changed = r#"{"type":"object","properties":{"c":{"type":"string","enum":["red"]}}}"#;
+        assert_eq!(
+            replay.ask_form("which?", changed).await,
+            AskedForm::NeedsInput
+        );
+        // A form's answer never answers a confirmation, whatever it says.
+        let mut replay = Replay::new(vec![accepted]);
+        assert_eq!(replay.ask("which?").await, Asked::NeedsInput);
+    }
+
     #[test]
     fn answers_map_to_outcomes() {
         let accept = |c| ElicitResult::new(ElicitationAction::Accept).with_content(c);

@@ -472,6 +472,41 @@ mod tests {
     }
 
     #[test]
+    fn blocks_need_mime_types_that_fit_them_and_count_every_byte() {
+        let image = |mime: &str| {
+            Block::Image(Media {
+                mime_type: mime.into(),
+                data: vec![1, 2, 3],
+            })
+        };
+        assert_eq!(
+            check_blocks(&[Block::Text("ab".into()), image("image/png")]),
+            Ok(2 + "image/png".len() + 3)
+        );
+        assert!(check_blocks(&[image("image/svg+xml; charset=utf-8")]).is_ok());
+        let wrong = check_blocks(&[Block::Text("a".into()), image("text/plain")]).unwrap_err();
+        assert!(
+            wrong.contains("content block 2") && wrong.contains("image/*"),
+            "{wrong}"
+        );
+        assert!(check_blocks(&[image("png")]).is_err());
+        let audio = Block::Audio(Media {
+            mime_type: "image/png".into(),
+            data: vec![1],
+        });
+        assert!(check_blocks(&[audio]).unwrap_err().contains("audio/*"));
+        let link = Block::ResourceLink(ResourceLink {
+            uri: String::new(),
+            name: "n".into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+        });
+        assert!(check_blocks(&[link]).is_err());
+    }
+
+    #[test]
     fn error_message_and_hint_share_the_output_limit() {
         let issue = bounded_issue(
             ToolError {
