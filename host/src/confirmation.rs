@@ -40,7 +40,9 @@ use sha2::{Digest, Sha256};
 use crate::bindings::confirm::Outcome;
 use crate::config::{NoElicitationPolicy, StateSettings};
 use crate::hooks::BoxFuture;
-use crate::imports::confirm::{Answer, Asked, Confirmer, FixedAnswer, QuestionHash};
+use crate::imports::confirm::{
+    Answer, Asked, AskedForm, Confirmer, FixedAnswer, FormReply, QuestionHash, Reply,
+};
 use crate::replay::{ReplayError, ReplayStore};
 
 /// The description of the elicitation's one field, in the words of the
@@ -82,6 +84,39 @@ pub fn outcome_of(result: &ElicitResult) -> Outcome {
     }
 }
 
+/// What a form's elicitation answer means (contract 0.3's `form`): accept
+/// with its content (checked later, against the form, by the import),
+/// decline, or cancel.
+pub fn form_reply_of(result: &ElicitResult) -> FormReply {
+    match result.action {
+        ElicitationAction::Accept => FormReply::Accepted(
+            result
+                .content
+                .as_ref()
+                .map_or_else(|| "{}".to_string(), Value::to_string),
+        ),
+        ElicitationAction::Decline => FormReply::Declined,
+        _ => FormReply::Cancelled,
+    }
+}
+
+/// The elicitation params of a form: the tool's schema (already checked by
+/// the import to be in the elicitation subset) under the prompt. `None`
+/// when rmcp's schema types cannot hold it.
+pub fn form_params(message: &str, schema: &str) -> Option<ElicitRequestParams> {
+    match serde_json::from_str::<ElicitationSchema>(schema) {
+        Ok(requested_schema) => Some(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: message.to_string(),
+            requested_schema,
+        }),
+        Err(e) => {
+            tracing::warn!("a form the host checked cannot be sent: {e}");
+            None
+        }
+    }
+}
+
 /// The confirmer for a client that cannot elicit, per the operator's
 /// policy: `deny` answers *unsupported*; `trust-confirm-flag` answers
 /// *confirmed* when the call's arguments carry `"confirm": true`.
@@ -116,6 +151,25 @@ impl Confirmer for Elicit {
                         "the confirmation was not answered ({e}); treating it as cancelled"
                     );
                     Asked::Answered(Outcome::Cancelled)
+                }
+            }
+        })
+    }
+
+    fn ask_form<'a>(&'a mut self, message: &'a str, schema: &'a str) -> BoxFuture<'a, AskedForm> {
+        Box::pin(async move {
+            let Some(params) = form_params(message, schema) else {
+                return AskedForm::Answered(FormReply::Unsupported);
+            };
+            match self
+                .peer
+                .create_elicitation_with_timeout(params, Some(self.timeout))
+                .await
+            {
+                Ok(result) => AskedForm::Answered(form_reply_of(&result)),
+                Err(e) => {
+                    tracing::info!("the form was not answered ({e}); treating it as cancelled");
+                    AskedForm::Answered(FormReply::Cancelled)
                 }
             }
         })
@@ -171,9 +225,10 @@ impl Replay {
 impl Confirmer for Replay {
     fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked> {
         let asked = match self.answers.pop_front() {
-            Some(answer) if answer.question == QuestionHash::of(message) => {
-                Asked::Answered(answer.outcome)
-            }
+            Some(Answer {
+                question,
+                reply: Reply::Confirm(outcome),
+            }) if question == QuestionHash::of(message) => Asked::Answered(outcome),
             Some(_) => {
                 tracing::info!(
                     "the tool asked a different question than the one answered; asking the client again"
@@ -182,6 +237,26 @@ impl Confirmer for Replay {
                 Asked::NeedsInput
             }
             None => Asked::NeedsInput,
+        };
+        Box::pin(async move { asked })
+    }
+
+    /// Like a confirmation: the recorded reply answers only the very same
+    /// form (prompt and schema) at its place.
+    fn ask_form<'a>(&'a mut self, message: &'a str, schema: &'a str) -> BoxFuture<'a, AskedForm> {
+        let asked = match self.answers.pop_front() {
+            Some(Answer {
+                question,
+                reply: Reply::Form(reply),
+            }) if question == QuestionHash::of_form(message, schema) => AskedForm::Answered(reply),
+            Some(_) => {
+                tracing::info!(
+                    "the tool asked a different question than the one answered; asking the client again"
+                );
+                self.answers.clear();
+                AskedForm::NeedsInput
+            }
+            None => AskedForm::NeedsInput,
         };
         Box::pin(async move { asked })
     }
@@ -235,6 +310,12 @@ struct Sealed {
     answered: Vec<(String, String)>,
     /// Fingerprint of the prompt the client is asked now, hex.
     pending: String,
+    /// Whether the pending question is a form (contract 0.3).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pending_form: bool,
+    /// The values of accepted forms: (place in `answered`, JSON text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    form_values: Vec<(usize, String)>,
     /// Single-use identifier.
     nonce: String,
     /// When the state expires, in milliseconds since the Unix epoch: how
@@ -250,15 +331,24 @@ pub struct Opened {
     pub answered: Vec<Answer>,
     /// The prompt the client was asked in the last round.
     pub pending: QuestionHash,
+    /// Whether that prompt was a form (contract 0.3), whose answer is a
+    /// [`FormReply`], never an [`Outcome`].
+    pub pending_form: bool,
 }
 
 impl Opened {
     /// Every answer to replay, the client's `answer` to the pending prompt
     /// last.
-    pub fn with_answer(mut self, answer: Outcome) -> Vec<Answer> {
+    pub fn with_answer(self, answer: Outcome) -> Vec<Answer> {
+        self.with_reply(Reply::Confirm(answer))
+    }
+
+    /// Every answer to replay, the client's `reply` to the pending
+    /// question last.
+    pub fn with_reply(mut self, reply: Reply) -> Vec<Answer> {
         self.answered.push(Answer {
             question: self.pending,
-            outcome: answer,
+            reply,
         });
         self.answered
     }
@@ -326,6 +416,18 @@ impl RequestStates {
 
     /// Seals `answered` and the prompt now asked, `pending`, for `call`.
     pub fn seal(&self, call: &CallBinding, answered: &[Answer], pending: &str) -> String {
+        self.seal_question(call, answered, QuestionHash::of(pending), false)
+    }
+
+    /// Seals `answered` and the question now asked, by its fingerprint
+    /// `pending`; `form` when it is a form (contract 0.3).
+    pub fn seal_question(
+        &self,
+        call: &CallBinding,
+        answered: &[Answer],
+        pending: QuestionHash,
+        form: bool,
+    ) -> String {
         let mut nonce = [0u8; 16];
         rand::rng().fill_bytes(&mut nonce);
         let sealed = Sealed {
@@ -333,14 +435,18 @@ impl RequestStates {
             component: call.component.to_string(),
             answered: answered
                 .iter()
-                .map(|a| {
-                    (
-                        hex::encode(a.question.0),
-                        outcome_name(a.outcome).to_string(),
-                    )
+                .map(|a| (hex::encode(a.question.0), reply_name(&a.reply)))
+                .collect(),
+            pending: hex::encode(pending.0),
+            pending_form: form,
+            form_values: answered
+                .iter()
+                .enumerate()
+                .filter_map(|(i, a)| match &a.reply {
+                    Reply::Form(FormReply::Accepted(values)) => Some((i, values.clone())),
+                    _ => None,
                 })
                 .collect(),
-            pending: hex::encode(QuestionHash::of(pending).0),
             nonce: hex::encode(nonce),
             expires_at_ms: unix_ms().saturating_add(self.ttl.as_millis() as u64),
         };
@@ -363,10 +469,16 @@ impl RequestStates {
         let answered = sealed
             .answered
             .iter()
-            .map(|(question, name)| {
+            .enumerate()
+            .map(|(i, (question, name))| {
+                let values = sealed
+                    .form_values
+                    .iter()
+                    .find(|(at, _)| *at == i)
+                    .map(|(_, v)| v.clone());
                 Ok(Answer {
                     question: question_hash(question).ok_or(StateError::Invalid)?,
-                    outcome: outcome_named(name).ok_or(StateError::Invalid)?,
+                    reply: reply_named(name, values).ok_or(StateError::Invalid)?,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -391,7 +503,11 @@ impl RequestStates {
         if sealed.component != call.component {
             return Err(StateError::ComponentChanged);
         }
-        Ok(Opened { answered, pending })
+        Ok(Opened {
+            answered,
+            pending,
+            pending_form: sealed.pending_form,
+        })
     }
 }
 
@@ -452,6 +568,27 @@ pub fn outcome_name(o: Outcome) -> &'static str {
     }
 }
 
+/// A reply's name in a sealed state: a confirmation's outcome, or `form-`
+/// and the form reply's name.
+fn reply_name(reply: &Reply) -> String {
+    match reply {
+        Reply::Confirm(outcome) => outcome_name(*outcome).to_string(),
+        Reply::Form(form) => format!("form-{}", form.name()),
+    }
+}
+
+/// The reply named `name` in a sealed state; `values`, an accepted form's.
+fn reply_named(name: &str, values: Option<String>) -> Option<Reply> {
+    Some(match name.strip_prefix("form-") {
+        None => Reply::Confirm(outcome_named(name)?),
+        Some("accepted") => Reply::Form(FormReply::Accepted(values?)),
+        Some("declined") => Reply::Form(FormReply::Declined),
+        Some("cancelled") => Reply::Form(FormReply::Cancelled),
+        Some("unsupported") => Reply::Form(FormReply::Unsupported),
+        Some(_) => return None,
+    })
+}
+
 fn outcome_named(name: &str) -> Option<Outcome> {
     Some(match name {
         "confirmed" => Outcome::Confirmed,
@@ -480,11 +617,8 @@ mod tests {
     async fn states_are_bound_single_use_and_unforgeable() {
         let states = RequestStates::new(Duration::from_secs(60));
         let args = json!({"order_id": 1, "confirm": true});
-        let yes = Answer {
-            question: QuestionHash::of("first?"),
-            outcome: Outcome::Confirmed,
-        };
-        let s = states.seal(&call("t", &args), &[yes], "second?");
+        let yes = Answer::confirm(QuestionHash::of("first?"), Outcome::Confirmed);
+        let s = states.seal(&call("t", &args), std::slice::from_ref(&yes), "second?");
         // Key order does not matter; values do.
         let other_args = json!({"order_id": 2, "confirm": true});
         assert!(states.open(&call("t", &other_args), &s).await.is_err());
@@ -534,10 +668,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_replayed_answer_answers_only_its_own_question() {
-        let answer = |q: &str, outcome| Answer {
-            question: QuestionHash::of(q),
-            outcome,
-        };
+        let answer = |q: &str, outcome| Answer::confirm(QuestionHash::of(q), outcome);
         let mut replay = Replay::new(vec![
             answer("a?", Outcome::Confirmed),
             answer("b?", Outcome::Confirmed),
@@ -546,6 +677,47 @@ mod tests {
         // The second question changed: ask again, never reuse the answer.
         assert_eq!(replay.ask("b, now 40 orders?").await, Asked::NeedsInput);
         assert_eq!(replay.ask("b?").await, Asked::NeedsInput);
+    }
+
+    #[tokio::test]
+    async fn a_forms_answer_is_sealed_and_replayed_only_to_the_very_same_form() {
+        let states = RequestStates::new(Duration::from_secs(60));
+        let args = json!({});
+        let form = r#"{"type":"object","properties":{"c":{"type":"string"}}}"#;
+        let accepted = Answer {
+            question: QuestionHash::of_form("which?", form),
+            reply: Reply::Form(FormReply::Accepted(r#"{"c":"red"}"#.into())),
+        };
+        let declined = Answer {
+            question: QuestionHash::of_form("and?", form),
+            reply: Reply::Form(FormReply::Declined),
+        };
+        let pending = QuestionHash::of_form("last?", form);
+        let sealed = states.seal_question(
+            &call("t", &args),
+            &[accepted.clone(), declined.clone()],
+            pending,
+            true,
+        );
+        let opened = states.open(&call("t", &args), &sealed).await.unwrap();
+        assert!(opened.pending_form);
+        assert_eq!(opened.answered, vec![accepted.clone(), declined]);
+
+        let mut replay = Replay::new(vec![accepted.clone()]);
+        assert_eq!(
+            replay.ask_form("which?", form).await,
+            AskedForm::Answered(FormReply::Accepted(r#"{"c":"red"}"#.into()))
+        );
+        // A changed form (another schema, same words) is a new question.
+        let mut replay = Replay::new(vec![accepted.clone()]);
+        let changed = r#"{"type":"object","properties":{"c":{"type":"string","enum":["red"]}}}"#;
+        assert_eq!(
+            replay.ask_form("which?", changed).await,
+            AskedForm::NeedsInput
+        );
+        // A form's answer never answers a confirmation, whatever it says.
+        let mut replay = Replay::new(vec![accepted]);
+        assert_eq!(replay.ask("which?").await, Asked::NeedsInput);
     }
 
     #[test]

@@ -578,6 +578,14 @@ async fn check(file: &std::path::Path) -> Result<()> {
         file.display(),
         plugin.contract().version()
     );
+    if plugin.asks_forms {
+        println!(
+            "{}: may ask forms of its own (it imports toolhost:plugin/form@0.3.0): the host refuses a form that asks for a secret \
+             (a field whose name, title or description speaks of a password, token, API key, credential, PIN or card number), \
+             or that is outside MCP's elicitation subset, and checks every answer against its form",
+            file.display()
+        );
+    }
     println!(
         "{}: {} tools, {errors} errors, {warnings} warnings",
         file.display(),
@@ -727,6 +735,17 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(())
         }
+        toolhost::call::CallOutcome::Content {
+            structured,
+            content,
+        } => {
+            // The terminal shows what each block is; bytes are counted,
+            // not printed.
+            let blocks: Vec<serde_json::Value> = content.iter().map(block_summary).collect();
+            let shown = serde_json::json!({"structured": structured, "content": blocks});
+            println!("{}", serde_json::to_string_pretty(&shown)?);
+            Ok(())
+        }
         toolhost::call::CallOutcome::Failed(issues) => {
             let envelope = serde_json::json!({"ok": false, "result": null, "issues": issues});
             println!("{}", serde_json::to_string_pretty(&envelope)?);
@@ -735,6 +754,33 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
         toolhost::call::CallOutcome::InputRequired { .. } => {
             unreachable!("the terminal answers every confirmation")
         }
+    }
+}
+
+/// One content block of a 0.3 tool's result as `toolhost call` prints it:
+/// text in full, media and blobs by MIME type and size.
+fn block_summary(block: &toolhost::call::Block) -> serde_json::Value {
+    use toolhost::bindings::v0_2::content::Body;
+    use toolhost::call::Block;
+    match block {
+        Block::Text(text) => serde_json::json!({"type": "text", "text": text}),
+        Block::Image(m) => {
+            serde_json::json!({"type": "image", "mimeType": m.mime_type, "bytes": m.data.len()})
+        }
+        Block::Audio(m) => {
+            serde_json::json!({"type": "audio", "mimeType": m.mime_type, "bytes": m.data.len()})
+        }
+        Block::Resource(r) => match &r.body {
+            Body::Text(text) => serde_json::json!({
+                "type": "resource", "uri": r.uri, "mimeType": r.mime_type, "text": text
+            }),
+            Body::Blob(bytes) => serde_json::json!({
+                "type": "resource", "uri": r.uri, "mimeType": r.mime_type, "bytes": bytes.len()
+            }),
+        },
+        Block::ResourceLink(l) => serde_json::json!({
+            "type": "resource_link", "uri": l.uri, "name": l.name, "mimeType": l.mime_type
+        }),
     }
 }
 

@@ -380,7 +380,7 @@ impl CallCount {
     pub fn finish(&mut self, outcome: &CallOutcome) {
         if let Some(tool) = self.tool.take() {
             let result = match outcome {
-                CallOutcome::Success(_) => CallResult::Ok,
+                CallOutcome::Success(_) | CallOutcome::Content { .. } => CallResult::Ok,
                 CallOutcome::Failed(issues) => {
                     CallResult::Error(issues.first().map_or("INTERNAL", |i| i.code))
                 }

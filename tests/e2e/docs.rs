@@ -70,6 +70,23 @@ fn every_item_of_the_0_2_contract_is_explained_in_the_reference() {
 }
 
 #[test]
+fn every_item_of_the_0_3_contract_is_explained_in_the_reference() {
+    let wit = read("wit/0.3/plugin.wit");
+    let doc = read("docs/wit-reference.md");
+    let explained = doc
+        .split("## Version 0.3.0")
+        .nth(1)
+        .and_then(|rest| rest.split("## The file").next())
+        .expect("docs/wit-reference.md has a section on version 0.3.0");
+    for name in wit_items(&wit) {
+        assert!(
+            explained.contains(&format!("`{name}")),
+            "docs/wit-reference.md does not explain `{name}` of 0.3.0"
+        );
+    }
+}
+
+#[test]
 fn every_config_key_is_documented() {
     let source = read("host/src/config/raw.rs") + &read("host/src/config/auth.rs");
     let doc = read("docs/configuration.md");
@@ -141,7 +158,7 @@ fn expected_failures(name: &str) -> Vec<String> {
 fn every_expected_conformance_failure_is_explained() {
     let doc = read("docs/conformance.md");
     let scenarios = expected_failures("EXPECTED_FAILURES");
-    assert!(scenarios.len() >= 10, "{scenarios:?}");
+    assert!(scenarios.len() >= 3, "{scenarios:?}");
     let why = doc
         .split("## Why the failing scenarios fail")
         .nth(1)

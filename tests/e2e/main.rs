@@ -16,6 +16,7 @@ mod commands;
 mod config_ranges;
 mod config_reload;
 mod confirmation;
+mod contract_0_3;
 mod demo;
 mod deploy;
 mod docs;

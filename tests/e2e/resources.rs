@@ -130,11 +130,20 @@ fn check_says_which_contract_a_component_targets_and_what_it_offers() {
         report.contains("targets toolhost:plugin@0.1.0\n"),
         "{report}"
     );
+    let offers_0_2 = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/contract-0.2/offers.wasm");
+    let report = check(&offers_0_2);
+    assert!(
+        report.contains(
+            "targets toolhost:plugin@0.2.0 (5 resources, 1 template, 1 prompt, completion)"
+        ),
+        "{report}"
+    );
     let offers = crate::support::components_dir().join("offers.wasm");
     let report = check(&offers);
     assert!(
         report.contains(
-            "targets toolhost:plugin@0.2.0 (5 resources, 1 template, 1 prompt, completion)"
+            "targets toolhost:plugin@0.3.0 (5 resources, 1 template, 1 prompt, completion)"
         ),
         "{report}"
     );

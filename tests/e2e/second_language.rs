@@ -1,8 +1,8 @@
 //! A tool component written in Python (`plugins/examples/python-wordcount`,
 //! built with componentize-py) served by the same host, through the same
 //! WIT contract, as the Rust components: listing, a call, a tool error, the
-//! `log` import, the host's argument validation, and a contract 0.2.0
-//! resource.
+//! `log` import, the host's argument validation, a contract 0.2.0
+//! resource, and a contract 0.3.0 content block beside the JSON.
 
 use serde_json::json;
 
@@ -44,6 +44,17 @@ async fn the_python_tool_returns_structured_output_and_logs_through_the_host() {
         assert_eq!(out, json!({"words": 3, "characters": 19, "lines": 1}));
         let out = host.ok("word_count", json!({"text": "   "})).await;
         assert_eq!(out, json!({"words": 0, "characters": 3, "lines": 1}));
+        // Contract 0.3: a one-line summary follows the JSON as a text block.
+        let result = host
+            .call("word_count", json!({"text": "a b"}))
+            .await
+            .unwrap();
+        let summary = result.content.get(1).and_then(|c| c.as_text());
+        assert_eq!(
+            summary.map(|t| t.text.as_str()),
+            Some("2 words, 3 characters, 1 lines"),
+            "{era:?}"
+        );
 
         // The `log` import reaches the host's log, tagged with plugin and tool.
         let stderr = host

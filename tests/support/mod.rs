@@ -62,6 +62,8 @@ pub enum Elicitation {
     /// Answer the n-th elicitation of the session with the n-th of these
     /// (one that is itself a script counts as `Hang`).
     Script(&'static [Elicitation]),
+    /// Accept a form (contract 0.3) with this JSON object as its values.
+    AcceptWith(&'static str),
     /// Accept with `confirm: true` once the test calls
     /// [`TestClient::release_elicitations`]: a call held in flight, at a
     /// point the test knows, for as long as the test needs.
@@ -152,6 +154,8 @@ impl ClientHandler for TestClient {
             Elicitation::Accept(yes) => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": yes }))
             }
+            Elicitation::AcceptWith(values) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::from_str::<Value>(values).expect("test values are JSON")),
             Elicitation::Decline => ElicitResult::new(ElicitationAction::Decline),
             Elicitation::Cancel => ElicitResult::new(ElicitationAction::Cancel),
             Elicitation::Hang | Elicitation::Script(_) => std::future::pending().await,

@@ -130,14 +130,17 @@ pub fn build(root: &Path, out: &Path) -> Result<()> {
     crate::run(
         Command::new(&componentize_py)
             .current_dir(&source)
-            // Contract 0.2.0 lives in wit/0.2 and refers to 0.1.0 in wit/.
+            // Contract 0.3.0 lives in wit/0.3 and refers to 0.2.0 in
+            // wit/0.2 and 0.1.0 in wit/.
             .arg("--wit-path")
             .arg(root.join("wit"))
             .arg("--wit-path")
             .arg(root.join("wit/0.2"))
+            .arg("--wit-path")
+            .arg(root.join("wit/0.3"))
             .args([
                 "--world",
-                "toolhost:plugin/plugin@0.2.0",
+                "toolhost:plugin/plugin@0.3.0",
                 "--quiet",
                 "componentize",
                 "app",

@@ -146,6 +146,11 @@ pub trait CallHooks: Send + Sync {
     /// answer is a replay of one the client sent in an earlier round.
     fn answered(&self, _outcome: Outcome, _afresh: bool) {}
 
+    /// A form of the tool's own (contract 0.3) was answered: `reply` is
+    /// `accepted`, `declined`, `cancelled` or `unsupported` (never the
+    /// values, which may be personal); `afresh` as for [`CallHooks::answered`].
+    fn form_answered(&self, _reply: &'static str, _afresh: bool) {}
+
     /// The answer must come from the client in another round.
     fn needs_input(&self) {}
 
@@ -177,6 +182,9 @@ impl<H: CallHooks + ?Sized> CallHooks for Arc<H> {
     }
     fn answered(&self, outcome: Outcome, afresh: bool) {
         (**self).answered(outcome, afresh)
+    }
+    fn form_answered(&self, reply: &'static str, afresh: bool) {
+        (**self).form_answered(reply, afresh)
     }
     fn needs_input(&self) {
         (**self).needs_input()
@@ -219,6 +227,11 @@ impl<H: CallHooks> CallHooks for Option<H> {
             h.answered(outcome, afresh)
         }
     }
+    fn form_answered(&self, reply: &'static str, afresh: bool) {
+        if let Some(h) = self {
+            h.form_answered(reply, afresh)
+        }
+    }
     fn needs_input(&self) {
         if let Some(h) = self {
             h.needs_input()
@@ -259,6 +272,10 @@ impl<A: CallHooks, B: CallHooks> CallHooks for (A, B) {
     fn answered(&self, outcome: Outcome, afresh: bool) {
         self.0.answered(outcome, afresh);
         self.1.answered(outcome, afresh)
+    }
+    fn form_answered(&self, reply: &'static str, afresh: bool) {
+        self.0.form_answered(reply, afresh);
+        self.1.form_answered(reply, afresh)
     }
     fn needs_input(&self) {
         self.0.needs_input();

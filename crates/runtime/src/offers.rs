@@ -46,6 +46,9 @@ pub enum Contract {
     /// `toolhost:plugin@0.2.0`: tools, resources, templates, prompts,
     /// completion.
     V0_2,
+    /// `toolhost:plugin@0.3.0`: 0.2, with content blocks in tool results
+    /// and prompts, and forms (ADR 0035).
+    V0_3,
 }
 
 impl Contract {
@@ -54,16 +57,26 @@ impl Contract {
         match self {
             Contract::V0_1 => "0.1.0",
             Contract::V0_2 => "0.2.0",
+            Contract::V0_3 => "0.3.0",
         }
     }
 }
 
-/// Where a 0.2 component's exports are, found once at load.
+/// Where a component's `prompts` export is: 0.2's, or 0.3's whose
+/// messages hold any content block.
+pub(crate) enum PromptsExport {
+    /// `prompts@0.2.0`.
+    V0_2(prompts::GuestIndices),
+    /// `prompts@0.3.0`.
+    V0_3(crate::bindings::v0_3::prompts::GuestIndices),
+}
+
+/// Where a 0.2 or 0.3 component's exports are, found once at load.
 pub struct Exports {
     /// `resources@0.2.0`.
     pub(crate) resources: resources::GuestIndices,
-    /// `prompts@0.2.0`.
-    pub(crate) prompts: prompts::GuestIndices,
+    /// `prompts@0.2.0` or `prompts@0.3.0`.
+    pub(crate) prompts: PromptsExport,
     /// `completion@0.2.0`.
     pub(crate) completion: completion::GuestIndices,
 }
@@ -130,7 +143,7 @@ impl Offers {
 pub enum OfferLoadError {
     /// It exports part of 0.2.0 only.
     #[error(
-        "it exports toolhost:plugin/resources@0.2.0 but not all of the 0.2.0 world (rebuild it with toolhost-sdk): {0}"
+        "it exports part of the toolhost:plugin@0.2.0 or 0.3.0 world but not all of it (rebuild it with toolhost-sdk): {0}"
     )]
     Incomplete(String),
     /// Listing failed (a trap, too much data).
@@ -158,16 +171,26 @@ pub enum OfferLoadError {
     Invalid(String),
 }
 
-/// Finds the 0.2.0 exports of the component behind `pre`: `None` for a
-/// 0.1.0 component.
-pub fn detect(pre: &InstancePre<CallState>) -> Result<Option<Exports>, OfferLoadError> {
-    let Ok(resources) = resources::GuestIndices::new(pre) else {
-        return Ok(None);
-    };
+/// Finds the 0.2.0 exports of the component behind `pre` (with 0.3.0's
+/// `prompts` instead of 0.2.0's when `v0_3`, a component that exports
+/// `tools@0.3.0`): `None` for a 0.1.0 component.
+pub fn detect(pre: &InstancePre<CallState>, v0_3: bool) -> Result<Option<Exports>, OfferLoadError> {
     let incomplete = |e: wasmtime::Error| OfferLoadError::Incomplete(format!("{e:#}"));
+    let resources = match resources::GuestIndices::new(pre) {
+        Ok(resources) => resources,
+        Err(e) if v0_3 => return Err(incomplete(e)),
+        Err(_) => return Ok(None),
+    };
+    let prompts = if v0_3 {
+        PromptsExport::V0_3(
+            crate::bindings::v0_3::prompts::GuestIndices::new(pre).map_err(incomplete)?,
+        )
+    } else {
+        PromptsExport::V0_2(prompts::GuestIndices::new(pre).map_err(incomplete)?)
+    };
     Ok(Some(Exports {
         resources,
-        prompts: prompts::GuestIndices::new(pre).map_err(incomplete)?,
+        prompts,
         completion: completion::GuestIndices::new(pre).map_err(incomplete)?,
     }))
 }
@@ -201,15 +224,22 @@ pub(crate) async fn list(
         .call_templates(&mut *store)
         .await
         .map_err(failed("templates"))?;
-    let guest = exports
-        .prompts
-        .load(&mut *store, instance)
-        .map_err(failed("prompts"))?;
     refuel(store);
-    let prompts = guest
-        .call_list(&mut *store)
-        .await
-        .map_err(failed("prompts"))?;
+    let prompts = match &exports.prompts {
+        PromptsExport::V0_2(indices) => {
+            let guest = indices
+                .load(&mut *store, instance)
+                .map_err(failed("prompts"))?;
+            guest.call_list(&mut *store).await
+        }
+        PromptsExport::V0_3(indices) => {
+            let guest = indices
+                .load(&mut *store, instance)
+                .map_err(failed("prompts"))?;
+            guest.call_list(&mut *store).await
+        }
+    }
+    .map_err(failed("prompts"))?;
     check(resources, templates, prompts, limits, exports)
 }
 

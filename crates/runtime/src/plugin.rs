@@ -22,9 +22,8 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 use tokio::io::AsyncReadExt;
 use tokio::sync::Semaphore;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 
-use crate::bindings::PluginPre;
 use crate::bindings::confirm::Outcome;
 use crate::bindings::types::ToolDefinition;
 use crate::cache::CompileCache;
@@ -47,11 +46,17 @@ pub struct Plugin {
     /// The operator's settings that apply to it.
     pub settings: Arc<PluginSettings>,
     /// The component, linked and ready to instantiate.
-    pub pre: PluginPre<CallState>,
+    pub pre: InstancePre<CallState>,
+    /// Where its `tools` export is (0.1's or 0.3's).
+    pub(crate) tools_export: ToolsExport,
+    /// Whether it imports contract 0.3's `form`: it may ask the user forms
+    /// of its own.
+    pub asks_forms: bool,
     /// Its tools, in the component's order.
     pub tools: Vec<Arc<ToolSpec>>,
     /// What it offers beside tools: `Some` for a component that targets
-    /// `toolhost:plugin@0.2.0` (ADR 0017), `None` for 0.1.0.
+    /// `toolhost:plugin@0.2.0` (ADR 0017) or 0.3.0 (ADR 0035), `None` for
+    /// 0.1.0.
     pub offers: Option<Arc<Offers>>,
     /// Bounds concurrent calls (`limits.concurrent_calls`), shared by every
     /// file of the plugin's block. A call waiting for a human gives its
@@ -61,6 +66,31 @@ pub struct Plugin {
     /// it was loaded with (its block's `allow_private` rules): a call keeps
     /// it, like the settings, when the configuration is reloaded.
     pub http: HttpClient,
+}
+
+/// The import of contract 0.3's forms.
+const FORM_IMPORT: &str = "toolhost:plugin/form@0.3.0";
+
+/// Where a component's `tools` export is: 0.1's, whose calls return JSON,
+/// or 0.3's, whose calls return content blocks beside it.
+pub(crate) enum ToolsExport {
+    /// `toolhost:plugin/tools@0.1.0` (0.1 and 0.2 components).
+    V0_1(crate::bindings::exports::toolhost::plugin::tools::GuestIndices),
+    /// `toolhost:plugin/tools@0.3.0`.
+    V0_3(crate::bindings::v0_3::tools::GuestIndices),
+}
+
+impl ToolsExport {
+    /// Finds the export of the component behind `pre`: 0.3's when it has
+    /// it, else 0.1's.
+    fn detect(pre: &InstancePre<CallState>) -> wasmtime::Result<ToolsExport> {
+        match crate::bindings::v0_3::tools::GuestIndices::new(pre) {
+            Ok(v0_3) => Ok(ToolsExport::V0_3(v0_3)),
+            Err(_) => Ok(ToolsExport::V0_1(
+                crate::bindings::exports::toolhost::plugin::tools::GuestIndices::new(pre)?,
+            )),
+        }
+    }
 }
 
 impl std::fmt::Debug for Plugin {
@@ -298,12 +328,17 @@ impl<C: PluginConfig> Loader<C> {
         let file = file_name(path);
         let settings = Arc::new(self.config.settings_for(&file));
         let limits = &settings.limits;
+        let asks_forms = component
+            .component_type()
+            .imports(&self.runtime.engine)
+            .any(|(name, _)| name == FORM_IMPORT);
         let pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(format!("{e:#}")))?;
-        let exports = crate::offers::detect(&pre)?;
-        let pre = PluginPre::new(pre).map_err(|e| LoadError::Link(format!("{e:#}")))?;
+        let tools_export =
+            ToolsExport::detect(&pre).map_err(|e| LoadError::Link(format!("{e:#}")))?;
+        let exports = crate::offers::detect(&pre, matches!(tools_export, ToolsExport::V0_3(_)))?;
 
         let (definitions, offers) = {
             let _slot = self.runtime.slots.acquire().await;
@@ -317,16 +352,24 @@ impl<C: PluginConfig> Loader<C> {
             let mut store = new_store(&self.runtime, state);
             store.set_hostcall_fuel(listing_fuel(limits));
             let instance = pre
-                .instance_pre()
                 .instantiate_async(&mut store)
                 .await
                 .map_err(|e| LoadError::List(format!("{e:#}")))?;
-            let definitions = crate::bindings::Plugin::new(&mut store, &instance)
-                .map_err(|e| LoadError::List(format!("{e:#}")))?
-                .toolhost_plugin_tools()
-                .call_list(&mut store)
-                .await
-                .map_err(|e| list_error(e, limits))?;
+            let listed = match &tools_export {
+                ToolsExport::V0_1(indices) => {
+                    let guest = indices
+                        .load(&mut store, &instance)
+                        .map_err(|e| LoadError::List(format!("{e:#}")))?;
+                    guest.call_list(&mut store).await
+                }
+                ToolsExport::V0_3(indices) => {
+                    let guest = indices
+                        .load(&mut store, &instance)
+                        .map_err(|e| LoadError::List(format!("{e:#}")))?;
+                    guest.call_list(&mut store).await
+                }
+            };
+            let definitions = listed.map_err(|e| list_error(e, limits))?;
             let offers = match exports {
                 Some(exports) => Some(Arc::new(
                     crate::offers::list(exports, &mut store, &instance, limits, |store| {
@@ -371,6 +414,8 @@ impl<C: PluginConfig> Loader<C> {
                 .for_block(&settings.name, settings.limits.concurrent_calls),
             settings,
             pre,
+            tools_export,
+            asks_forms,
             tools,
             http: self.http.clone(),
             offers,
@@ -381,9 +426,10 @@ impl<C: PluginConfig> Loader<C> {
 impl Plugin {
     /// The version of the WIT contract it targets.
     pub fn contract(&self) -> Contract {
-        match self.offers {
-            Some(_) => Contract::V0_2,
-            None => Contract::V0_1,
+        match (&self.tools_export, &self.offers) {
+            (ToolsExport::V0_3(_), _) => Contract::V0_3,
+            (_, Some(_)) => Contract::V0_2,
+            (_, None) => Contract::V0_1,
         }
     }
 }

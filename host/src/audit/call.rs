@@ -226,6 +226,16 @@ impl CallAudit {
         });
     }
 
+    /// The user's answer to a form of the tool's own (contract 0.3),
+    /// recorded as `form-accepted`, `form-declined`, … beside the
+    /// confirmations' answers; never the values.
+    pub fn form_answered(&self, reply: &str) {
+        self.confirmation(|c| {
+            c.answers.push(format!("form-{reply}"));
+            c.outcome = format!("form-{reply}");
+        });
+    }
+
     /// A question is being asked; `pending` until the answer comes (the
     /// outcome a cancelled call is left with).
     pub fn asking(&self) {
@@ -268,7 +278,9 @@ impl CallAudit {
     /// budget is counted instead (see `budget.rs`).
     pub async fn finish(&self, ending: Ending<'_>) -> Result<(), AuditError> {
         let (result, issues) = match ending {
-            Ending::Outcome(CallOutcome::Success(_)) => ("ok", Vec::new()),
+            Ending::Outcome(CallOutcome::Success(_) | CallOutcome::Content { .. }) => {
+                ("ok", Vec::new())
+            }
             Ending::Outcome(CallOutcome::Failed(issues)) => {
                 ("error", issues.iter().map(|i| i.code.to_string()).collect())
             }
@@ -325,6 +337,10 @@ impl CallHooks for CallAudit {
 
     fn answered(&self, outcome: Outcome, _afresh: bool) {
         CallAudit::answered(self, outcome)
+    }
+
+    fn form_answered(&self, reply: &'static str, _afresh: bool) {
+        CallAudit::form_answered(self, reply)
     }
 
     fn needs_input(&self) {

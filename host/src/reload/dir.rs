@@ -349,7 +349,7 @@ impl Reloader {
         }
         let serving: HashMap<&str, &Component> = current
             .plugins()
-            .map(|p| (p.digest.as_str(), p.pre.instance_pre().component()))
+            .map(|p| (p.digest.as_str(), p.pre.component()))
             .collect();
         let mut compiled = 0;
         let mut groups = Vec::new();

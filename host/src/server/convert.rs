@@ -94,6 +94,29 @@ pub(super) fn mcp_contents(
     }
 }
 
+/// A content block of a 0.3 tool result or prompt as MCP sends it (bytes
+/// base64-encoded).
+pub(super) fn mcp_block(block: crate::call::Block) -> rmcp::model::ContentBlock {
+    use crate::call::Block;
+    use base64::Engine as _;
+    use rmcp::model::ContentBlock;
+    let base64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    match block {
+        Block::Text(text) => ContentBlock::text(text),
+        Block::Image(m) => ContentBlock::image(base64(&m.data), m.mime_type),
+        Block::Audio(m) => ContentBlock::audio(base64(&m.data), m.mime_type),
+        Block::Resource(r) => ContentBlock::resource(mcp_contents(r)),
+        Block::ResourceLink(l) => {
+            let mut resource = Resource::new(l.uri, l.name);
+            resource.title = l.title;
+            resource.description = l.description;
+            resource.mime_type = l.mime_type;
+            resource.size = l.size;
+            ContentBlock::resource_link(resource)
+        }
+    }
+}
+
 /// A 0.2 component's prompt as MCP lists it, under its served `name`.
 pub(super) fn mcp_prompt(name: &str, p: &PromptDefinition) -> Prompt {
     let arguments = p

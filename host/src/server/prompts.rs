@@ -1,19 +1,17 @@
-//! `prompts/list` and `prompts/get`: the prompts 0.2 components offer, as
-//! far as the caller may see them.
+//! `prompts/list` and `prompts/get`: the prompts 0.2 and 0.3 components
+//! offer, as far as the caller may see them.
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
-    PromptMessage,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult, PromptMessage,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
 use super::Gateway;
-use super::convert::{mcp_contents, mcp_prompt, mcp_role};
+use super::convert::{mcp_block, mcp_prompt, mcp_role};
 use super::request::Request;
 use super::resources::offer_error;
-use crate::bindings::v0_2::content::MessageContent;
 use crate::call::offer::OfferKind;
 use crate::rules::Target;
 
@@ -101,13 +99,7 @@ pub(super) async fn get(
         result
             .messages
             .into_iter()
-            .map(|m| {
-                let content = match m.content {
-                    MessageContent::Text(text) => ContentBlock::text(text),
-                    MessageContent::Resource(r) => ContentBlock::resource(mcp_contents(r)),
-                };
-                PromptMessage::new(mcp_role(m.role), content)
-            })
+            .map(|m| PromptMessage::new(mcp_role(m.role), mcp_block(m.content)))
             .collect(),
     );
     if let Some(description) = result.description {

@@ -13,18 +13,20 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::Gateway;
-use super::convert::{PeerProgress, mcp_tool};
+use super::convert::{PeerProgress, mcp_block, mcp_tool};
 use super::request::{Authorized, Era, Record, Request, tool_target};
 use crate::call::{CallOptions, CallOutcome, run_call_with};
 use crate::confirmation::{
-    CallBinding, Elicit, Replay, StateError, elicitation_params, outcome_of, without_elicitation,
+    CallBinding, Elicit, Replay, StateError, elicitation_params, form_params, form_reply_of,
+    outcome_of, without_elicitation,
 };
-use crate::imports::confirm::Confirmer;
+use crate::imports::confirm::{Confirmer, QuestionHash, Reply};
 use crate::imports::progress::ProgressSink;
 use crate::metrics;
 use crate::registry::ToolRef;
 
-/// The key of the confirmation in `inputRequests` / `inputResponses`.
+/// The key of the confirmation, or of a tool's form, in `inputRequests` /
+/// `inputResponses`.
 const CONFIRM_KEY: &str = "confirm";
 
 /// The audit trail's code for a continuation whose `inputResponses` is
@@ -149,16 +151,65 @@ pub(super) async fn call(
     record.finish_call(&outcome).await;
     Ok(match outcome {
         CallOutcome::Success(value) => CallToolResult::structured(value).into(),
+        CallOutcome::Content {
+            structured,
+            content,
+        } => {
+            let blocks = content.into_iter().map(mcp_block);
+            match structured {
+                // The JSON as text first, for clients that do not read
+                // `structuredContent`, then the tool's blocks.
+                Some(value) => {
+                    let mut result = CallToolResult::structured(value);
+                    result.content.extend(blocks);
+                    result
+                }
+                None => CallToolResult::success(blocks.collect()),
+            }
+            .into()
+        }
         CallOutcome::Failed(issues) => {
             CallToolResult::structured_error(json!({"ok": false, "result": null, "issues": issues}))
                 .into()
         }
-        CallOutcome::InputRequired { message, answered } => {
+        CallOutcome::InputRequired {
+            message,
+            answered,
+            form: None,
+        } => {
             let state = gateway.inner.states.seal(&binding, &answered, &message);
             let mut requests = InputRequests::new();
             requests.insert(
                 CONFIRM_KEY.to_string(),
                 InputRequest::Elicitation(ElicitRequest::new(elicitation_params(&message))),
+            );
+            InputRequiredResult::new(Some(requests), Some(state)).into()
+        }
+        // A tool's own form (contract 0.3): sealed by the same mechanism,
+        // under the form's fingerprint, asked under the same key.
+        CallOutcome::InputRequired {
+            message,
+            answered,
+            form: Some(schema),
+        } => {
+            let Some(params) = form_params(&message, &schema) else {
+                return Ok(CallToolResult::structured_error(json!({
+                    "ok": false,
+                    "result": null,
+                    "issues": [{"code": "INTERNAL", "message": "the tool's form cannot be sent to the client"}],
+                }))
+                .into());
+            };
+            let state = gateway.inner.states.seal_question(
+                &binding,
+                &answered,
+                QuestionHash::of_form(&message, &schema),
+                true,
+            );
+            let mut requests = InputRequests::new();
+            requests.insert(
+                CONFIRM_KEY.to_string(),
+                InputRequest::Elicitation(ElicitRequest::new(params)),
             );
             InputRequiredResult::new(Some(requests), Some(state)).into()
         }
@@ -300,6 +351,12 @@ async fn confirmer(
             });
         }
     };
+    if opened.pending_form {
+        // A form's answer is a form reply, never a confirmation's outcome;
+        // the import checks its values against the form.
+        let reply = Reply::Form(form_reply_of(&answer));
+        return Ok(Box::new(Replay::new(opened.with_reply(reply))));
+    }
     let outcome = outcome_of(&answer);
     metrics::confirmation_answered(outcome);
     Ok(Box::new(Replay::new(opened.with_answer(outcome))))

@@ -1,13 +1,15 @@
 """A toolhost tool component written in Python: `word_count`.
 
-It implements the WIT world `plugin` of contract 0.2.0 (`wit/0.2/plugin.wit`,
-which reuses 0.1.0's `tools` and imports from `wit/plugin.wit`) with
-componentize-py, exactly as a Rust component does with toolhost-sdk: the
-class `Tools` below is the exported `tools` interface, `Resources` offers
-one resource (a short guide to the tool), `Prompts` and `Completion` offer
-nothing, and `wit_world.imports.log` is the host's `log` import. The
-bindings (`wit_world`, `componentize_py_types`) are generated from `wit/`
-and `wit/0.2/` at build time; see README.md beside this file.
+It implements the WIT world `plugin` of contract 0.3.0 (`wit/0.3/plugin.wit`,
+which reuses 0.1.0's imports from `wit/plugin.wit` and 0.2.0's resources
+from `wit/0.2/plugin.wit`) with componentize-py, exactly as a Rust component
+does with toolhost-sdk: the class `Tools` below is the exported `tools`
+interface (its result is the counts as JSON and a one-line summary as a
+text block), `Resources` offers one resource (a short guide to the tool),
+`Prompts` and `Completion` offer nothing, and `wit_world.imports.log` is the
+host's `log` import. The bindings (`wit_world`, `componentize_py_types`) are
+generated from `wit/`, `wit/0.2/` and `wit/0.3/` at build time; see
+README.md beside this file.
 
 Build: `cargo xtask setup-python && cargo xtask build-plugins` writes
 `target/components/python_wordcount.wasm`.
@@ -18,14 +20,18 @@ import json
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.imports import log
-from wit_world.imports.content import (
+from wit_world.imports.toolhost_plugin_content_0_2_0 import (
     Body_Text,
     Completions,
     PromptDefinition,
-    PromptResult,
     ResourceContents,
     ResourceDefinition,
     ResourceTemplate,
+)
+from wit_world.imports.toolhost_plugin_content_0_3_0 import (
+    Block_Text,
+    PromptResult,
+    ToolOutput,
 )
 from wit_world.imports.types import (
     Annotations,
@@ -125,7 +131,7 @@ class Tools(exports.Tools):
             )
         ]
 
-    def call(self, name: str, arguments: str) -> str:
+    def call(self, name: str, arguments: str) -> ToolOutput:
         if name != NAME:
             # The host only calls tools that `list` returned.
             raise Err(
@@ -154,7 +160,11 @@ class Tools(exports.Tools):
             f"counted {counts['words']} words, {counts['characters']} characters, "
             f"{counts['lines']} lines",
         )
-        return json.dumps(counts)
+        summary = (
+            f"{counts['words']} words, {counts['characters']} characters, "
+            f"{counts['lines']} lines"
+        )
+        return ToolOutput(structured=json.dumps(counts), content=[Block_Text(summary)])
 
 
 class Resources(exports.Resources):

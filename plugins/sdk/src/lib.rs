@@ -12,6 +12,8 @@
 //! |---------------|-----------------------------------------------------------------|
 //! | [`http`]      | HTTP requests made by the host under its policy, JSON in and out |
 //! | [`confirm`]   | ask the user to approve an action ([`confirm::require_confirmation`]) |
+//! | [`form`]      | ask the user a form of the tool's own ([`Form::ask`])           |
+//! | [`content`]   | images, audio and documents beside a result ([`Tool::content`]) |
 //! | [`mutation`]  | what a preview-then-confirm tool reports ([`mutation::Report`]) |
 //! | [`log`]       | diagnostics to the host's log                                    |
 //! | [`config`]    | the operator's settings for this plugin                          |
@@ -68,6 +70,8 @@
 
 pub mod config;
 pub mod confirm;
+pub mod content;
+pub mod form;
 pub mod http;
 pub mod log;
 pub mod mutation;
@@ -76,6 +80,8 @@ pub mod progress;
 pub mod schema;
 mod tool;
 
+pub use content::Block;
+pub use form::{Field, Form, FormAnswer};
 pub use offer::{
     Contents, Message, MessageContent, Prompt, Resource, ResourceAnnotations, ResourceTemplate,
     Role,
@@ -87,8 +93,8 @@ pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous}
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: ["../../wit", "../../wit/0.2"],
-        world: "toolhost:plugin/plugin@0.2.0",
+        path: ["../../wit", "../../wit/0.2", "../../wit/0.3"],
+        world: "toolhost:plugin/plugin@0.3.0",
         generate_all,
         pub_export_macro: true,
         default_bindings_module: "toolhost_sdk::bindings",
@@ -99,14 +105,15 @@ pub mod bindings {
 /// API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::bindings::exports::toolhost::plugin0_1_0::tools::Guest;
     pub use crate::bindings::exports::toolhost::plugin0_2_0::completion::Guest as CompletionGuest;
-    pub use crate::bindings::exports::toolhost::plugin0_2_0::prompts::Guest as PromptsGuest;
     pub use crate::bindings::exports::toolhost::plugin0_2_0::resources::Guest as ResourcesGuest;
+    pub use crate::bindings::exports::toolhost::plugin0_3_0::prompts::Guest as PromptsGuest;
+    pub use crate::bindings::exports::toolhost::plugin0_3_0::tools::Guest;
     pub use crate::bindings::toolhost::plugin0_1_0::types::{
         ToolDefinition as WitToolDefinition, ToolError as WitToolError,
     };
     pub use crate::bindings::toolhost::plugin0_2_0::content as wit_content;
+    pub use crate::bindings::toolhost::plugin0_3_0::content as wit_content3;
     pub use crate::offer::{
         ErasedPrompt, ErasedResource, ErasedTemplate, complete, get, list_prompts, list_resources,
         list_templates, read,
@@ -163,7 +170,7 @@ macro_rules! export_tools {
 }
 
 /// Exports tools, resources, resource templates and prompts as this
-/// crate's component (`toolhost:plugin@0.2.0`). Every section is optional,
+/// crate's component (`toolhost:plugin@0.3.0`). Every section is optional,
 /// but keep their order; use it once per crate.
 ///
 /// ```no_run
@@ -296,7 +303,7 @@ macro_rules! __export_guests {
             fn call(
                 name: ::std::string::String,
                 arguments: ::std::string::String,
-            ) -> ::std::result::Result<::std::string::String, $crate::__private::WitToolError> {
+            ) -> ::std::result::Result<$crate::__private::wit_content3::ToolOutput, $crate::__private::WitToolError> {
                 $crate::__private::call(&Self::tools(), &name, &arguments)
             }
         }
@@ -330,7 +337,7 @@ macro_rules! __export_guests {
                 name: ::std::string::String,
                 arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
             ) -> ::std::result::Result<
-                $crate::__private::wit_content::PromptResult,
+                $crate::__private::wit_content3::PromptResult,
                 $crate::__private::WitToolError,
             > {
                 $crate::__private::get(&Self::prompts(), &name, &arguments)

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::ToolError;
 use crate::bindings::toolhost::plugin0_2_0::content as wit;
+use crate::bindings::toolhost::plugin0_3_0::content as wit3;
 use crate::schema::input_schema_text;
 
 /// Who a message or resource is meant for.
@@ -156,6 +157,13 @@ pub enum MessageContent {
         /// Its contents.
         contents: Contents,
     },
+    /// An image: its MIME type (`image/*`) and bytes.
+    Image {
+        /// `image/png`, …
+        mime_type: String,
+        /// The raw bytes.
+        data: Vec<u8>,
+    },
 }
 
 impl Message {
@@ -172,6 +180,17 @@ impl Message {
         Message {
             role: Role::Assistant,
             content: MessageContent::Text(text.into()),
+        }
+    }
+
+    /// A message from the user that shows an image.
+    pub fn user_image(mime_type: impl Into<String>, data: impl Into<Vec<u8>>) -> Message {
+        Message {
+            role: Role::User,
+            content: MessageContent::Image {
+                mime_type: mime_type.into(),
+                data: data.into(),
+            },
         }
     }
 
@@ -307,7 +326,7 @@ impl<T: ResourceTemplate> ErasedTemplate for T {
 pub trait ErasedPrompt {
     fn definition(&self) -> wit::PromptDefinition;
     fn name(&self) -> &'static str;
-    fn build(&self, arguments: &[(String, String)]) -> Result<wit::PromptResult, ToolError>;
+    fn build(&self, arguments: &[(String, String)]) -> Result<wit3::PromptResult, ToolError>;
     fn complete_argument(
         &self,
         argument: &str,
@@ -351,23 +370,24 @@ impl<P: Prompt> ErasedPrompt for P {
         P::NAME
     }
 
-    fn build(&self, arguments: &[(String, String)]) -> Result<wit::PromptResult, ToolError> {
+    fn build(&self, arguments: &[(String, String)]) -> Result<wit3::PromptResult, ToolError> {
         let messages = self.get(from_strings(arguments, "prompt arguments")?)?;
-        Ok(wit::PromptResult {
+        Ok(wit3::PromptResult {
             description: None,
             messages: messages
                 .into_iter()
-                .map(|m| wit::PromptMessage {
+                .map(|m| wit3::PromptMessage {
                     role: m.role,
                     content: match m.content {
-                        MessageContent::Text(text) => wit::MessageContent::Text(text),
+                        MessageContent::Text(text) => wit3::Block::Text(text),
                         MessageContent::Resource {
                             uri,
                             mime_type,
                             contents,
-                        } => wit::MessageContent::Resource(self::contents(
-                            &uri, &mime_type, contents,
-                        )),
+                        } => wit3::Block::Resource(self::contents(&uri, &mime_type, contents)),
+                        MessageContent::Image { mime_type, data } => {
+                            wit3::Block::Image(wit3::Media { mime_type, data })
+                        }
                     },
                 })
                 .collect(),
@@ -460,7 +480,7 @@ pub fn get(
     prompts: &[Box<dyn ErasedPrompt>],
     name: &str,
     arguments: &[(String, String)],
-) -> Result<wit::PromptResult, crate::bindings::toolhost::plugin0_1_0::types::ToolError> {
+) -> Result<wit3::PromptResult, crate::bindings::toolhost::plugin0_1_0::types::ToolError> {
     let prompt = prompts.iter().find(|p| p.name() == name).ok_or_else(|| {
         ToolError::not_found(format!("this component has no prompt named {name:?}"))
     })?;
@@ -573,7 +593,7 @@ mod tests {
         let prompts: Vec<Box<dyn ErasedPrompt>> = vec![Box::new(Review)];
         let built = get(&prompts, "review_order", &[("order".into(), "7".into())]).unwrap();
         match &built.messages[0].content {
-            wit::MessageContent::Text(t) => assert_eq!(t, "Review 7 ()."),
+            wit3::Block::Text(t) => assert_eq!(t, "Review 7 ()."),
             _ => panic!("expected text"),
         }
         assert!(get(&prompts, "other", &[]).is_err());

@@ -12,6 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 
 use crate::bindings::toolhost::plugin0_1_0::types as wit;
+use crate::bindings::toolhost::plugin0_3_0::content::ToolOutput;
+use crate::content::Block;
 use crate::schema::{input_schema_text, output_schema_text};
 
 /// The error vocabulary shared by every toolhost tool.
@@ -222,6 +224,13 @@ pub trait Tool {
 
     /// Runs the tool. `input` already passed the input schema in the host.
     fn call(&self, input: Self::Input) -> Result<Self::Output, ToolError>;
+
+    /// Content blocks sent with `output` (an image, a document), after
+    /// its JSON. None by default.
+    fn content(&self, output: &Self::Output) -> Vec<Block> {
+        let _ = output;
+        Vec::new()
+    }
 }
 
 /// A tool with an `async` handler. Export it with [`asynchronous`].
@@ -245,6 +254,12 @@ pub trait AsyncTool {
 
     /// Runs the tool.
     fn call(&self, input: Self::Input) -> impl Future<Output = Result<Self::Output, ToolError>>;
+
+    /// See [`Tool::content`].
+    fn content(&self, output: &Self::Output) -> Vec<Block> {
+        let _ = output;
+        Vec::new()
+    }
 }
 
 /// Wraps an [`AsyncTool`] for [`export_tools!`](crate::export_tools).
@@ -261,7 +276,7 @@ pub struct Async<T>(T);
 pub trait ErasedTool {
     fn name(&self) -> &'static str;
     fn definition(&self) -> wit::ToolDefinition;
-    fn invoke(&self, arguments: &str) -> Result<String, ToolError>;
+    fn invoke(&self, arguments: &str) -> Result<ToolOutput, ToolError>;
 }
 
 fn definition<I: JsonSchema, O: JsonSchema>(
@@ -290,9 +305,13 @@ fn parse<I: DeserializeOwned>(arguments: &str) -> Result<I, ToolError> {
         .map_err(|e| ToolError::validation(format!("invalid arguments: {e}")))
 }
 
-fn render<O: Serialize>(output: &O) -> Result<String, ToolError> {
-    serde_json::to_string(output)
-        .map_err(|e| ToolError::internal(format!("cannot serialize the output: {e}")))
+fn render<O: Serialize>(output: &O, content: Vec<Block>) -> Result<ToolOutput, ToolError> {
+    let json = serde_json::to_string(output)
+        .map_err(|e| ToolError::internal(format!("cannot serialize the output: {e}")))?;
+    Ok(ToolOutput {
+        structured: Some(json),
+        content: content.into_iter().map(Block::into_wit).collect(),
+    })
 }
 
 impl<T: Tool> ErasedTool for T {
@@ -304,8 +323,9 @@ impl<T: Tool> ErasedTool for T {
         definition::<T::Input, T::Output>(T::NAME, T::TITLE, T::DESCRIPTION, T::ANNOTATIONS)
     }
 
-    fn invoke(&self, arguments: &str) -> Result<String, ToolError> {
-        render(&self.call(parse(arguments)?)?)
+    fn invoke(&self, arguments: &str) -> Result<ToolOutput, ToolError> {
+        let output = self.call(parse(arguments)?)?;
+        render(&output, self.content(&output))
     }
 }
 
@@ -318,9 +338,10 @@ impl<T: AsyncTool> ErasedTool for Async<T> {
         definition::<T::Input, T::Output>(T::NAME, T::TITLE, T::DESCRIPTION, T::ANNOTATIONS)
     }
 
-    fn invoke(&self, arguments: &str) -> Result<String, ToolError> {
+    fn invoke(&self, arguments: &str) -> Result<ToolOutput, ToolError> {
         let input = parse(arguments)?;
-        render(&block_on(self.0.call(input))?)
+        let output = block_on(self.0.call(input))?;
+        render(&output, self.0.content(&output))
     }
 }
 
@@ -355,7 +376,7 @@ pub fn call(
     tools: &[Box<dyn ErasedTool>],
     name: &str,
     arguments: &str,
-) -> Result<String, wit::ToolError> {
+) -> Result<ToolOutput, wit::ToolError> {
     let tool = tools.iter().find(|t| t.name() == name).ok_or_else(|| {
         ToolError::not_found(format!("this component has no tool named {name:?}"))
     })?;

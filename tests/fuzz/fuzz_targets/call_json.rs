@@ -73,6 +73,7 @@ fn check(tool: &str, outcome: CallOutcome) {
                 assert!(!issue.message.is_empty());
             }
         }
+        CallOutcome::Content { .. } => panic!("{tool}: content blocks from a tool that returns none"),
         CallOutcome::InputRequired { .. } => panic!("{tool}: asked for input without a client"),
     }
 }

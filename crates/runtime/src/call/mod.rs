@@ -34,13 +34,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bindings::types::{ErrorCode, ToolError};
+use crate::bindings::v0_2::content::Body;
+pub use crate::bindings::v0_3::content::{Block, Media, ResourceLink, ToolOutput};
 use crate::engine::{Runtime, Turn};
 use crate::hooks::{CallHooks, NoHooks};
 use crate::imports::confirm::{Answer, Confirmer};
 use crate::imports::http::HttpClient;
 use crate::imports::progress::ProgressSink;
-use crate::imports::{CallState, Stop, new_store};
-use crate::plugin::Plugin;
+use crate::imports::{CallState, Pending, Stop, new_store};
+use crate::plugin::{Plugin, ToolsExport};
 use crate::spec::ToolSpec;
 
 /// One entry of the error envelope's `issues` list.
@@ -105,16 +107,28 @@ pub fn code_name(code: ErrorCode) -> &'static str {
 pub enum CallOutcome {
     /// The tool returned this JSON.
     Success(Value),
+    /// The tool (contract 0.3) returned content blocks, with or without
+    /// JSON beside them; checked against the output limit and MIME rules.
+    Content {
+        /// The structured result, if any.
+        structured: Option<Value>,
+        /// The blocks, in order.
+        content: Vec<Block>,
+    },
     /// The tool, or the host on its behalf, reported these issues.
     Failed(Vec<Issue>),
-    /// The tool asked for a confirmation that the client must collect
-    /// (2026-07-28 clients). `answered` holds the questions already asked
-    /// and answered in earlier rounds of this call, in order.
+    /// The tool asked a question (a confirmation, or a form of contract
+    /// 0.3) that the client must answer (2026-07-28 clients). `answered`
+    /// holds the questions already asked and answered in earlier rounds of
+    /// this call, in order.
     InputRequired {
-        /// The prompt for the user: the host's line, then the tool's question.
+        /// The prompt for the user: the host's line, then the tool's words.
         message: String,
         /// Answers from earlier rounds, each with the question it answered.
         answered: Vec<Answer>,
+        /// For a form, its schema (JSON Schema text); `None` for a
+        /// confirmation.
+        form: Option<String>,
     },
 }
 
@@ -148,9 +162,10 @@ fn host_question_stop(
             .hint("use a client that supports elicitation"),
         ])),
         Err(_) => match state.stop.take() {
-            Some(Stop::NeedsInput(message)) => Some(CallOutcome::InputRequired {
+            Some(Stop::NeedsInput(Pending { message, form })) => Some(CallOutcome::InputRequired {
                 message,
                 answered: std::mem::take(&mut state.answers),
+                form,
             }),
             Some(Stop::Busy(why)) => Some(CallOutcome::Failed(vec![
                 Issue::new(ErrorCode::Transient, format!("{why}; nothing was changed")).hint(
@@ -160,6 +175,93 @@ fn host_question_stop(
             _ => refused("the confirmation could not be asked; the tool did not run"),
         },
     }
+}
+
+/// Whether `mime` looks like a MIME type, `type/subtype` (parameters after
+/// `;` allowed); its top-level type, lower case, when it does.
+fn mime_top(mime: &str) -> Option<String> {
+    let essence = mime.split(';').next().unwrap_or_default().trim();
+    let (top, sub) = essence.split_once('/')?;
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
+    };
+    (token(top) && token(sub)).then(|| top.to_ascii_lowercase())
+}
+
+/// Checks content blocks (a tool's result, a prompt's messages): every
+/// MIME type well formed and fitting its block, every URI and name
+/// present. Returns how many bytes they hold (text, bytes before base64,
+/// URIs, names and titles), or what is wrong, naming the block by its
+/// place (from 1).
+pub fn check_blocks<'a>(blocks: impl IntoIterator<Item = &'a Block>) -> Result<usize, String> {
+    let mut bytes = 0usize;
+    for (i, block) in blocks.into_iter().enumerate() {
+        let n = i + 1;
+        let mime_ok = |mime: &str, kind: &str| -> Result<(), String> {
+            match mime_top(mime) {
+                None => Err(format!(
+                    "content block {n} ({kind}) has the MIME type {mime:?}, which is not of the form type/subtype"
+                )),
+                Some(top) if (kind == "image" || kind == "audio") && top != kind => Err(format!(
+                    "content block {n} is an {kind} block with the MIME type {mime:?}; an {kind} block needs an {kind}/* type"
+                )),
+                Some(_) => Ok(()),
+            }
+        };
+        bytes += match block {
+            Block::Text(text) => text.len(),
+            Block::Image(m) | Block::Audio(m) => {
+                let kind = if matches!(block, Block::Image(_)) {
+                    "image"
+                } else {
+                    "audio"
+                };
+                mime_ok(&m.mime_type, kind)?;
+                if m.data.is_empty() {
+                    return Err(format!("content block {n} ({kind}) has no data"));
+                }
+                m.mime_type.len() + m.data.len()
+            }
+            Block::Resource(r) => {
+                if r.uri.is_empty() {
+                    return Err(format!("content block {n} (resource) has no URI"));
+                }
+                if let Some(mime) = &r.mime_type {
+                    mime_ok(mime, "resource")?;
+                }
+                r.uri.len()
+                    + r.mime_type.as_ref().map_or(0, String::len)
+                    + match &r.body {
+                        Body::Text(t) => t.len(),
+                        Body::Blob(b) => b.len(),
+                    }
+            }
+            Block::ResourceLink(l) => {
+                if l.uri.is_empty() || l.name.is_empty() {
+                    return Err(format!(
+                        "content block {n} (resource link) needs a URI and a name"
+                    ));
+                }
+                if let Some(mime) = &l.mime_type {
+                    mime_ok(mime, "resource link")?;
+                }
+                [
+                    Some(&l.uri),
+                    Some(&l.name),
+                    l.title.as_ref(),
+                    l.description.as_ref(),
+                    l.mime_type.as_ref(),
+                ]
+                .into_iter()
+                .flatten()
+                .map(String::len)
+                .sum()
+            }
+        };
+    }
+    Ok(bytes)
 }
 
 /// Whether `error` is wasmtime's refusal to copy past the budget
@@ -297,10 +399,20 @@ pub async fn run_call_with(
 
     let result = async {
         let instance = plugin.pre.instantiate_async(&mut store).await?;
-        instance
-            .toolhost_plugin_tools()
-            .call_call(&mut store, &tool.name, &arguments)
-            .await
+        match &plugin.tools_export {
+            ToolsExport::V0_1(indices) => {
+                let guest = indices.load(&mut store, &instance)?;
+                let output = guest.call_call(&mut store, &tool.name, &arguments).await?;
+                Ok(output.map(|json| ToolOutput {
+                    structured: Some(json),
+                    content: Vec::new(),
+                }))
+            }
+            ToolsExport::V0_3(indices) => {
+                let guest = indices.load(&mut store, &instance)?;
+                guest.call_call(&mut store, &tool.name, &arguments).await
+            }
+        }
     }
     .await;
 
@@ -312,10 +424,11 @@ pub async fn run_call_with(
         return CallOutcome::Failed(vec![Issue::new(ErrorCode::PermissionDenied, violation)
             .hint("the host only lets a tool change things after the user confirms, and never lets a read-only tool")]);
     }
-    if let Some(Stop::NeedsInput(message)) = stop {
+    if let Some(Stop::NeedsInput(Pending { message, form })) = stop {
         return CallOutcome::InputRequired {
             message,
             answered: std::mem::take(&mut state.answers),
+            form,
         };
     }
     if let Some(Stop::Busy(why)) = stop {
@@ -333,25 +446,7 @@ pub async fn run_call_with(
     }
     let limits = &state.settings.limits;
     match result {
-        Ok(Ok(output)) => {
-            if output.len() as u64 > limits.output_bytes {
-                return CallOutcome::Failed(vec![Issue::new(
-                    ErrorCode::Internal,
-                    format!(
-                        "the tool's output ({} bytes) exceeds limits.output_bytes ({})",
-                        output.len(),
-                        limits.output_bytes
-                    ),
-                )]);
-            }
-            match serde_json::from_str(&output) {
-                Ok(value) => CallOutcome::Success(value),
-                Err(e) => CallOutcome::Failed(vec![Issue::new(
-                    ErrorCode::Internal,
-                    format!("the tool returned output that is not JSON: {e}"),
-                )]),
-            }
-        }
+        Ok(Ok(output)) => finish_output(output, tool, limits.output_bytes),
         Ok(Err(tool_error)) => {
             CallOutcome::Failed(vec![bounded_issue(tool_error, limits.output_bytes)])
         }
@@ -374,6 +469,44 @@ pub async fn run_call_with(
             tracing::warn!(plugin = %plugin.file, tool = %tool.name, "{message}");
             CallOutcome::Failed(vec![Issue::new(ErrorCode::Internal, message)])
         }
+    }
+}
+
+/// What a tool returned, checked: its JSON and blocks together within
+/// `limits.output_bytes` (`max_bytes`), its blocks' MIME types, its JSON
+/// parsed, and JSON present when the tool declares an output schema.
+fn finish_output(output: ToolOutput, tool: &ToolSpec, max_bytes: u64) -> CallOutcome {
+    let failed =
+        |message: String| CallOutcome::Failed(vec![Issue::new(ErrorCode::Internal, message)]);
+    let blocks = match check_blocks(&output.content) {
+        Ok(bytes) => bytes,
+        Err(why) => return failed(format!("the tool's result was refused: {why}")),
+    };
+    let json = output.structured.as_ref().map_or(0, String::len);
+    let total = json.saturating_add(blocks);
+    if total as u64 > max_bytes {
+        return failed(if output.content.is_empty() {
+            format!("the tool's output ({total} bytes) exceeds limits.output_bytes ({max_bytes})")
+        } else {
+            format!(
+                "the tool's output ({total} bytes: {json} of JSON, {blocks} of content blocks) exceeds limits.output_bytes ({max_bytes})"
+            )
+        });
+    }
+    let structured = match output.structured.as_deref().map(serde_json::from_str) {
+        None => None,
+        Some(Ok(value)) => Some(value),
+        Some(Err(e)) => return failed(format!("the tool returned output that is not JSON: {e}")),
+    };
+    match structured {
+        Some(value) if output.content.is_empty() => CallOutcome::Success(value),
+        None if tool.output_schema.is_some() => {
+            failed("the tool declares an output schema but returned no structured result".into())
+        }
+        structured => CallOutcome::Content {
+            structured,
+            content: output.content,
+        },
     }
 }
 
@@ -438,6 +571,41 @@ mod tests {
         assert!(out.len() <= 200, "{}", out.len());
         assert!(out.starts_with("éé"));
         assert!(out.ends_with("exceed limits.output_bytes]"), "{out}");
+    }
+
+    #[test]
+    fn blocks_need_mime_types_that_fit_them_and_count_every_byte() {
+        let image = |mime: &str| {
+            Block::Image(Media {
+                mime_type: mime.into(),
+                data: vec![1, 2, 3],
+            })
+        };
+        assert_eq!(
+            check_blocks(&[Block::Text("ab".into()), image("image/png")]),
+            Ok(2 + "image/png".len() + 3)
+        );
+        assert!(check_blocks(&[image("image/svg+xml; charset=utf-8")]).is_ok());
+        let wrong = check_blocks(&[Block::Text("a".into()), image("text/plain")]).unwrap_err();
+        assert!(
+            wrong.contains("content block 2") && wrong.contains("image/*"),
+            "{wrong}"
+        );
+        assert!(check_blocks(&[image("png")]).is_err());
+        let audio = Block::Audio(Media {
+            mime_type: "image/png".into(),
+            data: vec![1],
+        });
+        assert!(check_blocks(&[audio]).unwrap_err().contains("audio/*"));
+        let link = Block::ResourceLink(ResourceLink {
+            uri: String::new(),
+            name: "n".into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+        });
+        assert!(check_blocks(&[link]).is_err());
     }
 
     #[test]

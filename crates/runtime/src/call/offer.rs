@@ -24,13 +24,15 @@ use super::{CallEnv, code_name, trap_summary};
 use crate::bindings::confirm::Outcome;
 use crate::bindings::types::{Annotations, ErrorCode, ToolDefinition, ToolError};
 use crate::bindings::v0_2::content::{
-    Body, CompletionTarget, Completions, MessageContent, PromptResult, ResourceContents,
+    Body, CompletionTarget, Completions, MessageContent, ResourceContents,
 };
+use crate::bindings::v0_3::content::{Block, PromptMessage, PromptResult};
 use crate::engine::Turn;
 use crate::hooks::CallHooks;
 use crate::imports::confirm::FixedAnswer;
 use crate::imports::{CallState, Stop, new_store};
 use crate::offers::Offers;
+use crate::offers::PromptsExport;
 use crate::plugin::Plugin;
 use crate::settings::Limits;
 use crate::spec::ToolSpec;
@@ -246,11 +248,7 @@ pub async fn read_resource(
     let offers = offers_of(plugin)?;
     let mut run = Running::start(env, plugin, &READ, hooks).await;
     let result = async {
-        let instance = plugin
-            .pre
-            .instance_pre()
-            .instantiate_async(&mut run.store)
-            .await?;
+        let instance = plugin.pre.instantiate_async(&mut run.store).await?;
         let guest = offers.exports().resources.load(&mut run.store, &instance)?;
         guest.call_read(&mut run.store, uri, variables).await
     }
@@ -282,27 +280,36 @@ pub async fn get_prompt(
     let offers = offers_of(plugin)?;
     let mut run = Running::start(env, plugin, &GET, hooks).await;
     let result = async {
-        let instance = plugin
-            .pre
-            .instance_pre()
-            .instantiate_async(&mut run.store)
-            .await?;
-        let guest = offers.exports().prompts.load(&mut run.store, &instance)?;
-        guest.call_get(&mut run.store, name, arguments).await
+        let instance = plugin.pre.instantiate_async(&mut run.store).await?;
+        match &offers.exports().prompts {
+            PromptsExport::V0_2(indices) => {
+                let guest = indices.load(&mut run.store, &instance)?;
+                let result = guest.call_get(&mut run.store, name, arguments).await?;
+                Ok(result.map(|p| PromptResult {
+                    description: p.description,
+                    messages: p
+                        .messages
+                        .into_iter()
+                        .map(|m| PromptMessage {
+                            role: m.role,
+                            content: match m.content {
+                                MessageContent::Text(t) => Block::Text(t),
+                                MessageContent::Resource(r) => Block::Resource(r),
+                            },
+                        })
+                        .collect(),
+                }))
+            }
+            PromptsExport::V0_3(indices) => {
+                let guest = indices.load(&mut run.store, &instance)?;
+                guest.call_get(&mut run.store, name, arguments).await
+            }
+        }
     }
     .await;
     let prompt = run.finish(plugin, "getting the prompt", result)?;
-    let bytes = prompt
-        .messages
-        .iter()
-        .map(|m| match &m.content {
-            MessageContent::Text(t) => t.len(),
-            MessageContent::Resource(r) => match &r.body {
-                Body::Text(t) => t.len(),
-                Body::Blob(b) => b.len(),
-            },
-        })
-        .sum();
+    let bytes = super::check_blocks(prompt.messages.iter().map(|m| &m.content))
+        .map_err(|why| OfferError::internal(format!("getting the prompt was refused: {why}")))?;
     within_output_limit(bytes, &plugin.settings.limits, "getting the prompt")?;
     Ok(prompt)
 }
@@ -321,11 +328,7 @@ pub async fn complete(
     let offers = offers_of(plugin)?;
     let mut run = Running::start(env, plugin, &COMPLETE, hooks).await;
     let result = async {
-        let instance = plugin
-            .pre
-            .instance_pre()
-            .instantiate_async(&mut run.store)
-            .await?;
+        let instance = plugin.pre.instantiate_async(&mut run.store).await?;
         let guest = offers
             .exports()
             .completion

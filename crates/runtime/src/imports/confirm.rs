@@ -35,13 +35,76 @@ impl QuestionHash {
     }
 }
 
-/// One answered confirmation: what was asked and what the user said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl QuestionHash {
+    /// The fingerprint of a form (contract 0.3's `form` import): its
+    /// prompt and its schema text together, kept apart from every
+    /// confirmation's fingerprint, so a changed form is a new question and
+    /// a form's answer never answers a confirmation.
+    pub fn of_form(prompt: &str, schema: &str) -> QuestionHash {
+        let mut hasher = Sha256::new();
+        hasher.update(b"toolhost form\0");
+        hasher.update((prompt.len() as u64).to_be_bytes());
+        hasher.update(prompt.as_bytes());
+        hasher.update(schema.as_bytes());
+        QuestionHash(hasher.finalize().into())
+    }
+}
+
+/// What the user did with a form (contract 0.3's `form` import).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormReply {
+    /// Submitted: the values, as JSON object text (checked against the
+    /// form's schema by the import before the tool sees them).
+    Accepted(String),
+    /// Refused to answer.
+    Declined,
+    /// Dismissed, or the question expired.
+    Cancelled,
+    /// The client cannot show forms.
+    Unsupported,
+}
+
+impl FormReply {
+    /// `accepted`, `declined`, `cancelled` or `unsupported`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FormReply::Accepted(_) => "accepted",
+            FormReply::Declined => "declined",
+            FormReply::Cancelled => "cancelled",
+            FormReply::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// What the user said to one question: a confirmation's outcome or a
+/// form's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// The answer to a confirmation.
+    Confirm(Outcome),
+    /// The answer to a form.
+    Form(FormReply),
+}
+
+/// One answered question (a confirmation or a form): what was asked and
+/// what the user said.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
-    /// The prompt's fingerprint.
+    /// The prompt's fingerprint ([`QuestionHash::of`] for a confirmation,
+    /// [`QuestionHash::of_form`] for a form).
     pub question: QuestionHash,
     /// The answer.
-    pub outcome: Outcome,
+    pub reply: Reply,
+}
+
+impl Answer {
+    /// A confirmation's answer.
+    pub fn confirm(question: QuestionHash, outcome: Outcome) -> Answer {
+        Answer {
+            question,
+            reply: Reply::Confirm(outcome),
+        }
+    }
 }
 
 /// What a [`Confirmer`] says about one question.
@@ -53,12 +116,29 @@ pub enum Asked {
     NeedsInput,
 }
 
+/// What a [`Confirmer`] says about one form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskedForm {
+    /// The reply.
+    Answered(FormReply),
+    /// The reply must come from the client in another round; end the call.
+    NeedsInput,
+}
+
 /// Answers a call's confirmation questions. Which one a call gets depends on
 /// the client: elicitation (legacy), input-required rounds (2026-07-28), the
 /// operator's policy (no elicitation), or a terminal (`toolhost call`).
 pub trait Confirmer: Send {
     /// Asks `message`.
     fn ask<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Asked>;
+
+    /// Asks the form `schema` (JSON Schema text of the elicitation subset,
+    /// already checked) with `message`. Who cannot show forms answers
+    /// *unsupported*, the default.
+    fn ask_form<'a>(&'a mut self, message: &'a str, schema: &'a str) -> BoxFuture<'a, AskedForm> {
+        let _ = (message, schema);
+        Box::pin(async { AskedForm::Answered(FormReply::Unsupported) })
+    }
 
     /// Whether asking waits for a human (an elicitation, a terminal). Such
     /// a wait gives the plugin's concurrency permit back and counts against
@@ -180,15 +260,16 @@ impl CallState {
                 );
                 self.hooks
                     .answered(outcome, self.confirmer.answers_afresh());
-                self.answers.push(Answer {
-                    question: QuestionHash::of(&prompt),
-                    outcome,
-                });
+                self.answers
+                    .push(Answer::confirm(QuestionHash::of(&prompt), outcome));
                 Ok(outcome)
             }
             Asked::NeedsInput => {
                 self.hooks.needs_input();
-                self.stop = Some(Stop::NeedsInput(prompt));
+                self.stop = Some(Stop::NeedsInput(super::Pending {
+                    message: prompt,
+                    form: None,
+                }));
                 Err(wasmtime::format_err!("confirmation needs the client"))
             }
         }

@@ -14,6 +14,7 @@
 //! | `log`      | [`log`]       | the host's log (stderr)                              |
 //! | `config`   | [`config`]    | the plugin's `config` values                         |
 //! | `progress` | [`progress`]  | the call's progress sink, if any                     |
+//! | `form` (0.3) | [`form`]    | the call's [`Confirmer`], like `confirm`            |
 //!
 //! WASI is linked with an empty context: no environment, arguments, files or
 //! sockets; clocks and randomness work.
@@ -24,6 +25,7 @@
 
 pub mod config;
 pub mod confirm;
+pub mod form;
 pub mod http;
 pub mod log;
 pub mod progress;
@@ -53,6 +55,8 @@ pub fn linker(engine: &wasmtime::Engine) -> Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    // Contract 0.3's one new import; older components do not import it.
+    crate::bindings::v0_3::form::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
     Ok(linker)
 }
 
@@ -119,8 +123,8 @@ impl ResourceLimiter for MemoryCap {
 /// Why the host ended a call early.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Stop {
-    /// The confirmation must be collected by the client.
-    NeedsInput(String),
+    /// The answer must be collected by the client.
+    NeedsInput(Pending),
     /// A limit was reached; the text names it.
     Limit(String),
     /// Too many calls are waiting for a human; the text says which cap.
@@ -129,6 +133,17 @@ pub(crate) enum Stop {
     /// A mutation was refused because the audit trail cannot record it;
     /// the text says why. Retryable once the operator fixes the trail.
     Unaudited(String),
+}
+
+/// The question a call stopped at, for the client to answer in another
+/// round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    /// The prompt: the host's line, then the tool's words.
+    pub message: String,
+    /// For a form, its schema (JSON Schema text); `None` for a
+    /// confirmation.
+    pub form: Option<String>,
 }
 
 /// Everything a call's imports may use: the data of its [`Store`].
@@ -152,8 +167,9 @@ pub struct CallState {
     pub(crate) caller_credentials: Arc<[Option<String>]>,
     /// Where progress goes, if the client asked for it.
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
-    /// This call's confirmations so far: each prompt's fingerprint and
-    /// its answer (the host's own question first, when it asked one).
+    /// This call's confirmations and forms so far: each prompt's
+    /// fingerprint and its answer (the host's own question first, when it
+    /// asked one).
     pub(crate) answers: Vec<Answer>,
     /// Whether the host asked its own question before the tool ran (not
     /// counted against `limits.confirmations_per_call`).

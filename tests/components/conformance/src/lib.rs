@@ -27,19 +27,31 @@
 //! | `test_prompt_with_arguments` | `prompts-get-with-args`, `completion-complete` (`arg1` completes by prefix) |
 //! | `test_prompt_with_embedded_resource` | `prompts-get-embedded-resource` |
 //!
-//! Not here, because the contract cannot express them: image, audio and
-//! embedded-resource content in a tool's result (a tool returns JSON) and
-//! image content in a prompt, sampling (no import asks the client's
-//! model), elicitation forms of the tool's own (`confirm` asks one fixed
-//! yes/no question).
+//! And, through contract 0.3's content blocks and forms:
+//!
+//! | tool or prompt | scenario |
+//! |---|---|
+//! | `test_image_content` | `tools-call-image` |
+//! | `test_audio_content` | `tools-call-audio` |
+//! | `test_embedded_resource` | `tools-call-embedded-resource` |
+//! | `test_multiple_content_types` | `tools-call-mixed-content` |
+//! | `test_elicitation_sep1034_defaults` | `elicitation-sep1034-defaults` (a form with defaults) |
+//! | `test_elicitation_sep1330_enums` | `elicitation-sep1330-enums` (a form with every kind of enum) |
+//! | `test_prompt_with_image` | `prompts-get-with-image` |
+//! | `test_input_required_result_multi_round` | suite 0.2.0-alpha.12's `input-required-result-multi-round` (two forms, two rounds) |
+//!
+//! Not here, because the contract cannot express them: sampling (no
+//! import asks the client's model) and client logging (a component's log
+//! is the operator's).
 
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+use toolhost_sdk::form::ask_schema;
 use toolhost_sdk::{
-    Annotations, Contents, Message, Prompt, Resource, ResourceTemplate, Tool, ToolError, confirm,
-    log, progress,
+    Annotations, Block, Contents, FormAnswer, Message, Prompt, Resource, ResourceTemplate, Tool,
+    ToolError, confirm, log, progress,
 };
 
 /// The arguments of a tool that takes none.
@@ -519,6 +531,255 @@ impl Prompt for PromptWithEmbeddedResource {
     }
 }
 
+/// A WAV file of no samples: 8 kHz, 8-bit, mono.
+const SILENCE: [u8; 44] = [
+    b'R', b'I', b'F', b'F', 36, 0, 0, 0, b'W', b'A', b'V', b'E', b'f', b'm', b't', b' ', 16, 0, 0,
+    0, 1, 0, 1, 0, 0x40, 0x1f, 0, 0, 0x40, 0x1f, 0, 0, 1, 0, 8, 0, b'd', b'a', b't', b'a', 0, 0, 0,
+    0,
+];
+
+/// A tool of no arguments that returns a sentence and `$blocks`, under
+/// the name a content scenario calls.
+macro_rules! content_tool {
+    ($type:ident, $name:literal, $scenario:literal, $sentence:literal, $blocks:expr) => {
+        #[doc = concat!("`", $scenario, "`: `", $name, "`.")]
+        struct $type;
+
+        impl Tool for $type {
+            type Input = NoArguments;
+            type Output = Text;
+            const NAME: &'static str = $name;
+            const TITLE: &'static str = "Content Blocks";
+            const DESCRIPTION: &'static str = concat!(
+                "Return a sentence and content blocks. Use it to check that a client shows \
+                 images, audio and embedded resources; the conformance suite's ",
+                $scenario,
+                " scenario calls it."
+            );
+            const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+            fn call(&self, _: NoArguments) -> Result<Text, ToolError> {
+                Ok(Text::new($sentence))
+            }
+
+            fn content(&self, _: &Text) -> Vec<Block> {
+                $blocks
+            }
+        }
+    };
+}
+
+content_tool!(
+    ImageContent,
+    "test_image_content",
+    "tools-call-image",
+    "A 1x1 PNG.",
+    vec![Block::image("image/png", PIXEL)]
+);
+content_tool!(
+    AudioContent,
+    "test_audio_content",
+    "tools-call-audio",
+    "A silent WAV.",
+    vec![Block::audio("audio/wav", SILENCE)]
+);
+content_tool!(
+    EmbeddedResource,
+    "test_embedded_resource",
+    "tools-call-embedded-resource",
+    "An embedded resource.",
+    vec![Block::document(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content."
+    )]
+);
+content_tool!(
+    MultipleContentTypes,
+    "test_multiple_content_types",
+    "tools-call-mixed-content",
+    "Multiple content types test:",
+    vec![
+        Block::image("image/png", PIXEL),
+        Block::document(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#
+        ),
+    ]
+);
+
+/// What the form scenarios' tools return.
+#[derive(Serialize, JsonSchema)]
+struct FormResult {
+    /// `accepted`, `declined`, `cancelled` or `unsupported`.
+    action: String,
+    /// The values, when accepted.
+    content: Option<serde_json::Value>,
+}
+
+/// Asks the form `schema` and reports the answer.
+fn ask_form(message: &str, schema: serde_json::Value) -> Result<FormResult, ToolError> {
+    let answer = ask_schema::<serde_json::Value>(message, &schema)?;
+    Ok(FormResult {
+        action: answer.as_str().to_string(),
+        content: match answer {
+            FormAnswer::Accepted(values) => Some(values),
+            _ => None,
+        },
+    })
+}
+
+/// A tool of no arguments that asks the form `$schema`, under the name a
+/// form scenario calls.
+macro_rules! form_tool {
+    ($type:ident, $name:literal, $scenario:literal, $schema:expr) => {
+        #[doc = concat!("`", $scenario, "`: `", $name, "`.")]
+        struct $type;
+
+        impl Tool for $type {
+            type Input = NoArguments;
+            type Output = FormResult;
+            const NAME: &'static str = $name;
+            const TITLE: &'static str = "Form";
+            const DESCRIPTION: &'static str = concat!(
+                "Ask the user a form and report the answer. Use it to check that a client \
+                 shows a tool's own form; the conformance suite's ",
+                $scenario,
+                " scenario calls it."
+            );
+            const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+            fn call(&self, _: NoArguments) -> Result<FormResult, ToolError> {
+                ask_form("Please fill in the form.", $schema)
+            }
+        }
+    };
+}
+
+form_tool!(
+    ElicitationDefaults,
+    "test_elicitation_sep1034_defaults",
+    "elicitation-sep1034-defaults",
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active"
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        },
+        "required": []
+    })
+);
+form_tool!(
+    ElicitationEnums,
+    "test_elicitation_sep1330_enums",
+    "elicitation-sep1330-enums",
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"}
+                ]
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}
+                    ]
+                }
+            }
+        },
+        "required": []
+    })
+);
+
+/// What `test_input_required_result_multi_round` returns.
+#[derive(Serialize, JsonSchema)]
+struct NameAndColor {
+    /// The name given in the first round.
+    name: Option<String>,
+    /// The colour given in the second round.
+    color: Option<String>,
+}
+
+/// The one text field `field` of a form, when accepted.
+fn one_field(message: &str, field: &str) -> Result<Option<String>, ToolError> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {field: {"type": "string"}},
+        "required": [field]
+    });
+    Ok(match ask_schema::<serde_json::Value>(message, &schema)? {
+        FormAnswer::Accepted(values) => values[field].as_str().map(str::to_string),
+        _ => None,
+    })
+}
+
+/// Suite 0.2.0-alpha.12's `input-required-result-multi-round`: two forms
+/// in turn, so a 2026-07-28 client answers in two rounds, each with its
+/// own sealed `requestState`.
+struct InputRequiredMultiRound;
+
+impl Tool for InputRequiredMultiRound {
+    type Input = NoArguments;
+    type Output = NameAndColor;
+    const NAME: &'static str = "test_input_required_result_multi_round";
+    const TITLE: &'static str = "Two Forms";
+    const DESCRIPTION: &'static str = "Ask the user's name, then their favourite colour, and \
+        report both. Use it to check that a client answers forms over several rounds; the \
+        conformance suite's input-required-result-multi-round scenario calls it.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<NameAndColor, ToolError> {
+        let name = one_field("Step 1: What is your name?", "name")?;
+        let color = one_field("Step 2: What is your favorite color?", "color")?;
+        Ok(NameAndColor { name, color })
+    }
+}
+
+/// `prompts-get-with-image`: `test_prompt_with_image`.
+struct PromptWithImage;
+
+impl Prompt for PromptWithImage {
+    type Arguments = NoArguments;
+    const NAME: &'static str = "test_prompt_with_image";
+    const TITLE: &'static str = "Prompt With an Image";
+    const DESCRIPTION: &'static str = "A 1x1 PNG and a question about it; the conformance \
+        suite's prompts-get-with-image scenario gets it.";
+
+    fn get(&self, _: NoArguments) -> Result<Vec<Message>, ToolError> {
+        Ok(vec![
+            Message::user_image("image/png", PIXEL),
+            Message::user("Please analyze the image above."),
+        ])
+    }
+}
+
 toolhost_sdk::export_component! {
     tools: [
         SimpleText,
@@ -531,8 +792,20 @@ toolhost_sdk::export_component! {
         InputRequiredElicitation,
         InputRequiredRequestState,
         InputRequiredTamperedState,
+        ImageContent,
+        AudioContent,
+        EmbeddedResource,
+        MultipleContentTypes,
+        ElicitationDefaults,
+        ElicitationEnums,
+        InputRequiredMultiRound,
     ],
     resources: [StaticText, StaticBinary, WatchedResource],
     templates: [TemplateData],
-    prompts: [SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource],
+    prompts: [
+        SimplePrompt,
+        PromptWithArguments,
+        PromptWithEmbeddedResource,
+        PromptWithImage,
+    ],
 }

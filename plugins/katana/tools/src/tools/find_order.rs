@@ -134,6 +134,20 @@ impl Tool for FindOrder {
         from a document into an order_id, or to check an order before fulfill_order.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
 
+    /// A purchase order comes with itself as a Markdown document (contract
+    /// 0.3): what a user forwards to a supplier or files, and what a model
+    /// reads as a whole.
+    fn content(&self, order: &FindOrderOutput) -> Vec<toolhost_sdk::Block> {
+        if order.order_type != OrderKind::Purchase {
+            return Vec::new();
+        }
+        vec![toolhost_sdk::Block::document(
+            format!("katana://purchase-orders/{}", order.order_id),
+            "text/markdown",
+            purchase_order_document(order),
+        )]
+    }
+
     fn call(&self, input: FindOrderInput) -> Result<FindOrderOutput, ToolError> {
         let kind = input.order_type;
         let number = input
@@ -340,6 +354,41 @@ fn next_actions(order: &FindOrderOutput) -> Vec<String> {
         )],
         _ => Vec::new(),
     }
+}
+
+/// A purchase order as a Markdown document: its number, status and rows.
+pub fn purchase_order_document(order: &FindOrderOutput) -> String {
+    let mut doc = format!(
+        "# Purchase order {}\n\nKatana id {} · status {}",
+        order.order_number, order.order_id, order.status
+    );
+    if let Some(location) = order.location_id {
+        doc.push_str(&format!(" · location {location}"));
+    }
+    doc.push_str(
+        "\n\n| SKU | variant | quantity | price per unit | received |\n|---|---|---|---|---|\n",
+    );
+    let mut total = 0.0;
+    for row in &order.rows {
+        let price = row
+            .price_per_unit
+            .map_or("-".to_string(), |p| format!("{p:.2}"));
+        total += row.quantity * row.price_per_unit.unwrap_or(0.0);
+        doc.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            row.sku.as_deref().unwrap_or("-"),
+            row.variant_id,
+            row.quantity,
+            price,
+            match row.received {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            }
+        ));
+    }
+    doc.push_str(&format!("\nTotal before tax: {total:.2}\n"));
+    doc
 }
 
 #[cfg(test)]
