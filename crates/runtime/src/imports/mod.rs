@@ -32,7 +32,7 @@ pub mod progress;
 pub mod wasi_http;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};

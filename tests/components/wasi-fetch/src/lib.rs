@@ -19,9 +19,20 @@ struct Target {
     url: String,
     /// A header to send, `[name, value]`.
     #[serde(default)]
+    #[schemars(example = ("x-trace", "abc"))]
     header: Option<(String, String)>,
-    /// Ask the user first (the mutating tools only).
+}
+
+/// A request that changes something.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Change {
+    /// The URL, `http://HOST:PORT/PATH`.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// False: send without asking. True: ask the user first.
     #[serde(default)]
+    #[schemars(example = true)]
     confirm: bool,
 }
 
@@ -120,8 +131,7 @@ impl Tool for WasiGet {
     type Output = Fetched;
     const NAME: &'static str = "wasi_get";
     const TITLE: &'static str = "Get Through wasi:http";
-    const DESCRIPTION: &'static str =
-        "GET a URL through wasi:http and return what came back. Test tool.";
+    const DESCRIPTION: &'static str = "GET a URL through wasi:http and return what came back. Use it to test the policy. Test tool.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
     fn call(&self, input: Target) -> Result<Fetched, ToolError> {
         fetch(Method::Get, &input, None)
@@ -131,15 +141,20 @@ impl Tool for WasiGet {
 /// POSTs with `wasi:http`, after asking the user when `confirm` is set.
 struct WasiPost;
 impl Tool for WasiPost {
-    type Input = Target;
+    type Input = Change;
     type Output = Fetched;
     const NAME: &'static str = "wasi_post";
     const TITLE: &'static str = "Post Through wasi:http";
     const DESCRIPTION: &'static str =
         "POST to a URL through wasi:http, asking the user first when confirm is true. Test tool.";
     const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
-    fn call(&self, input: Target) -> Result<Fetched, ToolError> {
-        if input.confirm {
+    fn call(&self, input: Change) -> Result<Fetched, ToolError> {
+        let confirm = input.confirm;
+        let input = Target {
+            url: input.url,
+            header: None,
+        };
+        if confirm {
             let outcome = require_confirmation(&format!("Post to {}?", input.url));
             if !outcome.is_confirmed() {
                 return Ok(Fetched {
@@ -160,8 +175,7 @@ impl Tool for WasiReadonlyPost {
     type Output = Fetched;
     const NAME: &'static str = "wasi_readonly_post";
     const TITLE: &'static str = "Read-Only Tool That Posts Through wasi:http";
-    const DESCRIPTION: &'static str =
-        "Annotated read-only, but POSTs through wasi:http. Test tool.";
+    const DESCRIPTION: &'static str = "Annotated read-only, but POSTs through wasi:http. Use it to test the read-only rule. Test tool.";
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
     fn call(&self, input: Target) -> Result<Fetched, ToolError> {
         fetch(Method::Post, &input, Some(b"x"))
