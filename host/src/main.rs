@@ -77,7 +77,8 @@ enum Command {
         /// Where to create it.
         #[arg(long, default_value = ".")]
         dir: PathBuf,
-        /// The toolhost-sdk crate to depend on.
+        /// A toolhost-sdk checkout to depend on. Default: the SDK this
+        /// binary carries, written into the crate's `vendor/toolhost-sdk`.
         #[arg(long, value_name = "PATH")]
         sdk: Option<PathBuf>,
     },
@@ -315,8 +316,7 @@ fn main() -> Result<()> {
                 plugins,
             } => call(&plugins, &tool, &arguments).await,
             Command::New { name, dir, sdk } => {
-                let sdk = sdk.unwrap_or_else(toolhost::scaffold::default_sdk_path);
-                let created = toolhost::scaffold::create(&dir, &name, &sdk)?;
+                let created = toolhost::scaffold::create(&dir, &name, sdk.as_deref())?;
                 eprintln!(
                     "created {}\nbuild it:  cd {} && cargo build --target wasm32-wasip2 --release",
                     created.display(),

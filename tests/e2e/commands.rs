@@ -252,10 +252,48 @@ fn build_scaffolded(crate_dir: &Path, lib_name: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn new_scaffolds_a_component_that_builds_and_passes_check() {
+fn new_scaffolds_a_crate_outside_the_workspace_that_builds_checks_and_calls_from_the_binary_alone()
+{
     let dir = tempfile::tempdir().unwrap();
     let crate_dir = scaffold(dir.path(), "weather-tools");
     assert!(crate_dir.join("src/lib.rs").exists());
+    // Nothing in the crate points back into this repository: the SDK and
+    // the WIT contract come from the binary.
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .canonicalize()
+        .unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![crate_dir.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for file in &files {
+        let text = text(&std::fs::read(file).unwrap());
+        assert!(
+            !text.contains(workspace.to_str().unwrap()),
+            "{} names the workspace",
+            file.display()
+        );
+    }
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(r#"toolhost-sdk = { version = "0.2.0", path = "vendor/toolhost-sdk" }"#),
+        "{manifest}"
+    );
+    assert!(
+        crate_dir
+            .join("vendor/toolhost-sdk/wit/0.2/plugin.wit")
+            .exists()
+    );
 
     let wasm = build_scaffolded(&crate_dir, "weather_tools");
     let out = toolhost(&["check", wasm.to_str().unwrap()]);
@@ -265,6 +303,17 @@ fn new_scaffolds_a_component_that_builds_and_passes_check() {
         "{}",
         text(&out.stdout)
     );
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::copy(&wasm, plugins.path().join("weather_tools.wasm")).unwrap();
+    let out = toolhost(&[
+        "call",
+        "get_weather_tools_greeting",
+        r#"{"name":"Ada"}"#,
+        "--plugins",
+        plugins.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\n  \"message\": \"Hello, Ada!\"\n}\n");
 
     // Creating it again refuses to overwrite.
     let again = toolhost(&[

@@ -87,7 +87,7 @@ pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous}
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: ["../../wit", "../../wit/0.2"],
+        path: ["wit", "wit/0.2"],
         world: "toolhost:plugin/plugin@0.2.0",
         generate_all,
         pub_export_macro: true,
