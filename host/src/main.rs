@@ -82,6 +82,15 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         sdk: Option<PathBuf>,
     },
+    /// Write the WIT contract this binary carries: for each version, a WIT
+    /// directory in the standard `deps/` layout (`DIR/VERSION/`) and the
+    /// package encoded for a package registry
+    /// (`DIR/toolhost-plugin-VERSION.wasm`, for `toolhost push`).
+    Wit {
+        /// Where to write.
+        #[arg(long, default_value = "wit")]
+        out: PathBuf,
+    },
     /// Publish a component to an OCI registry (Wasm OCI artifact layout);
     /// prints the manifest digest.
     Push {
@@ -322,6 +331,17 @@ fn main() -> Result<()> {
                     created.display(),
                     created.display()
                 );
+                Ok(())
+            }
+            Command::Wit { out } => {
+                for written in toolhost::wit::write(&out)? {
+                    println!(
+                        "toolhost:plugin@{}\t{}\t{}",
+                        written.version,
+                        written.dir.display(),
+                        written.package.display()
+                    );
+                }
                 Ok(())
             }
             Command::Push {

@@ -30,7 +30,7 @@ fn plugin_dir(names: &[&str]) -> tempfile::TempDir {
 fn help_documents_every_command_and_flag() {
     let out = toolhost(&["--help"]);
     let help = text(&out.stdout);
-    for command in ["serve", "list", "check", "call", "new"] {
+    for command in ["serve", "list", "check", "call", "new", "wit"] {
         assert!(help.contains(command), "{help}");
     }
     let serve = text(&toolhost(&["serve", "--help"]).stdout);
