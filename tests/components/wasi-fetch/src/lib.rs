@@ -103,11 +103,9 @@ fn fetch(method: Method, target: &Target, body: Option<&[u8]>) -> Result<Fetched
     let incoming = response.consume().map_err(|_| failed("response body"))?;
     let stream = incoming.stream().map_err(|_| failed("response stream"))?;
     let mut text = Vec::new();
-    loop {
-        match stream.blocking_read(64 * 1024) {
-            Ok(chunk) => text.extend_from_slice(&chunk),
-            Err(_) => break,
-        }
+    // The stream ends with an error (closed) after the last chunk.
+    while let Ok(chunk) = stream.blocking_read(64 * 1024) {
+        text.extend_from_slice(&chunk);
     }
     Ok(Fetched {
         status: Some(status),
