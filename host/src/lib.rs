@@ -80,3 +80,4 @@ pub mod serve;
 pub mod server;
 pub mod table;
 pub mod transport;
+pub mod wit;

@@ -50,6 +50,13 @@ enum Command {
     Check {
         /// The component file.
         file: PathBuf,
+        /// Where to keep compiled components, so the next check of the
+        /// same bytes skips compilation. Default: as for `serve`.
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+        /// Compile the component; keep nothing on disk.
+        #[arg(long, conflicts_with = "cache_dir")]
+        no_cache: bool,
     },
     /// Call one tool from the terminal through the same path as `serve`,
     /// and print the result. Confirmations are asked on the terminal
@@ -70,9 +77,19 @@ enum Command {
         /// Where to create it.
         #[arg(long, default_value = ".")]
         dir: PathBuf,
-        /// The toolhost-sdk crate to depend on.
+        /// A toolhost-sdk checkout to depend on. Default: the SDK this
+        /// binary carries, written into the crate's `vendor/toolhost-sdk`.
         #[arg(long, value_name = "PATH")]
         sdk: Option<PathBuf>,
+    },
+    /// Write the WIT contract this binary carries: for each version, a WIT
+    /// directory in the standard `deps/` layout (`DIR/VERSION/`) and the
+    /// package encoded for a package registry
+    /// (`DIR/toolhost-plugin-VERSION.wasm`, for `toolhost push`).
+    Wit {
+        /// Where to write.
+        #[arg(long, default_value = "wit")]
+        out: PathBuf,
     },
     /// Publish a component to an OCI registry (Wasm OCI artifact layout);
     /// prints the manifest digest.
@@ -251,6 +268,37 @@ impl PluginArgs {
         Ok((env, loader, registry))
     }
 
+    /// As [`PluginArgs::load`], for calling `tool`: with the compile cache's
+    /// tool index, only the file that serves it is read and compiled; when
+    /// the index cannot tell (or was wrong), the whole directory, and the
+    /// index learns from it.
+    async fn load_for(&self, tool: &str) -> Result<(CallEnv, Loader, Registry)> {
+        use toolhost::reload::index::{ToolIndex, only};
+        let verified = self.install_components().await?;
+        let loader = self.loader(verified).await?;
+        let env = CallEnv {
+            runtime: loader.runtime.clone(),
+            http: loader.http.clone(),
+        };
+        let cache_dir = loader.cache.as_ref().map(|c| c.dir().to_path_buf());
+        let index = cache_dir.as_deref().map(ToolIndex::read);
+        if let Some(file) = index
+            .as_ref()
+            .and_then(|i| i.file_serving(&self.plugins, &loader.config, tool))
+        {
+            let registry =
+                toolhost::reload::dir::load_files(&loader, &self.plugins, only(file)).await?;
+            if registry.tool(tool).is_some() {
+                return Ok((env, loader, registry));
+            }
+        }
+        let registry = toolhost::reload::dir::load_dir(&loader, &self.plugins).await?;
+        if let (Some(dir), Some(index)) = (cache_dir, index) {
+            index.record(&dir, &registry);
+        }
+        Ok((env, loader, registry))
+    }
+
     /// The loader, for the config with `verified` component files and
     /// their signers.
     async fn loader(&self, (verified, signers): Verified) -> Result<Loader> {
@@ -308,7 +356,11 @@ fn main() -> Result<()> {
                 print_table(&registry);
                 Ok(())
             }
-            Command::Check { file } => check(&file).await,
+            Command::Check {
+                file,
+                cache_dir,
+                no_cache,
+            } => check(&file, cache_dir, no_cache).await,
             Command::Policy {
                 command:
                     PolicyCommand::Test {
@@ -325,13 +377,23 @@ fn main() -> Result<()> {
                 plugins,
             } => call(&plugins, &tool, &arguments).await,
             Command::New { name, dir, sdk } => {
-                let sdk = sdk.unwrap_or_else(toolhost::scaffold::default_sdk_path);
-                let created = toolhost::scaffold::create(&dir, &name, &sdk)?;
+                let created = toolhost::scaffold::create(&dir, &name, sdk.as_deref())?;
                 eprintln!(
                     "created {}\nbuild it:  cd {} && cargo build --target wasm32-wasip2 --release",
                     created.display(),
                     created.display()
                 );
+                Ok(())
+            }
+            Command::Wit { out } => {
+                for written in toolhost::wit::write(&out)? {
+                    println!(
+                        "toolhost:plugin@{}\t{}\t{}",
+                        written.version,
+                        written.dir.display(),
+                        written.package.display()
+                    );
+                }
                 Ok(())
             }
             Command::Push {
@@ -529,13 +591,13 @@ async fn pull(
     }
 }
 
-/// `toolhost check FILE`.
-async fn check(file: &std::path::Path) -> Result<()> {
+/// `toolhost check FILE`, with the compile cache unless `no_cache`.
+async fn check(file: &std::path::Path, cache_dir: Option<PathBuf>, no_cache: bool) -> Result<()> {
     let args = PluginArgs {
         plugins: PathBuf::new(),
         config: None,
-        cache_dir: None,
-        no_cache: true,
+        cache_dir,
+        no_cache,
     };
     let loader = args.loader(Verified::default()).await?;
     let plugin = match loader.load_file(file).await {
@@ -684,7 +746,7 @@ async fn policy_test(
 async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
     let arguments: serde_json::Value = serde_json::from_str(arguments)
         .context("the arguments are not valid JSON; pass an object such as '{\"name\":\"Ada\"}'")?;
-    let (env, loader, registry) = plugins.load().await?;
+    let (env, loader, registry) = plugins.load_for(tool).await?;
     let Some(found) = registry.tool(tool) else {
         let names: Vec<&str> = registry.tools().map(|t| t.name.as_str()).collect();
         anyhow::bail!(

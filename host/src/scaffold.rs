@@ -1,17 +1,65 @@
 //! `toolhost new NAME`: a tool component crate that builds and passes
-//! `toolhost check` as generated.
+//! `toolhost check` as generated, on a machine with only the `toolhost`
+//! binary and the package registries (ADR 0037).
+//!
+//! The binary carries the SDK it was built with and the WIT contract
+//! ([`embedded`]); a new crate gets them in `vendor/toolhost-sdk` and
+//! depends on them as `toolhost-sdk = { version = "X", path = "vendor/…" }`:
+//! the build uses the vendored copy, and `cargo publish` of the author's
+//! crate uses the registry's release of the same version. `--sdk PATH`
+//! depends on a checkout instead.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-/// Where the SDK lives in this source tree (the default for new crates).
-pub fn default_sdk_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk")
+/// The SDK's package files and the WIT contract, as they were when this
+/// binary was built (`host/build.rs`).
+pub mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
 }
 
-/// Creates the crate `name` in `parent/name`, depending on the SDK at `sdk`.
-pub fn create(parent: &Path, name: &str, sdk: &Path) -> Result<PathBuf> {
+/// Where a new crate's `vendor/` copy of the SDK goes.
+const VENDORED_SDK: &str = "vendor/toolhost-sdk";
+
+/// The version of the embedded SDK (its `Cargo.toml`'s `package.version`).
+pub fn sdk_version() -> String {
+    let manifest = embedded::SDK_FILES
+        .iter()
+        .find(|(path, _)| *path == "Cargo.toml")
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .unwrap_or_default();
+    toml::from_str::<toml::Table>(&manifest)
+        .ok()
+        .and_then(|t| {
+            t.get("package")?
+                .get("version")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .expect("the embedded SDK manifest has a version")
+}
+
+/// Writes the embedded SDK, with the WIT contract in its `wit/`, into
+/// `dir`.
+fn write_sdk(dir: &Path) -> Result<()> {
+    let files = embedded::SDK_FILES.iter().map(|(p, b)| (p.to_string(), *b));
+    let wit = embedded::WIT_FILES
+        .iter()
+        .map(|(p, b)| (format!("wit/{p}"), *b));
+    for (path, bytes) in files.chain(wit) {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Creates the crate `name` in `parent/name`: depending on the SDK at
+/// `sdk` when given, otherwise on the embedded SDK, written into the crate.
+pub fn create(parent: &Path, name: &str, sdk: Option<&Path>) -> Result<PathBuf> {
     if name.is_empty()
         || !name
             .chars()
@@ -29,12 +77,21 @@ pub fn create(parent: &Path, name: &str, sdk: &Path) -> Result<PathBuf> {
             dir.display()
         );
     }
-    let sdk = sdk.canonicalize().with_context(|| {
-        format!(
-            "cannot find toolhost-sdk at {} (pass --sdk PATH)",
-            sdk.display()
-        )
-    })?;
+    let dependency = match sdk {
+        Some(sdk) => {
+            let sdk = sdk.canonicalize().with_context(|| {
+                format!(
+                    "cannot find toolhost-sdk at {} (leave out --sdk to use the SDK this binary carries)",
+                    sdk.display()
+                )
+            })?;
+            format!("{{ path = {:?} }}", sdk.display().to_string())
+        }
+        None => format!(
+            "{{ version = \"{}\", path = \"{VENDORED_SDK}\" }}",
+            sdk_version()
+        ),
+    };
     let tool = name.replace('-', "_");
     let title: String = tool
         .split('_')
@@ -48,6 +105,9 @@ pub fn create(parent: &Path, name: &str, sdk: &Path) -> Result<PathBuf> {
         .collect::<Vec<_>>()
         .join(" ");
     std::fs::create_dir_all(dir.join("src"))?;
+    if sdk.is_none() {
+        write_sdk(&dir.join(VENDORED_SDK))?;
+    }
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
@@ -61,7 +121,9 @@ publish = false
 crate-type = ["cdylib"]
 
 [dependencies]
-toolhost-sdk = {{ path = {sdk:?} }}
+# The SDK this toolhost was built with, in vendor/ (builds with no checkout
+# of toolhost). Remove `path` to use the registry's release instead.
+toolhost-sdk = {dependency}
 serde = {{ version = "1", features = ["derive"] }}
 schemars = "1"
 
@@ -75,8 +137,7 @@ panic = "abort"
 
 # A crate of its own, not part of an enclosing workspace.
 [workspace]
-"#,
-            sdk = sdk.display().to_string()
+"#
         ),
     )?;
     std::fs::write(
@@ -128,7 +189,7 @@ toolhost_sdk::export_tools!(Greeting);
     std::fs::write(
         dir.join("README.md"),
         format!(
-            "# {name}\n\nA toolhost tool component.\n\n```sh\ncargo build --target wasm32-wasip2 --release\ntoolhost check target/wasm32-wasip2/release/{tool}.wasm\ncp target/wasm32-wasip2/release/{tool}.wasm /path/to/plugins/\n```\n"
+            "# {name}\n\nA toolhost tool component.\n\n```sh\ncargo build --target wasm32-wasip2 --release\ntoolhost check target/wasm32-wasip2/release/{tool}.wasm\ncp target/wasm32-wasip2/release/{tool}.wasm /path/to/plugins/\n```\n\n`vendor/toolhost-sdk` is the SDK (with the WIT contract in its `wit/`) that the\n`toolhost` binary which created this crate was built with. To use the\nregistry's release instead, remove `path` from the `toolhost-sdk` line of\n`Cargo.toml` and delete `vendor/`.\n"
         ),
     )?;
     std::fs::write(dir.join(".gitignore"), "/target\n")?;

@@ -30,7 +30,7 @@ fn plugin_dir(names: &[&str]) -> tempfile::TempDir {
 fn help_documents_every_command_and_flag() {
     let out = toolhost(&["--help"]);
     let help = text(&out.stdout);
-    for command in ["serve", "list", "check", "call", "new"] {
+    for command in ["serve", "list", "check", "call", "new", "wit"] {
         assert!(help.contains(command), "{help}");
     }
     let serve = text(&toolhost(&["serve", "--help"]).stdout);
@@ -149,6 +149,87 @@ fn call_runs_a_tool_once_and_pretty_prints_the_result() {
     assert!(text(&out.stderr).contains("greet"), "{}", text(&out.stderr));
 }
 
+fn toolhost_logging_loads(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env("TOOLHOST_LOG", "info")
+        .env("XDG_CACHE_HOME", test_cache_home())
+        .output()
+        .expect("toolhost runs")
+}
+
+#[test]
+fn check_keeps_the_compiled_component_in_the_compile_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().join("cache");
+    let hello = components_dir().join("hello.wasm");
+    let entries = || {
+        std::fs::read_dir(&cache_dir)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let args = [
+        "check",
+        hello.to_str().unwrap(),
+        "--cache-dir",
+        cache_dir.to_str().unwrap(),
+    ];
+    let out = toolhost(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(entries(), 1, "the first check compiled into the cache");
+    let again = toolhost(&args);
+    assert!(again.status.success());
+    assert_eq!(text(&again.stdout), text(&out.stdout));
+    assert_eq!(entries(), 1);
+}
+
+#[test]
+fn call_loads_only_the_file_serving_its_tool_once_the_cache_knows_it() {
+    let dir = plugin_dir(&["hello", "misbehaving"]);
+    let cache = tempfile::tempdir().unwrap();
+    let (plugins, cache_dir) = (dir.path().to_str().unwrap(), cache.path().to_str().unwrap());
+    let call = |tool: &str| {
+        toolhost_logging_loads(&[
+            "call",
+            tool,
+            r#"{"name":"Ada"}"#,
+            "--plugins",
+            plugins,
+            "--cache-dir",
+            cache_dir,
+        ])
+    };
+    // The first call knows nothing yet: every file loads.
+    let first = call("greet");
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stderr).contains("misbehaving.wasm"),
+        "{}",
+        text(&first.stderr)
+    );
+    // Then only hello.wasm, which serves greet, is read and loaded.
+    let second = call("greet");
+    assert_eq!(text(&second.stdout), text(&first.stdout));
+    let log = text(&second.stderr);
+    assert!(log.contains("hello.wasm"), "{log}");
+    assert!(!log.contains("misbehaving.wasm"), "{log}");
+
+    // A file changed since is not trusted to the index: the whole
+    // directory loads again, and the right answer comes back.
+    std::fs::write(dir.path().join("hello.wasm"), component("echo")).unwrap();
+    let out = call("greet");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no tool named \"greet\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// `toolhost new NAME --dir DIR`; the crate's directory.
 fn scaffold(dir: &Path, name: &str) -> std::path::PathBuf {
     let out = toolhost(&["new", name, "--dir", dir.to_str().unwrap()]);
@@ -171,10 +252,48 @@ fn build_scaffolded(crate_dir: &Path, lib_name: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn new_scaffolds_a_component_that_builds_and_passes_check() {
+fn new_scaffolds_a_crate_outside_the_workspace_that_builds_checks_and_calls_from_the_binary_alone()
+{
     let dir = tempfile::tempdir().unwrap();
     let crate_dir = scaffold(dir.path(), "weather-tools");
     assert!(crate_dir.join("src/lib.rs").exists());
+    // Nothing in the crate points back into this repository: the SDK and
+    // the WIT contract come from the binary.
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .canonicalize()
+        .unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![crate_dir.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for file in &files {
+        let text = text(&std::fs::read(file).unwrap());
+        assert!(
+            !text.contains(workspace.to_str().unwrap()),
+            "{} names the workspace",
+            file.display()
+        );
+    }
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(r#"toolhost-sdk = { version = "0.2.0", path = "vendor/toolhost-sdk" }"#),
+        "{manifest}"
+    );
+    assert!(
+        crate_dir
+            .join("vendor/toolhost-sdk/wit/0.2/plugin.wit")
+            .exists()
+    );
 
     let wasm = build_scaffolded(&crate_dir, "weather_tools");
     let out = toolhost(&["check", wasm.to_str().unwrap()]);
@@ -184,6 +303,17 @@ fn new_scaffolds_a_component_that_builds_and_passes_check() {
         "{}",
         text(&out.stdout)
     );
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::copy(&wasm, plugins.path().join("weather_tools.wasm")).unwrap();
+    let out = toolhost(&[
+        "call",
+        "get_weather_tools_greeting",
+        r#"{"name":"Ada"}"#,
+        "--plugins",
+        plugins.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\n  \"message\": \"Hello, Ada!\"\n}\n");
 
     // Creating it again refuses to overwrite.
     let again = toolhost(&[

@@ -39,3 +39,4 @@ mod second_language;
 mod startup;
 mod statuspro;
 mod stdio_streams;
+mod wasi_http;

@@ -95,6 +95,34 @@ async fn past_load_wait_secs_the_list_is_answered_and_a_change_follows() {
 }
 
 #[tokio::test]
+async fn a_call_answered_before_the_load_is_in_says_still_loading_and_how_far_not_unknown() {
+    let server = Recorder::start().await;
+    let host = start(
+        HostOptions::new(&["misbehaving", "hello"])
+            .config(held_listing(&server, "[host]\nload_wait_secs = 0\n\n")),
+    )
+    .await;
+    server.wait_for_requests(1).await;
+    let error = host
+        .call("crash", json!({}))
+        .await
+        .expect_err("not served yet")
+        .to_string();
+    assert!(
+        error.contains("no tool \"crash\" is served yet: the plugin directory is still loading (")
+            && error.contains("of 2 components compiled")
+            && error.contains("of 2 files loaded"),
+        "{error}"
+    );
+    assert!(!error.contains("unknown tool"), "{error}");
+    server.release();
+    host.wait_for_stderr("plugin directory loaded").await;
+    // Once loaded, a name nobody serves is unknown again.
+    let error = host.call("nothing_here", json!({})).await.unwrap_err();
+    assert!(error.to_string().contains("unknown tool"), "{error}");
+}
+
+#[tokio::test]
 async fn copies_of_one_component_compile_once_at_start_and_on_reload() {
     let mut options = HostOptions::new(&["hello"]).arg("--no-cache");
     for i in 0..4 {

@@ -171,6 +171,11 @@ impl CompileCache {
         })
     }
 
+    /// The directory it keeps entries in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The default location: `$XDG_CACHE_HOME/toolhost` or
     /// `~/.cache/toolhost`.
     pub fn default_dir() -> Option<PathBuf> {

@@ -115,7 +115,11 @@ pub enum LoadError {
     Compile(String),
     /// It imports something the host does not provide.
     #[error(
-        "it needs imports this host does not provide (is it built against toolhost:plugin@0.1?): {0}"
+        "it imports something this host does not provide: {0}. A component may import the \
+         toolhost:plugin interfaces of contract 0.1.x or 0.2.x, WASI 0.2 (wasi:cli, wasi:clocks, \
+         wasi:random, wasi:io; wasi:filesystem and wasi:sockets link but reach nothing) and \
+         wasi:http/outgoing-handler (sent under the host's network policy); rebuild it without \
+         the import named (`toolhost wit` writes the contract's WIT)"
     )]
     Link(String),
     /// Listing its tools failed.

@@ -54,6 +54,7 @@ use wasmtime::component::Component;
 
 use crate::plugin::{LoadError, Loader, Plugin};
 use crate::registry::Registry;
+use crate::server::LoadProgress;
 
 /// How long the directory must be quiet before a rescan.
 pub const QUIET: Duration = Duration::from_millis(75);
@@ -138,6 +139,12 @@ pub struct Reloader {
     /// Whether this scan loads every file again, changed or not, for new
     /// settings ([`Reloader::reconfigure`]).
     reload_all: bool,
+    /// Where the next scan reports how far it has come (the initial load's,
+    /// read while requests are answered before it is in); taken by it.
+    progress: Option<Arc<LoadProgress>>,
+    /// When set, the only file names scans consider (`toolhost call`
+    /// loading just the file that serves its tool).
+    only: Option<HashSet<String>>,
 }
 
 /// What a rescan found and did.
@@ -182,7 +189,14 @@ impl Reloader {
             bad_names: HashSet::new(),
             unmatched: HashSet::new(),
             reload_all: false,
+            progress: None,
+            only: None,
         }
+    }
+
+    /// Has the next scan report how far it has come to `progress`.
+    pub fn report_progress(&mut self, progress: Arc<LoadProgress>) {
+        self.progress = Some(progress);
     }
 
     /// What loading uses: the configuration the registry serves included.
@@ -206,6 +220,8 @@ impl Reloader {
             bad_names: self.bad_names.clone(),
             unmatched: self.unmatched.clone(),
             reload_all: true,
+            progress: None,
+            only: self.only.clone(),
         };
         let rescan = trial.rescan(current).await?;
         // A serving file that failed to load kept its previous version,
@@ -353,6 +369,10 @@ impl Reloader {
             .collect();
         let mut compiled = 0;
         let mut groups = Vec::new();
+        let progress = self.progress.take();
+        if let Some(progress) = &progress {
+            progress.expect(by_digest.len(), by_digest.values().map(Vec::len).sum());
+        }
         for (digest, files) in by_digest {
             let component = serving.get(digest.as_str()).map(|c| (*c).clone());
             compiled += usize::from(component.is_none());
@@ -361,6 +381,7 @@ impl Reloader {
                 digest,
                 component,
                 files,
+                progress.clone(),
             )));
         }
         let mut results = Vec::new();
@@ -456,6 +477,7 @@ impl Reloader {
                     }
                     unmatched.insert(name);
                 }
+                Ok(name) if self.only.as_ref().is_some_and(|only| !only.contains(&name)) => {}
                 Ok(name) => files.push((name, path)),
                 Err(raw) => {
                     if !self.bad_names.contains(&raw) {
@@ -488,6 +510,7 @@ async fn load_group(
     digest: String,
     component: Option<Component>,
     mut files: Vec<(String, Present)>,
+    progress: Option<Arc<LoadProgress>>,
 ) -> Vec<LoadResult> {
     let started = Instant::now();
     // (size, compile time) when this group compiled: each file is then held
@@ -524,9 +547,15 @@ async fn load_group(
             }
         }
     };
+    if let Some(progress) = &progress {
+        progress.compiled_one();
+    }
     let component = match component {
         Ok(component) => component,
         Err(e) => {
+            if let Some(progress) = &progress {
+                (0..files.len()).for_each(|_| progress.loaded_one());
+            }
             // Every file with these bytes fails the same way.
             let again = || match &e {
                 LoadError::Read(io) => {
@@ -550,6 +579,7 @@ async fn load_group(
         .into_iter()
         .map(|(name, f)| {
             let (loader, digest, component) = (loader.clone(), digest.clone(), component.clone());
+            let progress = progress.clone();
             tokio::spawn(async move {
                 let within = match compiled {
                     Some((size, took)) => loader.within_limits(&name, size, took),
@@ -562,6 +592,9 @@ async fn load_group(
                         .map(|plugin| (plugin, started.elapsed())),
                     Err(e) => Err(e),
                 };
+                if let Some(progress) = &progress {
+                    progress.loaded_one();
+                }
                 (name, f.path, result)
             })
         })
@@ -672,6 +705,18 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
 /// error on stderr naming it and the reason.
 pub async fn load_dir(loader: &Loader, dir: &Path) -> Result<Registry> {
     let mut reloader = Reloader::new(dir, loader.clone());
+    Ok(reloader
+        .rescan(&Registry::empty(loader.config.clone()))
+        .await?
+        .registry)
+}
+
+/// Loads only the files of `dir` named in `names` (`toolhost call`, when
+/// it knows which file serves the tool): the others are neither read nor
+/// compiled.
+pub async fn load_files(loader: &Loader, dir: &Path, names: HashSet<String>) -> Result<Registry> {
+    let mut reloader = Reloader::new(dir, loader.clone());
+    reloader.only = Some(names);
     Ok(reloader
         .rescan(&Registry::empty(loader.config.clone()))
         .await?

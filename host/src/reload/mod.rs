@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod dir;
+pub mod index;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -46,6 +47,7 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
         None => None,
     };
     let mut reloader = Reloader::new(&dir, loader);
+    reloader.report_progress(gateway.load_progress());
     match reloader.rescan(&Registry::empty(config.clone())).await {
         Ok(first) => {
             tracing::info!(

@@ -93,7 +93,7 @@ mod resources;
 mod subscriptions;
 mod tools;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
@@ -146,6 +146,8 @@ struct Inner {
     listeners: Mutex<Vec<SubscriptionSink>>,
     /// Whether the initial load of the plugin directory is in.
     loaded: tokio::sync::watch::Sender<bool>,
+    /// How far that load has come, for the answers given before it is in.
+    progress: Arc<LoadProgress>,
     /// Whether a request was answered before the initial load was in (so
     /// its result will need a list change).
     answered_early: AtomicBool,
@@ -193,6 +195,7 @@ impl Gateway {
                 legacy_peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
                 loaded: tokio::sync::watch::Sender::new(false),
+                progress: Arc::default(),
                 answered_early: AtomicBool::new(false),
                 audit,
                 follows_reloads: AtomicBool::new(false),
@@ -245,6 +248,25 @@ impl Gateway {
     /// Whether the initial load of the plugin directory is in.
     pub fn is_loaded(&self) -> bool {
         *self.inner.loaded.borrow()
+    }
+
+    /// Where the initial load reports how far it has come.
+    pub fn load_progress(&self) -> Arc<LoadProgress> {
+        self.inner.progress.clone()
+    }
+
+    /// While the initial load is not in: what to answer a request for a
+    /// tool, resource or prompt not served (yet), which may be one the load
+    /// has not reached, instead of calling it unknown.
+    pub fn still_loading(&self) -> Option<String> {
+        if self.is_loaded() {
+            return None;
+        }
+        Some(format!(
+            "the plugin directory is still loading ({}); ask again once it has loaded \
+             (a list change is sent then; a compile cache, on by default, makes later starts fast)",
+            self.inner.progress
+        ))
     }
 
     /// The registry being served.
@@ -446,5 +468,50 @@ impl ServerHandler for Gateway {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let request = Request::now(self, context.request_context());
         subscriptions::listen(self, &request, context).await
+    }
+}
+
+/// How far the initial load of the plugin directory has come: distinct
+/// contents compiled (or taken from the compile cache) and files loaded,
+/// each of how many.
+#[derive(Debug, Default)]
+pub struct LoadProgress {
+    contents: AtomicUsize,
+    compiled: AtomicUsize,
+    files: AtomicUsize,
+    loaded: AtomicUsize,
+}
+
+impl LoadProgress {
+    /// The load found `contents` distinct contents in `files` files.
+    pub fn expect(&self, contents: usize, files: usize) {
+        self.contents.store(contents, Ordering::Relaxed);
+        self.files.store(files, Ordering::Relaxed);
+    }
+
+    /// One content is compiled (or failed to).
+    pub fn compiled_one(&self) {
+        self.compiled.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One file is loaded (or failed to).
+    pub fn loaded_one(&self) {
+        self.loaded.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Display for LoadProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files = self.files.load(Ordering::Relaxed);
+        if files == 0 {
+            return write!(f, "reading the directory");
+        }
+        write!(
+            f,
+            "{} of {} components compiled, {} of {files} files loaded",
+            self.compiled.load(Ordering::Relaxed),
+            self.contents.load(Ordering::Relaxed),
+            self.loaded.load(Ordering::Relaxed),
+        )
     }
 }

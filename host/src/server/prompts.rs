@@ -35,6 +35,12 @@ pub(super) async fn get(
     context: &RequestContext<RoleServer>,
 ) -> Result<GetPromptResponse, ErrorData> {
     let Some(prompt) = request.visible().prompt(&params.name).cloned() else {
+        if let Some(loading) = gateway.still_loading() {
+            return Err(ErrorData::invalid_params(
+                format!("no prompt {:?} is served yet: {loading}", params.name),
+                None,
+            ));
+        }
         return Err(ErrorData::invalid_params(
             format!(
                 "unknown prompt {:?}; call prompts/list to see the prompts available",

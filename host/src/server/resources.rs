@@ -54,6 +54,11 @@ pub(super) async fn read(
         target,
     }) = request.visible().resource_at(&uri)
     else {
+        if let Some(loading) = gateway.still_loading() {
+            return Err(not_found(format!(
+                "no resource at {uri:?} is served yet: {loading}"
+            )));
+        }
         return Err(not_found(format!(
             "no resource at {uri:?}; call resources/list and resources/templates/list to see what is served"
         )));

@@ -49,6 +49,12 @@ pub(super) async fn call(
     // A tool this caller may not see is unknown to it: same error, same
     // text, so the answer does not reveal that it exists.
     let Some(tool) = request.visible().tool(&params.name).cloned() else {
+        if let Some(loading) = gateway.still_loading() {
+            return Err(ErrorData::invalid_params(
+                format!("no tool {:?} is served yet: {loading}", params.name),
+                None,
+            ));
+        }
         let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
         request
             .refuse_unknown_tool(gateway, &params.name, &arguments)

@@ -93,7 +93,7 @@ pub use tool::{Annotations, AsyncTool, ErrorCode, Tool, ToolError, asynchronous}
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: ["../../wit", "../../wit/0.2", "../../wit/0.3"],
+        path: ["wit", "wit/0.2", "wit/0.3"],
         world: "toolhost:plugin/plugin@0.3.0",
         generate_all,
         pub_export_macro: true,

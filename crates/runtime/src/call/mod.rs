@@ -417,10 +417,10 @@ pub async fn run_call_with(
     .await;
 
     let state = store.data_mut();
-    let stop = state.stop.take();
+    let stop = state.take_stop();
     // A broken rule ends the call before anything else it did counts,
     // a question it asked afterwards included.
-    if let Some(violation) = state.violation.take() {
+    if let Some(violation) = state.take_violation() {
         return CallOutcome::Failed(vec![Issue::new(ErrorCode::PermissionDenied, violation)
             .hint("the host only lets a tool change things after the user confirms, and never lets a read-only tool")]);
     }

@@ -170,13 +170,13 @@ impl Running {
         result: wasmtime::Result<Result<T, ToolError>>,
     ) -> Result<T, OfferError> {
         let state = self.store.data_mut();
-        if let Some(violation) = state.violation.take() {
+        if let Some(violation) = state.take_violation() {
             return Err(OfferError::Failed {
                 code: "PERMISSION_DENIED",
                 message: format!("{what} was refused: {violation} ({what}s are read-only calls)"),
             });
         }
-        let stopped = state.stop.take();
+        let stopped = state.take_stop();
         let limits = &state.settings.limits;
         match result {
             Ok(Ok(value)) => Ok(value),

@@ -1,4 +1,14 @@
-//! `http`: outbound requests made by the host for a guest.
+//! `http`: outbound requests made by the host for a guest, and the one
+//! policy path every outbound request takes.
+//!
+//! A guest reaches the network through `toolhost:plugin/http` (this
+//! module's `send`) or through standard `wasi:http/outgoing-handler`
+//! (`super::wasi_http`, what JavaScript's `fetch`, Python's and Rust's
+//! `wasi` HTTP clients use). Both turn the request into an
+//! [`OutboundRequest`] and hand it to [`Outbound::send`]: there is no
+//! other way out, so both get the same checks, limits, audit and metrics
+//! (ADR 0036). Which of the operator's credentials a request carries is
+//! chosen in one function, `Outbound::credentials_for`.
 //!
 //! Each request passes these checks, in order, before anything is sent:
 //! 1. **Confirmation gate**: a read-only tool may send only `GET`/`HEAD`;
@@ -33,7 +43,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -41,9 +51,10 @@ use reqwest::{Client, Url};
 
 use super::{CallState, Stop};
 use crate::bindings::http::{Error, Host, Method, Request, Response};
-use crate::hooks::{MutationRefused, Upstream, UpstreamStatus};
+use crate::hooks::{CallHooks, MutationRefused, Upstream, UpstreamStatus};
 use crate::policy::{CredentialUse, DenialReason, HostRule, host_of, is_public};
 use crate::settings::PluginSettings;
+use crate::spec::ToolSpec;
 
 /// Most redirects followed for one request.
 const MAX_REDIRECTS: u32 = 5;
@@ -178,15 +189,120 @@ fn method_name(m: Method) -> &'static str {
     }
 }
 
+/// An outbound request as either HTTP import hands it to the policy path:
+/// `toolhost:plugin/http`'s `send` and `wasi:http/outgoing-handler`'s
+/// `handle` (see `wasi_http`) both become one of these.
+pub(crate) struct OutboundRequest {
+    /// The method.
+    pub method: reqwest::Method,
+    /// The absolute URL.
+    pub url: String,
+    /// The guest's headers.
+    pub headers: Vec<(String, String)>,
+    /// The body, if any.
+    pub body: Option<Vec<u8>>,
+    /// The guest's own timeout, capped by `limits.http_timeout_secs`.
+    pub timeout_ms: Option<u32>,
+}
+
+/// Why the policy path did not answer with a response.
+pub(crate) enum Refused {
+    /// The call broke a rule or cannot be recorded: it ends (the reason is
+    /// in the call's [`OutboundRecord`]); the text is the trap's.
+    EndCall(&'static str),
+    /// The request failed or was refused; the guest gets this error and
+    /// the call goes on.
+    Error(Error),
+}
+
+/// What a call's requests leave behind for the call's outcome, shared with
+/// requests still in flight (a `wasi:http` request runs in a task of its
+/// own while the guest goes on).
+#[derive(Debug, Default)]
+pub(crate) struct OutboundRecord {
+    /// HTTP requests made so far (redirect hops included), against
+    /// `limits.http_requests_per_call`.
+    pub requests_made: u32,
+    /// A rule the tool broke; the call fails with it whatever it returns.
+    pub violation: Option<String>,
+    /// Set when a mutation was refused because the audit trail cannot
+    /// record it.
+    pub stop: Option<Stop>,
+}
+
+/// Everything the policy path needs of a call, taken from its
+/// [`CallState`] when a request is made (cheap: shared pointers), so a
+/// request can run after the import returned.
+#[derive(Clone)]
+pub(crate) struct Outbound {
+    settings: Arc<PluginSettings>,
+    tool: Arc<ToolSpec>,
+    http: HttpClient,
+    hooks: Arc<dyn CallHooks>,
+    /// Whether the latest answer to a confirmation in this call was a yes
+    /// when the request was made.
+    confirmed: bool,
+    /// When the call's time is up.
+    deadline: std::time::Instant,
+    record: Arc<Mutex<OutboundRecord>>,
+    /// The values of the plugin's per-caller credentials for this call's
+    /// caller, by the credential's index.
+    caller_credentials: Arc<[Option<String>]>,
+}
+
+impl CallState {
+    /// The policy path's view of this call, as it is now.
+    pub(crate) fn outbound(&self) -> Outbound {
+        Outbound {
+            settings: self.settings.clone(),
+            tool: self.tool.clone(),
+            http: self.http.clone(),
+            hooks: self.hooks.clone(),
+            confirmed: self.confirmed,
+            deadline: self.deadline,
+            record: self.outbound.clone(),
+            caller_credentials: self.caller_credentials.clone(),
+        }
+    }
+}
+
 impl Host for CallState {
     async fn send(&mut self, request: Request) -> wasmtime::Result<Result<Response, Error>> {
-        if let Some((reason, why)) = self.gate(request.method) {
+        let request = OutboundRequest {
+            method: reqwest::Method::from_bytes(method_name(request.method).as_bytes())
+                .expect("a known method"),
+            url: request.url,
+            headers: request.headers,
+            body: request.body,
+            timeout_ms: request.timeout_ms,
+        };
+        match self.outbound().send(request).await {
+            Ok(response) => Ok(Ok(response)),
+            Err(Refused::Error(error)) => Ok(Err(error)),
+            // The guest gets no chance to ask a question or send anything
+            // else.
+            Err(Refused::EndCall(why)) => Err(wasmtime::format_err!("{why}")),
+        }
+    }
+}
+
+fn is_read(method: &reqwest::Method) -> bool {
+    matches!(*method, reqwest::Method::GET | reqwest::Method::HEAD)
+}
+
+impl Outbound {
+    /// The one policy path of outbound HTTP: every request of either HTTP
+    /// import (`toolhost:plugin/http`, `wasi:http`) passes here, and nothing
+    /// is sent any other way. The checks, in order, are in the module's
+    /// documentation.
+    pub(crate) async fn send(&self, request: OutboundRequest) -> Result<Response, Refused> {
+        if let Some((reason, why)) = self.gate(&request.method) {
             tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
             self.hooks.policy_denial(&self.settings.name, reason);
-            self.report_refused(request.method, &request.url, reason.label());
-            self.violation.get_or_insert(why);
-            return Err(wasmtime::format_err!(
-                "mutation refused by the confirmation gate"
+            self.report_refused(&request.method, &request.url, reason.label());
+            self.record().violation.get_or_insert(why);
+            return Err(Refused::EndCall(
+                "mutation refused by the confirmation gate",
             ));
         }
         if self.before_mutation(&request).await.is_err() {
@@ -195,30 +311,43 @@ impl Host for CallState {
                 plugin = %self.settings.name,
                 tool = %self.tool.name,
                 "refused a {} request: the audit trail cannot record it (host.audit)",
-                method_name(request.method)
+                request.method
             );
-            self.report_refused(request.method, &request.url, "audit_unwritable");
-            self.stop.get_or_insert(Stop::Unaudited(
+            self.report_refused(&request.method, &request.url, "audit_unwritable");
+            self.record().stop.get_or_insert(Stop::Unaudited(
                 "the host cannot write its audit trail, and changes nothing it cannot record"
                     .to_string(),
             ));
-            return Err(wasmtime::format_err!(
-                "mutation refused: the audit trail cannot be written"
+            return Err(Refused::EndCall(
+                "mutation refused: the audit trail cannot be written",
             ));
         }
-        Ok(self.send_checked(request).await)
+        self.send_checked(request).await.map_err(Refused::Error)
     }
-}
 
-impl CallState {
+    fn record(&self) -> std::sync::MutexGuard<'_, OutboundRecord> {
+        self.record.lock().expect("not poisoned")
+    }
+
+    /// Counts one more request of the call, unless it already made
+    /// `most` (`limits.http_requests_per_call`).
+    fn take_request_place(&self, most: u32) -> bool {
+        let mut record = self.record();
+        if record.requests_made >= most {
+            return false;
+        }
+        record.requests_made += 1;
+        true
+    }
+
     /// Before a request that is not `GET`/`HEAD`: the hooks may refuse it
     /// (with an audit trail, the call's `intent` goes on disk first).
-    async fn before_mutation(&mut self, request: &Request) -> Result<(), MutationRefused> {
-        if matches!(request.method, Method::Get | Method::Head) {
+    async fn before_mutation(&self, request: &OutboundRequest) -> Result<(), MutationRefused> {
+        if is_read(&request.method) {
             return Ok(());
         }
         let next = match Url::parse(&request.url) {
-            Ok(url) => Upstream::to(method_name(request.method), &url),
+            Ok(url) => Upstream::to(request.method.as_str(), &url),
             // Refused later as a bad URL; nothing can leave.
             Err(_) => return Ok(()),
         };
@@ -227,10 +356,10 @@ impl CallState {
 
     /// Reports a request the host refused to send to the call's hooks,
     /// with why (an unparsable URL, which cannot leave, is not reported).
-    fn report_refused(&self, method: Method, url: &str, reason: &str) {
+    fn report_refused(&self, method: &reqwest::Method, url: &str, reason: &str) {
         if let Ok(url) = Url::parse(url) {
             self.hooks
-                .upstream(Upstream::refused(method_name(method), &url, reason));
+                .upstream(Upstream::refused(method.as_str(), &url, reason));
         }
     }
 
@@ -265,11 +394,10 @@ impl CallState {
 
     /// The confirmation gate: why a request with `method` may not be sent
     /// by this call, if it may not.
-    fn gate(&self, method: Method) -> Option<(DenialReason, String)> {
-        if matches!(method, Method::Get | Method::Head) {
+    fn gate(&self, method: &reqwest::Method) -> Option<(DenialReason, String)> {
+        if is_read(method) {
             return None;
         }
-        let method = method_name(method);
         if self.tool.annotations.read_only {
             Some((
                 DenialReason::ReadOnly,
@@ -291,12 +419,75 @@ impl CallState {
         }
     }
 
-    async fn send_checked(&mut self, request: Request) -> Result<Response, Error> {
-        let method = method_name(request.method);
+    /// The headers of the operator's `credentials` to set on a request to
+    /// `url`: the one place where the host chooses which secret a request
+    /// carries. `Err` when one may not be sent there (clear text to an
+    /// address that is not loopback): the reason and why.
+    fn credentials_for(
+        &self,
+        url: &Url,
+    ) -> Result<Vec<(reqwest::header::HeaderName, reqwest::header::HeaderValue)>, CredentialError>
+    {
+        let host = host_of(url).unwrap_or_default();
+        let mut headers = Vec::new();
+        for (index, credential) in self.settings.credentials.iter().enumerate() {
+            match credential.scope.use_for(url) {
+                CredentialUse::NotFor => continue,
+                CredentialUse::Send => {}
+                CredentialUse::ClearText => {
+                    return Err(CredentialError::ClearText(format!(
+                        "the operator's `credentials` entry for {host} ({}) is sent only over https (or to a loopback address), never in clear text to {}; use an https URL",
+                        credential.header,
+                        redacted(url)
+                    )));
+                }
+            }
+            let value = if credential.per_caller {
+                // Chosen per caller: this call's caller's value, or nothing
+                // is sent at all.
+                match self
+                    .caller_credentials
+                    .get(index)
+                    .and_then(Option::as_deref)
+                {
+                    Some(value) => value,
+                    None => {
+                        return Err(CredentialError::NoneForCaller(format!(
+                            "the operator's `credentials` entry {} for {host} ({}) is chosen per caller, and there is none for this caller; nothing was sent (ask the operator to provision yours)",
+                            index + 1,
+                            credential.header,
+                        )));
+                    }
+                }
+            } else {
+                credential.value.as_str()
+            };
+            let (Ok(name), Ok(mut value)) = (
+                reqwest::header::HeaderName::from_bytes(
+                    credential.header.to_ascii_lowercase().as_bytes(),
+                ),
+                reqwest::header::HeaderValue::from_str(value),
+            ) else {
+                return Err(CredentialError::Invalid(format!(
+                    "the operator's credential header {} for {host} is not a valid header",
+                    credential.header
+                )));
+            };
+            value.set_sensitive(true);
+            headers.push((name, value));
+        }
+        Ok(headers)
+    }
 
+    async fn send_checked(&self, request: OutboundRequest) -> Result<Response, Error> {
         let mut url =
             Url::parse(&request.url).map_err(|e| Error::InvalidRequest(format!("bad URL: {e}")))?;
-        let mut method = reqwest::Method::from_bytes(method.as_bytes()).expect("a known method");
+        let mut method = request.method;
+        if method == reqwest::Method::CONNECT {
+            return Err(Error::InvalidRequest(
+                "CONNECT opens a tunnel the host cannot check; send requests instead".into(),
+            ));
+        }
         let mut body = request.body;
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &request.headers {
@@ -317,7 +508,7 @@ impl CallState {
                 let label = DenialReason::MethodOverride.label();
                 self.hooks
                     .upstream(Upstream::refused(method.as_str(), &url, label));
-                self.violation.get_or_insert(why.clone());
+                self.record().violation.get_or_insert(why.clone());
                 return Err(Error::Denied(why));
             }
             let name = reqwest::header::HeaderName::from_bytes(lower.as_bytes())
@@ -332,13 +523,19 @@ impl CallState {
             .map(|ms| Duration::from_millis(ms.into()))
             .unwrap_or(limits.http_timeout)
             .min(limits.http_timeout)
-            .min(self.remaining());
+            .min(
+                self.deadline
+                    .saturating_duration_since(std::time::Instant::now()),
+            );
         // One deadline for the whole request: every redirect hop and the
         // body together, not each of them.
         let deadline = tokio::time::Instant::now() + timeout;
 
         for hop in 0..=MAX_REDIRECTS {
-            if self.requests_made >= limits.http_requests_per_call {
+            // Counted when checked: requests in flight together
+            // (`wasi:http`) share the budget. A hop refused below gives its
+            // place back, as it never left.
+            if !self.take_request_place(limits.http_requests_per_call) {
                 self.hooks.upstream(Upstream::refused(
                     method.as_str(),
                     &url,
@@ -347,6 +544,7 @@ impl CallState {
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
             let denied = |reason: DenialReason, why: String| {
+                self.record().requests_made -= 1;
                 tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
                 self.hooks.policy_denial(&self.settings.name, reason);
                 self.hooks
@@ -365,59 +563,23 @@ impl CallState {
 
             let mut hop_headers = headers.clone();
             let host = host_of(&url).unwrap_or_default();
-            for (index, credential) in self.settings.credentials.iter().enumerate() {
-                match credential.scope.use_for(&url) {
-                    CredentialUse::NotFor => continue,
-                    CredentialUse::Send => {}
-                    CredentialUse::ClearText => {
-                        return Err(denied(
-                            DenialReason::CredentialCleartext,
-                            format!(
-                                "the operator's `credentials` entry for {host} ({}) is sent only over https (or to a loopback address), never in clear text to {}; use an https URL",
-                                credential.header,
-                                redacted(&url)
-                            ),
-                        ));
+            match self.credentials_for(&url) {
+                Ok(credentials) => {
+                    for (name, value) in credentials {
+                        hop_headers.insert(name, value);
                     }
                 }
-                let value = if credential.per_caller {
-                    // Chosen per caller: this call's caller's value, or
-                    // nothing is sent at all.
-                    match self
-                        .caller_credentials
-                        .get(index)
-                        .and_then(Option::as_deref)
-                    {
-                        Some(value) => value,
-                        None => {
-                            return Err(denied(
-                                DenialReason::NoCallerCredential,
-                                format!(
-                                    "the operator's `credentials` entry {} for {host} ({}) is chosen per caller, and there is none for this caller; nothing was sent (ask the operator to provision yours)",
-                                    index + 1,
-                                    credential.header,
-                                ),
-                            ));
-                        }
-                    }
-                } else {
-                    credential.value.as_str()
-                };
-                let (Ok(name), Ok(mut value)) = (
-                    reqwest::header::HeaderName::from_bytes(
-                        credential.header.to_ascii_lowercase().as_bytes(),
-                    ),
-                    reqwest::header::HeaderValue::from_str(value),
-                ) else {
-                    return Err(Error::InvalidRequest(format!(
-                        "the operator's credential header {} for {host} is not a valid header",
-                        credential.header
-                    )));
-                };
-                value.set_sensitive(true);
-                hop_headers.insert(name, value);
+                Err(CredentialError::ClearText(why)) => {
+                    return Err(denied(DenialReason::CredentialCleartext, why));
+                }
+                Err(CredentialError::NoneForCaller(why)) => {
+                    return Err(denied(DenialReason::NoCallerCredential, why));
+                }
+                Err(CredentialError::Invalid(why)) => {
+                    self.record().requests_made -= 1;
+                    return Err(Error::InvalidRequest(why));
+                }
             }
-            self.requests_made += 1;
             let mut builder = self
                 .http
                 .client_for(&self.settings.name, permit.allow_private)
@@ -490,6 +652,27 @@ impl CallState {
             "more than {MAX_REDIRECTS} redirects"
         )))
     }
+
+    /// The plugin's settings (for the `wasi:http` adapter's bounds).
+    pub(crate) fn settings(&self) -> &PluginSettings {
+        &self.settings
+    }
+
+    /// When the call's time is up.
+    pub(crate) fn deadline(&self) -> std::time::Instant {
+        self.deadline
+    }
+}
+
+/// Why the operator's credentials cannot go on a request.
+enum CredentialError {
+    /// It would go in clear text to an address that is not loopback.
+    ClearText(String),
+    /// The configured header is not a valid header.
+    Invalid(String),
+    /// A credential chosen per caller applies, and the call has none for
+    /// its caller.
+    NoneForCaller(String),
 }
 
 async fn read_response(

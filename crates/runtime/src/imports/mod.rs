@@ -16,6 +16,8 @@
 //! | `progress` | [`progress`]  | the call's progress sink, if any                     |
 //! | `form` (0.3) | [`form`]    | the call's [`Confirmer`], like `confirm`            |
 //!
+//! | `wasi:http` | [`wasi_http`] | the same as `http`: one policy path for both         |
+//!
 //! WASI is linked with an empty context: no environment, arguments, files or
 //! sockets; clocks and randomness work.
 //!
@@ -29,9 +31,10 @@ pub mod form;
 pub mod http;
 pub mod log;
 pub mod progress;
+pub mod wasi_http;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
@@ -44,7 +47,7 @@ use crate::hooks::{CallHooks, NoHooks};
 use crate::settings::PluginSettings;
 use crate::spec::ToolSpec;
 use confirm::{Answer, Confirmer};
-use http::HttpClient;
+use http::{HttpClient, OutboundRecord};
 use log::LogBudget;
 use progress::ProgressSink;
 
@@ -54,6 +57,7 @@ impl types::Host for CallState {}
 pub fn linker(engine: &wasmtime::Engine) -> Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     PluginWorld::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
     // Contract 0.3's one new import; older components do not import it.
     crate::bindings::v0_3::form::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
@@ -181,10 +185,15 @@ pub struct CallState {
     pub(crate) turn: Option<Turn>,
     /// Where calls waiting for a human are counted.
     pub(crate) waits: Arc<WaitingForUser>,
-    /// HTTP requests made so far (redirect hops included).
-    pub(crate) requests_made: u32,
-    /// A rule the tool broke; the call fails with it whatever it returns.
-    pub(crate) violation: Option<String>,
+    /// What the call's HTTP requests left behind (requests made, a rule
+    /// broken, a mutation the audit trail could not record), shared with
+    /// `wasi:http` requests still in flight.
+    pub(crate) outbound: Arc<std::sync::Mutex<OutboundRecord>>,
+    /// `wasi:http`'s own state (its resources live in `table`).
+    wasi_http: wasmtime_wasi_http::WasiHttpCtx,
+    /// The policy hooks `wasi:http` sends through, refreshed from this
+    /// state on every `wasi:http` host call.
+    wasi_http_hooks: wasi_http::PolicyHooks,
     /// Set when the host stopped the call.
     pub(crate) stop: Option<Stop>,
     /// When the call's time is up. Time spent waiting for the user moves it.
@@ -206,7 +215,32 @@ impl WasiView for CallState {
     }
 }
 
+impl wasmtime_wasi_http::WasiHttpView for CallState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        // The hooks see the call as it is now (its latest confirmation,
+        // its deadline), as `toolhost:plugin/http`'s `send` does.
+        self.wasi_http_hooks.outbound = Some(self.outbound());
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.wasi_http,
+            table: &mut self.table,
+            hooks: &mut self.wasi_http_hooks,
+        }
+    }
+}
+
 impl CallState {
+    /// A rule the call broke, if it broke one (taken: asked once, when the
+    /// call ends).
+    pub(crate) fn take_violation(&mut self) -> Option<String> {
+        self.outbound.lock().expect("not poisoned").violation.take()
+    }
+
+    /// Why the host ended the call early, if it did (taken).
+    pub(crate) fn take_stop(&mut self) -> Option<Stop> {
+        let from_http = self.outbound.lock().expect("not poisoned").stop.take();
+        self.stop.take().or(from_http)
+    }
+
     /// State for a call of `tool` in a plugin with `settings`.
     pub(crate) fn new(
         settings: Arc<PluginSettings>,
@@ -241,8 +275,9 @@ impl CallState {
             confirmed: false,
             turn: None,
             waits: Arc::default(),
-            requests_made: 0,
-            violation: None,
+            outbound: Arc::default(),
+            wasi_http: wasmtime_wasi_http::WasiHttpCtx::new(),
+            wasi_http_hooks: wasi_http::PolicyHooks::default(),
             stop: None,
             hooks: Arc::new(NoHooks),
         }
@@ -251,11 +286,6 @@ impl CallState {
     /// Whether the call hit its memory limit (`limits.memory_mib`).
     pub(crate) fn limiter_hit(&self) -> bool {
         self.limiter.hit
-    }
-
-    /// Time left before the deadline.
-    pub(crate) fn remaining(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
     }
 }
 

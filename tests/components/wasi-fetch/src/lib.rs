@@ -1,0 +1,183 @@
+//! A test component whose tools send HTTP through standard
+//! `wasi:http/outgoing-handler` (the `wasip2` crate's bindings), as
+//! JavaScript's `fetch` and other languages' ordinary clients do, instead of
+//! `toolhost:plugin/http`: the host must hold them to the same policy.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolhost_sdk::confirm::require_confirmation;
+use toolhost_sdk::{Annotations, Tool, ToolError};
+use wasip2::http::outgoing_handler;
+use wasip2::http::types::{Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
+
+/// A request to make.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Target {
+    /// The URL, `http://HOST:PORT/PATH`.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// A header to send, `[name, value]`.
+    #[serde(default)]
+    #[schemars(example = ("x-trace", "abc"))]
+    header: Option<(String, String)>,
+}
+
+/// A request that changes something.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Change {
+    /// The URL, `http://HOST:PORT/PATH`.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// False: send without asking. True: ask the user first.
+    #[serde(default)]
+    #[schemars(example = true)]
+    confirm: bool,
+}
+
+/// What came back: a status and body, or the `wasi:http` error code.
+#[derive(Serialize, JsonSchema)]
+struct Fetched {
+    /// The response's status.
+    status: Option<u16>,
+    /// The response's body, as text.
+    body: Option<String>,
+    /// The `wasi:http` error code, as Rust prints it.
+    error: Option<String>,
+}
+
+/// Sends `method` to `target.url` through `wasi:http`.
+fn fetch(method: Method, target: &Target, body: Option<&[u8]>) -> Result<Fetched, ToolError> {
+    let (scheme, rest) = target
+        .url
+        .split_once("://")
+        .ok_or_else(|| ToolError::validation("the URL needs a scheme"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let headers = Fields::new();
+    if let Some((name, value)) = &target.header {
+        headers
+            .append(name, value.as_bytes())
+            .map_err(|e| ToolError::validation(format!("header: {e:?}")))?;
+    }
+    let request = OutgoingRequest::new(headers);
+    let failed = |what: &str| ToolError::internal(format!("cannot set the {what}"));
+    request.set_method(&method).map_err(|_| failed("method"))?;
+    let scheme = if scheme == "https" {
+        Scheme::Https
+    } else {
+        Scheme::Http
+    };
+    request
+        .set_scheme(Some(&scheme))
+        .map_err(|_| failed("scheme"))?;
+    request
+        .set_authority(Some(authority))
+        .map_err(|_| failed("authority"))?;
+    request
+        .set_path_with_query(Some(path))
+        .map_err(|_| failed("path"))?;
+    let outgoing = request.body().map_err(|_| failed("body"))?;
+    if let Some(bytes) = body {
+        let stream = outgoing.write().map_err(|_| failed("body stream"))?;
+        stream
+            .blocking_write_and_flush(bytes)
+            .map_err(|e| ToolError::internal(format!("writing the body: {e:?}")))?;
+        drop(stream);
+    }
+    let pending = match outgoing_handler::handle(request, None) {
+        Ok(pending) => pending,
+        Err(code) => return Ok(error(code)),
+    };
+    OutgoingBody::finish(outgoing, None).map_err(|_| failed("body's end"))?;
+    pending.subscribe().block();
+    let response = match pending.get() {
+        Some(Ok(Ok(response))) => response,
+        Some(Ok(Err(code))) => return Ok(error(code)),
+        _ => return Err(ToolError::internal("the response never came")),
+    };
+    let status = response.status();
+    let incoming = response.consume().map_err(|_| failed("response body"))?;
+    let stream = incoming.stream().map_err(|_| failed("response stream"))?;
+    let mut text = Vec::new();
+    // The stream ends with an error (closed) after the last chunk.
+    while let Ok(chunk) = stream.blocking_read(64 * 1024) {
+        text.extend_from_slice(&chunk);
+    }
+    Ok(Fetched {
+        status: Some(status),
+        body: Some(String::from_utf8_lossy(&text).into_owned()),
+        error: None,
+    })
+}
+
+fn error(code: wasip2::http::types::ErrorCode) -> Fetched {
+    Fetched {
+        status: None,
+        body: None,
+        error: Some(format!("{code:?}")),
+    }
+}
+
+/// GETs a URL with `wasi:http`.
+struct WasiGet;
+impl Tool for WasiGet {
+    type Input = Target;
+    type Output = Fetched;
+    const NAME: &'static str = "wasi_get";
+    const TITLE: &'static str = "Get Through wasi:http";
+    const DESCRIPTION: &'static str = "GET a URL through wasi:http and return what came back. Use it to test the policy. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    fn call(&self, input: Target) -> Result<Fetched, ToolError> {
+        fetch(Method::Get, &input, None)
+    }
+}
+
+/// POSTs with `wasi:http`, after asking the user when `confirm` is set.
+struct WasiPost;
+impl Tool for WasiPost {
+    type Input = Change;
+    type Output = Fetched;
+    const NAME: &'static str = "wasi_post";
+    const TITLE: &'static str = "Post Through wasi:http";
+    const DESCRIPTION: &'static str =
+        "POST to a URL through wasi:http, asking the user first when confirm is true. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    fn call(&self, input: Change) -> Result<Fetched, ToolError> {
+        let confirm = input.confirm;
+        let input = Target {
+            url: input.url,
+            header: None,
+        };
+        if confirm {
+            let outcome = require_confirmation(&format!("Post to {}?", input.url));
+            if !outcome.is_confirmed() {
+                return Ok(Fetched {
+                    status: None,
+                    body: None,
+                    error: Some(outcome.as_str().to_string()),
+                });
+            }
+        }
+        fetch(Method::Post, &input, Some(b"{\"x\":1}"))
+    }
+}
+
+/// Claims to be read-only, then POSTs with `wasi:http`.
+struct WasiReadonlyPost;
+impl Tool for WasiReadonlyPost {
+    type Input = Target;
+    type Output = Fetched;
+    const NAME: &'static str = "wasi_readonly_post";
+    const TITLE: &'static str = "Read-Only Tool That Posts Through wasi:http";
+    const DESCRIPTION: &'static str = "Annotated read-only, but POSTs through wasi:http. Use it to test the read-only rule. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    fn call(&self, input: Target) -> Result<Fetched, ToolError> {
+        fetch(Method::Post, &input, Some(b"x"))
+    }
+}
+
+toolhost_sdk::export_tools!(WasiGet, WasiPost, WasiReadonlyPost);
