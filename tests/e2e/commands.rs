@@ -285,8 +285,17 @@ fn new_scaffolds_a_crate_outside_the_workspace_that_builds_checks_and_calls_from
         );
     }
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    // The SDK's own version, which follows the contract's.
+    let sdk_manifest = std::fs::read_to_string(workspace.join("plugins/sdk/Cargo.toml")).unwrap();
+    let sdk_version = sdk_manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("version = "))
+        .expect("the SDK's version")
+        .trim_matches('"');
     assert!(
-        manifest.contains(r#"toolhost-sdk = { version = "0.2.0", path = "vendor/toolhost-sdk" }"#),
+        manifest.contains(&format!(
+            r#"toolhost-sdk = {{ version = "{sdk_version}", path = "vendor/toolhost-sdk" }}"#
+        )),
         "{manifest}"
     );
     assert!(

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cel::Value as Cel;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::auth::{Access, Identity};
@@ -99,11 +99,24 @@ pub struct Rule {
     pub outcome: Outcome,
 }
 
+impl Rule {
+    /// Whether its condition (or its limit's key) reads `variable`.
+    fn reads(&self, variable: &str) -> bool {
+        let when = matches!(&self.when, When::Cel(c) if c.reads(variable));
+        let key = matches!(&self.outcome, Outcome::Limit(Limit { key: Some(k), .. }) if k.reads(variable));
+        when || key
+    }
+}
+
 /// The rules, in order, and their version.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     rules: Arc<Vec<Rule>>,
     version: String,
+    /// The variables the hide rules read: all a first pass builds.
+    hide_reads: Arc<[&'static str]>,
+    /// The variables the other rules (and limit keys) read.
+    decide_reads: Arc<[&'static str]>,
 }
 
 impl PartialEq for Policy {
@@ -173,98 +186,170 @@ impl Facts<'_> {
         }
     }
 
-    /// The variables a condition reads (see the module doc of
-    /// `docs/policy.md` for each field).
-    fn variables(&self) -> Vec<(&'static str, Cel)> {
-        let identity = match self.identity {
-            Some(i) => json!({
-                "source": i.source.name(),
-                "subject": i.subject,
-                "key": i.key(),
-                "scopes": i.scopes,
-                "claims": Value::Object((*i.claims).clone()),
-            }),
-            None => json!({
-                "source": self.transport,
-                "subject": "",
-                "key": self.transport,
-                "scopes": [],
-                "claims": {},
-            }),
-        };
-        let plugin = self.plugin;
-        let hosts: Vec<String> = plugin
-            .settings
-            .network
-            .rules()
+    /// The variables in `reads` (the names the rules of one pass read;
+    /// see `docs/policy.md` for each field), built directly as CEL values:
+    /// a variable no rule reads is never built, so a rule over the tool's
+    /// name does not pay for the caller's claims or the call's arguments.
+    fn variables(&self, reads: &[&'static str]) -> Vec<(&'static str, Cel)> {
+        reads
             .iter()
-            .map(|r| r.host().to_string())
-            .collect();
-        let (tool, resource, prompt) = match self.target {
-            Target::Tool { name, spec } => (
-                json!({
-                    "name": name,
-                    "title": spec.title,
-                    "annotations": {
-                        "readOnlyHint": spec.annotations.read_only,
-                        "destructiveHint": spec.annotations.destructive,
-                        "idempotentHint": spec.annotations.idempotent,
-                        "openWorldHint": spec.annotations.open_world,
+            .map(|&name| {
+                let value = match name {
+                    "identity" => self.identity_value(),
+                    "request" => map([
+                        ("method", text(self.method)),
+                        ("transport", text(self.transport)),
+                        ("era", text(self.era)),
+                    ]),
+                    "plugin" => {
+                        let plugin = self.plugin;
+                        let hosts = plugin
+                            .settings
+                            .network
+                            .rules()
+                            .iter()
+                            .map(|r| text(&r.host().to_string()))
+                            .collect();
+                        map([
+                            ("name", text(&plugin.settings.name)),
+                            ("file", text(&plugin.file)),
+                            ("digest", text(&format!("sha256:{}", plugin.digest))),
+                            ("signer", text(self.signer.unwrap_or_default())),
+                            ("hosts", Cel::List(Arc::new(hosts))),
+                        ])
+                    }
+                    "tool" => match self.target {
+                        Target::Tool { name, spec } => tool_value(
+                            name,
+                            &spec.title,
+                            [
+                                spec.annotations.read_only,
+                                spec.annotations.destructive,
+                                spec.annotations.idempotent,
+                                spec.annotations.open_world,
+                            ],
+                        ),
+                        // A request about no tool: MCP's default hints (a
+                        // tool that says nothing may change things,
+                        // destructively).
+                        _ => tool_value("", "", [false, true, false, true]),
                     },
-                }),
-                json!({"uri": ""}),
-                json!({"name": ""}),
-            ),
-            Target::Resource(uri) => (empty_tool(), json!({"uri": uri}), json!({"name": ""})),
-            Target::Prompt(name) => (empty_tool(), json!({"uri": ""}), json!({"name": name})),
-        };
-        let values = [
-            ("identity", identity),
-            (
-                "request",
-                json!({"method": self.method, "transport": self.transport, "era": self.era}),
-            ),
-            (
-                "plugin",
-                json!({
-                    "name": plugin.settings.name,
-                    "file": plugin.file,
-                    "digest": format!("sha256:{}", plugin.digest),
-                    "signer": self.signer.unwrap_or_default(),
-                    "hosts": hosts,
-                }),
-            ),
-            ("tool", tool),
-            ("resource", resource),
-            ("prompt", prompt),
-            (
-                "args",
-                self.arguments
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(Default::default())),
-            ),
-        ];
-        let mut variables: Vec<(&'static str, Cel)> = values
-            .into_iter()
-            .map(|(name, value)| (name, cel::to_value(value).unwrap_or(Cel::Null)))
-            .collect();
-        variables.push(("now", Cel::Timestamp(chrono::Utc::now().fixed_offset())));
-        variables
+                    "resource" => map([(
+                        "uri",
+                        text(match self.target {
+                            Target::Resource(uri) => uri,
+                            _ => "",
+                        }),
+                    )]),
+                    "prompt" => map([(
+                        "name",
+                        text(match self.target {
+                            Target::Prompt(name) => name,
+                            _ => "",
+                        }),
+                    )]),
+                    "args" => self.arguments.map_or_else(|| map([]), json_value),
+                    "now" => Cel::Timestamp(chrono::Utc::now().fixed_offset()),
+                    _ => Cel::Null,
+                };
+                (name, value)
+            })
+            .collect()
+    }
+
+    /// `identity`: the caller, or the transport standing in for it.
+    fn identity_value(&self) -> Cel {
+        match self.identity {
+            Some(i) => map([
+                ("source", text(i.source.name())),
+                ("subject", text(&i.subject)),
+                ("key", text(&i.key())),
+                (
+                    "scopes",
+                    Cel::List(Arc::new(i.scopes.iter().map(|s| text(s)).collect())),
+                ),
+                ("claims", json_object(&i.claims)),
+            ]),
+            None => map([
+                ("source", text(self.transport)),
+                ("subject", text("")),
+                ("key", text(self.transport)),
+                ("scopes", Cel::List(Arc::new(Vec::new()))),
+                ("claims", map([])),
+            ]),
+        }
     }
 }
 
-/// `tool` for a request about no tool: an empty name, and MCP's default
-/// hints (a tool that says nothing may change things, destructively).
-fn empty_tool() -> Value {
-    json!({
-        "name": "",
-        "title": "",
-        "annotations": {
-            "readOnlyHint": false,
-            "destructiveHint": true,
-            "idempotentHint": false,
-            "openWorldHint": true,
+/// A CEL string.
+fn text(value: &str) -> Cel {
+    Cel::String(Arc::new(value.to_string()))
+}
+
+/// A CEL map of string keys.
+fn map<const N: usize>(entries: [(&str, Cel); N]) -> Cel {
+    Cel::Map(cel::objects::Map {
+        map: Arc::new(
+            entries
+                .into_iter()
+                .map(|(k, v)| (cel::objects::Key::String(Arc::new(k.to_string())), v))
+                .collect(),
+        ),
+    })
+}
+
+/// `tool`: its served name, title and the four hints.
+fn tool_value(
+    name: &str,
+    title: &str,
+    [read_only, destructive, idempotent, open_world]: [bool; 4],
+) -> Cel {
+    map([
+        ("name", text(name)),
+        ("title", text(title)),
+        (
+            "annotations",
+            map([
+                ("readOnlyHint", Cel::Bool(read_only)),
+                ("destructiveHint", Cel::Bool(destructive)),
+                ("idempotentHint", Cel::Bool(idempotent)),
+                ("openWorldHint", Cel::Bool(open_world)),
+            ]),
+        ),
+    ])
+}
+
+/// A JSON value as CEL reads it: whole numbers as `int` (or `uint` past
+/// `i64`), others as `double`.
+fn json_value(value: &Value) -> Cel {
+    match value {
+        Value::Null => Cel::Null,
+        Value::Bool(b) => Cel::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Cel::Int(i),
+            (None, Some(u)) => Cel::UInt(u),
+            _ => Cel::Float(n.as_f64().unwrap_or_default()),
         },
+        Value::String(s) => text(s),
+        Value::Array(items) => Cel::List(Arc::new(items.iter().map(json_value).collect())),
+        Value::Object(entries) => json_object(entries),
+    }
+}
+
+/// A JSON object as a CEL map.
+fn json_object(entries: &serde_json::Map<String, Value>) -> Cel {
+    Cel::Map(cel::objects::Map {
+        map: Arc::new(
+            entries
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        cel::objects::Key::String(Arc::new(k.clone())),
+                        json_value(v),
+                    )
+                })
+                .collect(),
+        ),
     })
 }
 
@@ -389,7 +474,20 @@ impl Policy {
         hash.update([0]);
         hash.update(text.as_bytes());
         let version = hex::encode(&hash.finalize()[..6]);
+        let reads = |hide: bool| -> Arc<[&'static str]> {
+            condition::VARIABLES
+                .iter()
+                .copied()
+                .filter(|v| {
+                    all.iter()
+                        .filter(|r| matches!(r.outcome, Outcome::Hide) == hide)
+                        .any(|r| r.reads(v))
+                })
+                .collect()
+        };
         Ok(Policy {
+            hide_reads: reads(true),
+            decide_reads: reads(false),
             rules: Arc::new(all),
             version,
         })
@@ -420,8 +518,9 @@ impl Policy {
                 When::NotGranted(access) => Ok(facts.identity.is_some()
                     && !access.allows(facts.identity, &facts.plugin.settings.name)),
                 When::Cel(condition) => {
-                    let context =
-                        context.get_or_insert_with(|| condition::context(facts.variables()));
+                    let context = context.get_or_insert_with(|| {
+                        condition::context(facts.variables(&self.hide_reads))
+                    });
                     condition.holds(context)
                 }
             };
@@ -456,8 +555,9 @@ impl Policy {
                 When::Always => Ok(true),
                 When::NotGranted(_) => Ok(false),
                 When::Cel(condition) => {
-                    let context =
-                        context.get_or_insert_with(|| condition::context(facts.variables()));
+                    let context = context.get_or_insert_with(|| {
+                        condition::context(facts.variables(&self.decide_reads))
+                    });
                     condition.holds(context)
                 }
             };
@@ -472,8 +572,9 @@ impl Policy {
                         let key = match &limit.key {
                             None => Ok(format!("{} {}", facts.caller(), facts.target.name())),
                             Some(key) => {
-                                let context = context
-                                    .get_or_insert_with(|| condition::context(facts.variables()));
+                                let context = context.get_or_insert_with(|| {
+                                    condition::context(facts.variables(&self.decide_reads))
+                                });
                                 key.string(context)
                             }
                         };
