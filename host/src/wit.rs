@@ -55,7 +55,7 @@ pub fn packages() -> Vec<Package> {
     packages
 }
 
-/// What [`write`] wrote for one version.
+/// What [`write()`] wrote for one version.
 #[derive(Debug)]
 pub struct Written {
     /// The version.

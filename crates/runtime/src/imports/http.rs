@@ -5,7 +5,7 @@
 //! module's `send`) or through standard `wasi:http/outgoing-handler`
 //! (`super::wasi_http`, what JavaScript's `fetch`, Python's and Rust's
 //! `wasi` HTTP clients use). Both turn the request into an
-//! [`OutboundRequest`] and hand it to [`Outbound::send`]: there is no
+//! `OutboundRequest` and hand it to `Outbound::send`: there is no
 //! other way out, so both get the same checks, limits, audit and metrics
 //! (ADR 0036). Which of the operator's credentials a request carries is
 //! chosen in one function, `Outbound::credentials_for`.

@@ -6,7 +6,7 @@
 //! [`PolicyHooks::send_request`], which gathers the request (its body up
 //! to `limits.memory_mib`, what the guest could hand `toolhost:plugin/http`
 //! in one list) and sends it through
-//! [`Outbound::send`](super::http::Outbound::send): the allow-list, the
+//! `Outbound::send` (in `imports/http.rs`): the allow-list, the
 //! address check, the operator's credentials, the confirmation gate and
 //! read-only rule, the limits, the audit record and the metrics are those
 //! of the `http` import, in the same code. wasmtime-wasi-http's own client
