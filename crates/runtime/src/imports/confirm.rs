@@ -212,7 +212,60 @@ impl Host for CallState {
     }
 }
 
+/// A question being asked: when it began (the call's deadline moves by
+/// the time it takes) and, when a human is asked, the call's place among
+/// those waiting for one.
+pub(crate) struct Asking {
+    started: Instant,
+    place: Option<crate::engine::WaitingPlace>,
+}
+
 impl CallState {
+    /// Before asking the user anything (a confirmation, a form): tells
+    /// the hooks, and when the confirmer waits for a human, takes a place
+    /// among the calls waiting for one and gives the plugin's permit back.
+    /// Too many waiting: the call stops ([`Stop::Busy`]).
+    pub(crate) fn begin_asking(&mut self) -> wasmtime::Result<Asking> {
+        self.hooks.asking();
+        let started = Instant::now();
+        if !self.confirmer.waits_for_user() {
+            return Ok(Asking {
+                started,
+                place: None,
+            });
+        }
+        let place = match self
+            .waits
+            .enter(&self.settings.name, self.settings.limits.concurrent_calls)
+        {
+            Ok(place) => place,
+            Err(why) => {
+                self.hooks.busy();
+                self.stop = Some(Stop::Busy(why));
+                return Err(wasmtime::format_err!("too many calls wait for a user"));
+            }
+        };
+        if let Some(turn) = &mut self.turn {
+            turn.release();
+        }
+        Ok(Asking {
+            started,
+            place: Some(place),
+        })
+    }
+
+    /// After the answer: the permit back, the place freed, the deadline
+    /// moved by the time the question took.
+    pub(crate) async fn end_asking(&mut self, asking: Asking) {
+        if asking.place.is_some()
+            && let Some(turn) = &mut self.turn
+        {
+            turn.resume().await;
+        }
+        drop(asking.place);
+        self.deadline += asking.started.elapsed();
+    }
+
     /// Asks the user `prompt` through the call's confirmer, as it is: the
     /// one path every question of a call takes (a tool's own, and the
     /// host's before the tool runs, see
@@ -222,34 +275,9 @@ impl CallState {
     /// 2026-07-28 retry to replay. A question the client must collect
     /// stops the call ([`Stop::NeedsInput`]).
     pub(crate) async fn ask_user(&mut self, prompt: String) -> wasmtime::Result<Outcome> {
-        let limits = &self.settings.limits;
-        self.hooks.asking();
-        let started = Instant::now();
-        let asked = if self.confirmer.waits_for_user() {
-            let place = match self
-                .waits
-                .enter(&self.settings.name, limits.concurrent_calls)
-            {
-                Ok(place) => place,
-                Err(why) => {
-                    self.hooks.busy();
-                    self.stop = Some(Stop::Busy(why));
-                    return Err(wasmtime::format_err!("too many calls wait for a user"));
-                }
-            };
-            if let Some(turn) = &mut self.turn {
-                turn.release();
-            }
-            let asked = self.confirmer.ask(&prompt).await;
-            if let Some(turn) = &mut self.turn {
-                turn.resume().await;
-            }
-            drop(place);
-            asked
-        } else {
-            self.confirmer.ask(&prompt).await
-        };
-        self.deadline += started.elapsed();
+        let wait = self.begin_asking()?;
+        let asked = self.confirmer.ask(&prompt).await;
+        self.end_asking(wait).await;
         match asked {
             Asked::Answered(outcome) => {
                 tracing::info!(

@@ -17,7 +17,6 @@
 //! and a changed form is a new question. It is never an approval: it closes
 //! the confirmation gate like any answer other than a yes.
 
-use std::time::Instant;
 
 use serde_json::{Map, Value};
 
@@ -471,7 +470,8 @@ impl CallState {
 
 impl Host for CallState {
     async fn ask(&mut self, message: String, schema_text: String) -> wasmtime::Result<WitAnswer> {
-        let limits = &self.settings.limits;
+        let settings = self.settings.clone();
+        let limits = &settings.limits;
         let limit = limits.confirmations_per_call;
         if self.answers.len() as u32 >= limit {
             return Err(self.refuse_form(format!(
@@ -510,33 +510,9 @@ impl Host for CallState {
         );
         let question = QuestionHash::of_form(&prompt, &schema_text);
 
-        self.hooks.asking();
-        let started = Instant::now();
-        let asked = if self.confirmer.waits_for_user() {
-            let place = match self
-                .waits
-                .enter(&self.settings.name, limits.concurrent_calls)
-            {
-                Ok(place) => place,
-                Err(why) => {
-                    self.hooks.busy();
-                    self.stop = Some(Stop::Busy(why));
-                    return Err(wasmtime::format_err!("too many calls wait for a user"));
-                }
-            };
-            if let Some(turn) = &mut self.turn {
-                turn.release();
-            }
-            let asked = self.confirmer.ask_form(&prompt, &schema_text).await;
-            if let Some(turn) = &mut self.turn {
-                turn.resume().await;
-            }
-            drop(place);
-            asked
-        } else {
-            self.confirmer.ask_form(&prompt, &schema_text).await
-        };
-        self.deadline += started.elapsed();
+        let wait = self.begin_asking()?;
+        let asked = self.confirmer.ask_form(&prompt, &schema_text).await;
+        self.end_asking(wait).await;
         let reply = match asked {
             AskedForm::Answered(reply) => reply,
             AskedForm::NeedsInput => {
