@@ -17,7 +17,6 @@
 //! and a changed form is a new question. It is never an approval: it closes
 //! the confirmation gate like any answer other than a yes.
 
-
 use serde_json::{Map, Value};
 
 use super::confirm::{Answer, AskedForm, FormReply, QuestionHash, Reply};
