@@ -14,7 +14,8 @@
 //! | [`server`]     | the MCP handler (rmcp): one request context, access, audit, every method |
 //! | [`confirmation`] | answers a call's `confirm` questions for each kind of client   |
 //! | [`replay`]     | which sealed confirmation states were spent: in process or Redis |
-//! | [`rules`]      | `[[policy.rules]]`: CEL conditions, hide / allow / deny / confirm / limit |
+//! | [`rules`]      | `[[policy.rules]]`: CEL conditions, hide / allow / deny / confirm / approve / limit |
+//! | [`approvals`]  | a second person's yes to one call: the records, kept in process or Redis |
 //! | [`reload`]     | initial load, hot reload of the directory, config reload → the registry |
 //! | [`registry`], [`plugin`] | the runtime's, carrying toolhost's [`config::Config`]  |
 //! | [`config`]     | `toolhost.toml`: keys, raw, resolved (`[auth]` and `[[access]]` too) |
@@ -38,6 +39,7 @@
 
 #![deny(missing_docs)]
 
+pub mod approvals;
 pub mod audit;
 pub mod auth;
 pub mod config;

@@ -21,6 +21,9 @@
 //! | `toolhost_upstream_requests_total` | counter | `plugin`, `host`, `status` | HTTP requests the host sent for a plugin (each redirect hop is one), by the `allow` entry's host as the operator wrote it (`api.example.com`, `*.example.com`, an address) and the response's status code (`200`, `503`, …), or `timeout` / `connection_failed` when none came |
 //! | `toolhost_policy_denials_total` | counter | `plugin`, `reason` | requests the host refused to send, by [`DenialReason`]: `scheme`, `host_not_allowed`, `port`, `method`, `path`, `ambiguous_path`, `private_address`, `credential_cleartext`, `read_only`, `unconfirmed`, `method_override`, `no_caller_credential` |
 //! | `toolhost_policy_decisions_total` | counter | `outcome`, `rule` | requests `[[policy.rules]]` decided (ADR 0034): `allow`, `deny`, `confirm`, `limit`, `hide`, by the rule's name (`default`, `access`) |
+//! | `toolhost_approvals_total` | counter | `event` | approvals (ADR 0038) by what happened to them: `requested`, `approved`, `denied`, `spent` (the call ran), `void` (the call changed first), `cancelled`, `lapsed` |
+//! | `toolhost_approvals_pending` | gauge | none | approvals waiting for an approver, as this replica last counted them (every replica sees the shared store's count) |
+//! | `toolhost_approval_decision_seconds` | histogram | `decision` | from the call that asked to an approver's decision (`approved`, `denied`); buckets 1 s to a week ([`APPROVAL_DECISION_BUCKETS`]) |
 //! | `toolhost_reloads_total` | counter | `result` | rescans of the plugin directory after a change (hot reload; the initial load is not one): `changed` (a new registry was published), `unchanged`, `failed` (the directory could not be read); and reloads of the config file: `changed` (the new settings serve), `failed` (the edit was refused) |
 //! | `toolhost_component_load_failures_total` | counter | none | component files that failed to load, at start or on a reload (each distinct content once) |
 //! | `toolhost_components_loaded` | gauge | none | component files serving now |
@@ -78,6 +81,12 @@ pub const UPSTREAM_REQUESTS: &str = "toolhost_upstream_requests_total";
 pub const POLICY_DENIALS: &str = "toolhost_policy_denials_total";
 /// `toolhost_policy_decisions_total{outcome, rule}`: `[[policy.rules]]`.
 pub const POLICY_DECISIONS: &str = "toolhost_policy_decisions_total";
+/// `toolhost_approvals_total{event}`.
+pub const APPROVALS: &str = "toolhost_approvals_total";
+/// `toolhost_approvals_pending`.
+pub const APPROVALS_PENDING: &str = "toolhost_approvals_pending";
+/// `toolhost_approval_decision_seconds{decision}`.
+pub const APPROVAL_DECISION: &str = "toolhost_approval_decision_seconds";
 /// `toolhost_reloads_total{result}`.
 pub const RELOADS: &str = "toolhost_reloads_total";
 /// `toolhost_component_load_failures_total`.
@@ -118,6 +127,12 @@ pub const CALL_DURATION_BUCKETS: [f64; 16] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0,
 ];
 
+/// Upper bounds of the approval decision histogram's buckets, in seconds:
+/// a second to a week.
+pub const APPROVAL_DECISION_BUCKETS: [f64; 11] = [
+    1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14_400.0, 86_400.0, 259_200.0, 604_800.0,
+];
+
 /// Most distinct values one of the `tool`, `plugin` and `host` labels takes;
 /// later values are recorded as [`OTHER`].
 pub const MAX_LABEL_VALUES: usize = 1000;
@@ -153,6 +168,12 @@ pub fn install() -> PrometheusHandle {
                     b.set_buckets_for_metric(
                         Matcher::Full(OFFER_CALL_DURATION.into()),
                         &CALL_DURATION_BUCKETS,
+                    )
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(APPROVAL_DECISION.into()),
+                        &APPROVAL_DECISION_BUCKETS,
                     )
                 })
                 .expect("the bucket list is not empty");
@@ -213,6 +234,13 @@ fn describe() {
     describe_counter!(
         POLICY_DENIALS,
         "requests the host refused to send for plugins, by reason"
+    );
+    describe_counter!(APPROVALS, "approvals by what happened to them");
+    describe_gauge!(APPROVALS_PENDING, "approvals waiting for an approver");
+    describe_histogram!(
+        APPROVAL_DECISION,
+        Unit::Seconds,
+        "time from the call that asked to an approver's decision"
     );
     describe_counter!(
         RELOADS,
@@ -460,6 +488,28 @@ pub fn policy_denial(plugin: &str, reason: DenialReason) {
             "reason" => reason.label()
         )
         .increment(1);
+    }
+}
+
+/// Counts one `event` of an approval (see the module table).
+pub fn approval(event: &'static str) {
+    if enabled() {
+        ::metrics::counter!(APPROVALS, "event" => event).increment(1);
+    }
+}
+
+/// Sets how many approvals wait for an approver.
+pub fn approvals_pending(count: usize) {
+    if enabled() {
+        ::metrics::gauge!(APPROVALS_PENDING).set(count as f64);
+    }
+}
+
+/// Records an approver's `decision`, `waited` after the call that asked.
+pub fn approval_decided(decision: &'static str, waited: Duration) {
+    if enabled() {
+        ::metrics::histogram!(APPROVAL_DECISION, "decision" => decision)
+            .record(waited.as_secs_f64());
     }
 }
 

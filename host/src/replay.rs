@@ -142,6 +142,15 @@ impl RedisReplay {
         })
     }
 
+    /// Runs `pipeline` on the shared store, as [`RedisReplay::run`] does
+    /// a command (an atomic pipeline is one `MULTI`/`EXEC`).
+    pub async fn run_pipeline<T: redis::FromRedisValue + Send>(
+        &self,
+        pipeline: &redis::Pipeline,
+    ) -> Result<T, ReplayError> {
+        self.run(pipeline).await
+    }
+
     async fn spend(&self, nonce: &str, ttl: Duration) -> Result<(), ReplayError> {
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         let mut command = redis::cmd("SET");
@@ -164,9 +173,9 @@ impl RedisReplay {
     /// Redis (spent states here, `limit` rules' counters in
     /// [`crate::rules::limits`]). Unreachable, it is
     /// [`ReplayError::Unavailable`], saying what to fix.
-    pub async fn run<T: redis::FromRedisValue>(
+    pub async fn run<T: redis::FromRedisValue + Send>(
         &self,
-        command: &redis::Cmd,
+        command: &impl Query,
     ) -> Result<T, ReplayError> {
         let unavailable = |reason: String| ReplayError::Unavailable {
             store: self.shown.clone(),
@@ -178,7 +187,7 @@ impl RedisReplay {
         let mut retried = false;
         loop {
             let mut connection = self.connection(&unavailable).await?;
-            let query = command.query_async::<T>(&mut connection);
+            let query = command.send::<T>(&mut connection);
             match tokio::time::timeout(REDIS_TIMEOUT, query).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => {
@@ -223,6 +232,35 @@ impl RedisReplay {
             .map_err(|e| unavailable(what_to_fix(&e)))?;
         *slot = Some(connection.clone());
         Ok(connection)
+    }
+}
+
+/// What [`RedisReplay::run`] sends: one command, or a pipeline of them.
+pub trait Query: Sync {
+    /// Sends it on `connection` and reads the answer.
+    fn send<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        connection: &'a mut ConnectionManager,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = redis::RedisResult<T>> + Send + 'a>>;
+}
+
+impl Query for redis::Cmd {
+    fn send<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        connection: &'a mut ConnectionManager,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = redis::RedisResult<T>> + Send + 'a>>
+    {
+        Box::pin(self.query_async(connection))
+    }
+}
+
+impl Query for redis::Pipeline {
+    fn send<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        connection: &'a mut ConnectionManager,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = redis::RedisResult<T>> + Send + 'a>>
+    {
+        Box::pin(self.query_async(connection))
     }
 }
 

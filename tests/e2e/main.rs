@@ -8,6 +8,7 @@
 mod support;
 
 mod access;
+mod approvals;
 mod audit;
 mod auth;
 mod bounds;

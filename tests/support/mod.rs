@@ -103,6 +103,8 @@ pub struct TestClient {
     pub changed: Arc<Notify>,
     /// Set by [`TestClient::release_elicitations`].
     released: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Capabilities declared instead of the default ones.
+    capabilities: Option<ClientCapabilities>,
 }
 
 impl ClientHandler for TestClient {
@@ -110,6 +112,9 @@ impl ClientHandler for TestClient {
         let mut caps = ClientCapabilities::default();
         if self.elicitation != Elicitation::Unsupported {
             caps.elicitation = Some(ElicitationCapability::default());
+        }
+        if let Some(declared) = &self.capabilities {
+            caps = declared.clone();
         }
         ClientConfig::new(caps, Implementation::new("toolhost-tests", "0.1.0"))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -223,7 +228,15 @@ impl TestClient {
             seen: Arc::default(),
             changed: Arc::new(Notify::new()),
             released: Arc::new(tokio::sync::watch::Sender::new(false)),
+            capabilities: None,
         }
+    }
+
+    /// The same client, declaring `capabilities` (e.g. the tasks
+    /// extension) instead of the default ones.
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> TestClient {
+        self.capabilities = Some(capabilities);
+        self
     }
 
     /// Lets every elicitation answered with

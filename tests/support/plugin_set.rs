@@ -51,6 +51,8 @@ pub struct Setup<P: PluginSet> {
     settings: Vec<(&'static str, &'static str)>,
     /// TOML appended to the generated `toolhost.toml`.
     extra_config: String,
+    /// The client's bearer token (HTTP).
+    bearer: Option<String>,
 }
 
 impl<P: PluginSet> Setup<P> {
@@ -65,7 +67,14 @@ impl<P: PluginSet> Setup<P> {
             methods: P::METHODS,
             settings: Vec::new(),
             extra_config: String::new(),
+            bearer: None,
         }
+    }
+
+    /// The client's `Authorization: Bearer` token (HTTP).
+    pub fn bearer(mut self, token: &str) -> Setup<P> {
+        self.bearer = Some(token.to_string());
+        self
     }
 
     /// Starts the sandbox with `config`.
@@ -141,6 +150,10 @@ impl<P: PluginSet> Setup<P> {
             .env(<P::Sandbox as ApiSandbox>::KEY_ENV, &key)
             .config(audit::with_trail(&config));
         let options = if self.http { options.http() } else { options };
+        let options = match &self.bearer {
+            Some(token) => options.bearer(token),
+            None => options,
+        };
         let host = Host::start(options).await;
         Running { sandbox, host }
     }

@@ -11,7 +11,9 @@ use chrono::Utc;
 use rand::RngCore;
 use serde_json::Value;
 
-use super::record::{AuditRecord, Bounded, Confirmation, arguments_sha256, rfc3339};
+use super::record::{
+    ApprovalNote, AuditRecord, Bounded, Confirmation, PolicyNote, arguments_sha256, rfc3339,
+};
 use super::writer::{AuditError, AuditLog};
 use crate::bindings::confirm::Outcome;
 use crate::call::CallOutcome;
@@ -135,6 +137,7 @@ impl AuditLog {
             confirmation: None,
             policy: context.policy,
             credentials: Vec::new(),
+            approval: None,
             upstream: Vec::new(),
             result: "pending".into(),
             issues: Vec::new(),
@@ -152,6 +155,77 @@ impl AuditLog {
             record: Mutex::new(record),
             intent_written: AtomicBool::new(false),
         })
+    }
+}
+
+/// A decision about an approval, made apart from any call (on the
+/// approval page, or by a task's cancellation): what its `approval` record
+/// says.
+#[derive(Debug, Clone)]
+pub struct ApprovalEvent<'a> {
+    /// Whose call it was.
+    pub caller: &'a str,
+    /// The served tool name.
+    pub tool: &'a str,
+    /// The plugin block.
+    pub plugin: &'a str,
+    /// The component file.
+    pub file: &'a str,
+    /// SHA-256 of the component, hex.
+    pub digest: &'a str,
+    /// SHA-256 of the call's arguments.
+    pub arguments_sha256: &'a str,
+    /// The rule that asked for the approval, and the policy's version.
+    pub policy: PolicyNote,
+    /// The approval after the decision.
+    pub approval: ApprovalNote,
+}
+
+impl AuditLog {
+    /// Writes down `event` as an `approval` record, synced to disk: who
+    /// decided which call, and how.
+    pub async fn approval_event(&self, event: ApprovalEvent<'_>) -> Result<(), AuditError> {
+        let mut id = [0u8; 8];
+        rand::rng().fill_bytes(&mut id);
+        let mut cut = BTreeMap::new();
+        let mut approval = event.approval;
+        approval.note = approval
+            .note
+            .map(|n| Bounded::text("approval.note", n, Bounded::TOOL, &mut cut));
+        let record = AuditRecord {
+            time: rfc3339(Utc::now()),
+            record: "approval".into(),
+            id: hex::encode(id),
+            caller: Bounded::text(
+                "caller",
+                event.caller.to_string(),
+                Bounded::CALLER,
+                &mut cut,
+            ),
+            protocol: None,
+            session: None,
+            tool: Bounded::text("tool", event.tool.to_string(), Bounded::TOOL, &mut cut),
+            plugin: event.plugin.to_string(),
+            file: event.file.to_string(),
+            digest: format!("sha256:{}", event.digest),
+            read_only: false,
+            arguments_sha256: event.arguments_sha256.to_string(),
+            arguments: None,
+            confirmation: None,
+            policy: Some(event.policy),
+            credentials: Vec::new(),
+            result: approval.state.clone(),
+            approval: Some(approval),
+            upstream: Vec::new(),
+            issues: Vec::new(),
+            duration_ms: 0,
+            kind: None,
+            target: None,
+            cut,
+            seq: None,
+            prev: None,
+        };
+        self.append(&record, true).await
     }
 }
 
@@ -201,6 +275,11 @@ impl CallAudit {
     /// Records the names of the per-caller credentials the call was given.
     pub fn credentials(&self, names: Vec<String>) {
         self.with(|r| r.credentials = names);
+    }
+
+    /// Records the approval the call needed, as it stands.
+    pub fn approval(&self, note: ApprovalNote) {
+        self.with(|r| r.approval = Some(note));
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut AuditRecord) -> T) -> T {

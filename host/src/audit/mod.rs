@@ -181,10 +181,12 @@ mod record;
 mod writer;
 
 pub use crate::config::AuditSettings;
-pub use call::{CallAudit, CallContext, Ending};
+pub use call::{ApprovalEvent, CallAudit, CallContext, Ending};
 pub use chain::{ChainBreak, ChainReport, verify};
 pub use reader::{Filter, parse_since, print_table, read_trail};
-pub use record::{AuditRecord, Bounded, Confirmation, Cut, PolicyNote, arguments_sha256};
+pub use record::{
+    ApprovalNote, AuditRecord, Bounded, Confirmation, Cut, PolicyNote, arguments_sha256,
+};
 pub use writer::{AuditError, AuditLocked, AuditLog};
 
 #[cfg(test)]
@@ -228,6 +230,7 @@ mod testing {
             confirmation: None,
             policy: None,
             credentials: Vec::new(),
+            approval: None,
             upstream: Vec::new(),
             result: "ok".into(),
             issues: Vec::new(),

@@ -96,7 +96,7 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     let mut out = Vec::new();
     for record in records {
         match record.record.as_str() {
-            "call" | "suppressed" => out.push(record),
+            "call" | "suppressed" | "approval" => out.push(record),
             _ if !finished.contains(&record.id) => {
                 // The latest intent of an unfinished call says the most.
                 intents.insert(record.id.clone(), record);
@@ -132,6 +132,7 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
         confirmation: None,
         policy: None,
         credentials: Vec::new(),
+        approval: None,
         upstream: Vec::new(),
         result: format!("suppressed: {} refused calls not recorded", s.dropped),
         issues: s

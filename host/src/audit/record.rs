@@ -37,6 +37,24 @@ pub struct PolicyNote {
     pub version: String,
 }
 
+/// The approval a call needed (an `approve` rule, ADR 0038), or that a
+/// decision on the approval page changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalNote {
+    /// The approval's id.
+    pub id: String,
+    /// Where it stands after this record: `pending` (asked, or still
+    /// waiting), `approved`, `denied`, `spent` (the call ran), `void`,
+    /// `cancelled`, `lapsed`.
+    pub state: String,
+    /// Who decided (an identity's key), once someone did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// The approver's note, bounded like a tool name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
 /// One line of the trail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
@@ -76,6 +94,10 @@ pub struct AuditRecord {
     /// layer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyNote>,
+    /// The approval the call needed, or the decision this `approval`
+    /// record writes down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalNote>,
     /// The per-caller credentials the call was given, by the name of their
     /// secret (`statuspro/alice`), never their value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

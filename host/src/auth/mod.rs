@@ -120,6 +120,18 @@ impl Identity {
         })
     }
 
+    /// The identity written as [`Identity::from_json`] reads it: how an
+    /// approval keeps its caller and the page its approver.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "source": self.source.name(),
+            "subject": self.subject,
+            "scopes": self.scopes,
+            "claims": *self.claims,
+        })
+        .to_string()
+    }
+
     /// The caller, qualified by its source (`token:alice`, `jwt:alice`):
     /// what sessions, confirmation states, per-caller limits and the audit
     /// trail are keyed by.

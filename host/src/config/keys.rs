@@ -1359,4 +1359,39 @@ pub const KEYS: &[Key] = &[
         doc: "For `limit`: a CEL expression giving what requests are counted by, e.g. \
             `identity.key + \"/\" + tool.name`.",
     },
+    Key {
+        path: "policy.rules.approve.approver",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "For `approve`: who may decide, a CEL condition over `approver` (the person \
+            signed in on the approval page, shaped like `identity`), `identity` (the caller) and \
+            `now`, e.g. `\"support\" in approver.claims.groups`. One that cannot be evaluated \
+            for an approver (a missing claim) admits nobody.",
+    },
+    Key {
+        path: "policy.rules.approve.self_approval",
+        default: Toml("false"),
+        range: None,
+        restart_only: false,
+        doc: "For `approve`: whether the caller may approve its own call. Off, an approver \
+            with the caller's identity is refused whatever the condition says.",
+    },
+    Key {
+        path: "policy.rules.approve.expires_secs",
+        default: Toml("3600"),
+        range: None,
+        restart_only: false,
+        doc: "For `approve`: 1 to 604800 seconds. A request for approval not decided within it \
+            lapses, and an approval not used within it from the call that asked cannot be used.",
+    },
+    Key {
+        path: "approvals.url",
+        default: Prose("the HTTP listener's own `/approvals`"),
+        range: None,
+        restart_only: false,
+        doc: "Where approvers find the approval page, as callers are told it (the address \
+            behind the load balancer, e.g. `https://tools.example.com/approvals`). Needed when \
+            the page is not served on this process's own listener (a stdio `serve`).",
+    },
 ];

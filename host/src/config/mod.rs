@@ -264,6 +264,9 @@ pub struct Config {
     /// `host.secrets_dir`: where credentials chosen per caller are read
     /// ([`secrets`]).
     pub secrets_dir: Option<PathBuf>,
+    /// `approvals.url`: where approvers find the approval page, as callers
+    /// are told (none: the HTTP listener's own `/approvals`).
+    pub approvals_url: Option<url::Url>,
 }
 
 impl Default for Config {

@@ -12,7 +12,8 @@ use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Access;
-use crate::rules::{CompileError, Condition, Limit, Outcome, Policy, Rule, When};
+use crate::rules::condition::APPROVER_VARIABLES;
+use crate::rules::{ApprovalRule, CompileError, Condition, Limit, Outcome, Policy, Rule, When};
 
 /// `[policy]`.
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -37,7 +38,32 @@ pub struct RawRule {
     pub reason: Option<String>,
     /// `limit`: with `outcome = "limit"`.
     pub limit: Option<RawRuleLimit>,
+    /// `approve`: with `outcome = "approve"`.
+    pub approve: Option<RawRuleApprove>,
 }
+
+/// A rule's `approve` table.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRuleApprove {
+    /// `approver`: a CEL condition over `approver` (and `identity`, `now`).
+    pub approver: toml::Spanned<String>,
+    /// `self_approval`: whether the caller may approve its own call.
+    #[serde(default)]
+    pub self_approval: bool,
+    /// `expires_secs`: how long the request for approval, and the
+    /// approval, last.
+    #[serde(default = "default_approval_expires_secs")]
+    pub expires_secs: u64,
+}
+
+/// An approval's default lifetime: an hour.
+fn default_approval_expires_secs() -> u64 {
+    3600
+}
+
+/// The longest `approve.expires_secs`: a week.
+const MAX_APPROVAL_SECS: u64 = 7 * 86_400;
 
 /// A rule's `outcome`.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
@@ -53,6 +79,8 @@ pub enum RawOutcome {
     Confirm,
     /// `limit`.
     Limit,
+    /// `approve`.
+    Approve,
 }
 
 /// A rule's `limit` table.
@@ -106,8 +134,34 @@ pub fn resolve_policy(raw: &RawPolicy, access: Access, text: Option<&str>) -> Re
                 at("limit")
             ));
         }
+        if rule.approve.is_some() != (rule.outcome == RawOutcome::Approve) {
+            return Err(anyhow!(
+                "{}: a rule has `approve = {{ approver = \"CEL\" }}` exactly when its outcome \
+                 is \"approve\"",
+                at("approve")
+            ));
+        }
         let outcome = match rule.outcome {
             RawOutcome::Allow => Outcome::Allow,
+            RawOutcome::Approve => {
+                let approve = rule.approve.as_ref().expect("checked above");
+                if !(1..=MAX_APPROVAL_SECS).contains(&approve.expires_secs) {
+                    return Err(anyhow!(
+                        "{}: must be between 1 and {MAX_APPROVAL_SECS} (a week)",
+                        at("approve.expires_secs")
+                    ));
+                }
+                let written = &approve.approver;
+                let approver = Condition::compile_over(written.get_ref(), APPROVER_VARIABLES)
+                    .map_err(|e| {
+                        anyhow!("{}: {}", at("approve.approver"), located(&e, written, text))
+                    })?;
+                Outcome::Approve(ApprovalRule {
+                    approver,
+                    self_approval: approve.self_approval,
+                    expires: Duration::from_secs(approve.expires_secs),
+                })
+            }
             RawOutcome::Hide => Outcome::Hide,
             RawOutcome::Confirm => Outcome::Confirm,
             RawOutcome::Deny => Outcome::Deny(rule.reason.clone().unwrap_or_else(|| {

@@ -48,6 +48,17 @@ pub struct RawConfig {
     /// `[policy]`: the rule layer (`[[policy.rules]]`).
     #[serde(default)]
     pub policy: super::policy::RawPolicy,
+    /// `[approvals]`: the approval page (ADR 0038).
+    #[serde(default)]
+    pub approvals: RawApprovals,
+}
+
+/// `[approvals]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApprovals {
+    /// `url`: where approvers find the page, as callers are told.
+    pub url: Option<String>,
 }
 
 /// `[state]`.

@@ -67,7 +67,24 @@ impl Config {
             &auth.as_ref().map(AuthSettings::sources).unwrap_or_default(),
         )?;
         let policy = super::policy::resolve_policy(&raw.policy, access.clone(), text)?;
+        let approvals_url = raw
+            .approvals
+            .url
+            .as_deref()
+            .map(|u| {
+                url::Url::parse(u)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https"))
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "`approvals.url`: {u:?} is not an http(s) URL; write where approvers \
+                             open the page, e.g. \"https://tools.example.com/approvals\""
+                        )
+                    })
+            })
+            .transpose()?;
         Ok(Config {
+            approvals_url,
             confirmation: host.confirmation,
             elicitation_timeout,
             plugins,

@@ -535,6 +535,9 @@ fn file_around(key: &keys::Key) -> String {
         "plugins.*.credentials" => "[[plugins.p.credentials]]\nhost = \"a.example\"\n\
              header = \"X\"\nvalue = \"v\"\n{}\n"
             .to_string(),
+        "policy.rules.approve" => "[[policy.rules]]\nname = \"r\"\noutcome = \"approve\"\n\
+             [policy.rules.approve]\napprover = 'true'\n{}\n"
+            .to_string(),
         "auth" => format!("[auth]\nresource = \"https://h/mcp\"\n{{}}\n{oauth}"),
         "auth.oauth" => format!("[auth]\nresource = \"https://h/mcp\"\n{oauth}{{}}\n"),
         "auth.tokens" => format!(

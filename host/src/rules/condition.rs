@@ -37,6 +37,11 @@ pub const VARIABLES: &[&str] = &[
     "identity", "request", "plugin", "tool", "resource", "prompt", "args", "now",
 ];
 
+/// The names an `approve` rule's `approver` condition may read: the
+/// person deciding (`approver`, shaped like `identity`), the caller
+/// (`identity`) and the time.
+pub const APPROVER_VARIABLES: &[&str] = &["approver", "identity", "now"];
+
 /// The standard environment every condition is compiled and run in: built
 /// once, shared by every evaluation.
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(Env::stdlib()));
@@ -73,23 +78,39 @@ pub enum CompileError {
     /// It is past one of the bounds.
     #[error("{0}")]
     TooCostly(String),
-    /// It reads a name no request has.
+    /// It reads a name its kind of condition does not have (`known` are
+    /// the names it may read).
     #[error(
-        "it reads `{0}`, which no request has; a condition reads {known}",
-        known = VARIABLES.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+        "it reads `{name}`, which this condition does not have; it may read {known}",
+        known = known.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
     )]
-    UnknownVariable(String),
+    UnknownVariable {
+        /// The name read.
+        name: String,
+        /// The names this kind of condition may read.
+        known: &'static [&'static str],
+    },
 }
 
 impl Condition {
     /// Compiles `source`, checking every bound, on a thread of its own
     /// with a stack the parser cannot exhaust within the bounds.
     pub fn compile(source: &str) -> Result<Condition, CompileError> {
+        Condition::compile_over(source, VARIABLES)
+    }
+
+    /// Compiles `source` as [`Condition::compile`] does, for a condition
+    /// that may read only `known` (an `approve` rule's `approver`
+    /// condition reads [`APPROVER_VARIABLES`]).
+    pub fn compile_over(
+        source: &str,
+        known: &'static [&'static str],
+    ) -> Result<Condition, CompileError> {
         let source = source.to_string();
         std::thread::Builder::new()
             .name("policy-compile".into())
             .stack_size(COMPILE_STACK_BYTES)
-            .spawn(move || Condition::compile_here(&source))
+            .spawn(move || Condition::compile_here(&source, known))
             .map_err(|e| CompileError::TooCostly(format!("cannot start the compiler: {e}")))?
             .join()
             .unwrap_or_else(|_| {
@@ -99,7 +120,10 @@ impl Condition {
             })
     }
 
-    fn compile_here(source: &str) -> Result<Condition, CompileError> {
+    fn compile_here(
+        source: &str,
+        known: &'static [&'static str],
+    ) -> Result<Condition, CompileError> {
         if source.len() > MAX_SOURCE_BYTES {
             return Err(CompileError::TooCostly(format!(
                 "the expression is {} bytes, more than the {MAX_SOURCE_BYTES} a condition may \
@@ -147,8 +171,11 @@ impl Condition {
             .map(str::to_string)
             .collect();
         reads.sort();
-        if let Some(unknown) = reads.iter().find(|v| !VARIABLES.contains(&v.as_str())) {
-            return Err(CompileError::UnknownVariable(unknown.clone()));
+        if let Some(unknown) = reads.iter().find(|v| !known.contains(&v.as_str())) {
+            return Err(CompileError::UnknownVariable {
+                name: unknown.clone(),
+                known,
+            });
         }
         Ok(Condition {
             source: source.to_string(),
@@ -352,7 +379,13 @@ mod tests {
     #[test]
     fn a_misspelt_variable_is_refused_at_load() {
         let error = Condition::compile(r#"identty.subject == "alice""#).unwrap_err();
-        assert_eq!(error, CompileError::UnknownVariable("identty".into()));
+        assert_eq!(
+            error,
+            CompileError::UnknownVariable {
+                name: "identty".into(),
+                known: VARIABLES
+            }
+        );
         // A comprehension's own name is no request variable.
         Condition::compile(r#"identity.scopes.all(s, s != "x")"#).expect("compiles");
     }

@@ -74,6 +74,44 @@ pub enum Outcome {
     Confirm,
     /// At most `count` requests per `window` per key.
     Limit(Limit),
+    /// The tool runs only once an approver (someone the rule's condition
+    /// admits) says yes to this very call (ADR 0038).
+    Approve(ApprovalRule),
+}
+
+/// An `approve` rule's terms: who may approve, whether the caller may
+/// approve its own call, how long a request for approval (and the
+/// approval) lasts.
+#[derive(Debug)]
+pub struct ApprovalRule {
+    /// Who may decide: a condition over `approver` (and the caller,
+    /// `identity`, and `now`).
+    pub approver: Condition,
+    /// Whether the caller may decide its own call (`self_approval`; off
+    /// by default: the point is a second person's yes).
+    pub self_approval: bool,
+    /// How long a request for approval waits, and an approval given
+    /// lasts, from the call that asked.
+    pub expires: Duration,
+}
+
+impl ApprovalRule {
+    /// Whether `approver` may decide a call of `caller` (`None`: a caller
+    /// without identity, named by its transport): `Err` with the reason
+    /// when the condition cannot be evaluated (which refuses, fail
+    /// closed).
+    pub fn admits(
+        &self,
+        approver: &Identity,
+        caller: (Option<&Identity>, &str),
+    ) -> Result<bool, String> {
+        let context = condition::context(vec![
+            ("approver", identity_value(Some(approver), "")),
+            ("identity", identity_value(caller.0, caller.1)),
+            ("now", Cel::Timestamp(chrono::Utc::now().fixed_offset())),
+        ]);
+        self.approver.holds(&context)
+    }
 }
 
 /// A `limit` rule's budget.
@@ -259,25 +297,31 @@ impl Facts<'_> {
 
     /// `identity`: the caller, or the transport standing in for it.
     fn identity_value(&self) -> Cel {
-        match self.identity {
-            Some(i) => map([
-                ("source", text(i.source.name())),
-                ("subject", text(&i.subject)),
-                ("key", text(&i.key())),
-                (
-                    "scopes",
-                    Cel::List(Arc::new(i.scopes.iter().map(|s| text(s)).collect())),
-                ),
-                ("claims", json_object(&i.claims)),
-            ]),
-            None => map([
-                ("source", text(self.transport)),
-                ("subject", text("")),
-                ("key", text(self.transport)),
-                ("scopes", Cel::List(Arc::new(Vec::new()))),
-                ("claims", map([])),
-            ]),
-        }
+        identity_value(self.identity, self.transport)
+    }
+}
+
+/// An identity as conditions read it (`identity`, `approver`); none: the
+/// transport (`transport`) standing in for it.
+fn identity_value(identity: Option<&Identity>, transport: &str) -> Cel {
+    match identity {
+        Some(i) => map([
+            ("source", text(i.source.name())),
+            ("subject", text(&i.subject)),
+            ("key", text(&i.key())),
+            (
+                "scopes",
+                Cel::List(Arc::new(i.scopes.iter().map(|s| text(s)).collect())),
+            ),
+            ("claims", json_object(&i.claims)),
+        ]),
+        None => map([
+            ("source", text(transport)),
+            ("subject", text("")),
+            ("key", text(transport)),
+            ("scopes", Cel::List(Arc::new(Vec::new()))),
+            ("claims", map([])),
+        ]),
     }
 }
 
@@ -371,6 +415,9 @@ pub enum Verdict {
     Deny(String),
     /// Go ahead once the user says yes to the host's own question.
     Confirm,
+    /// Go ahead once an approver says yes to this call (the rule, by the
+    /// decision's name, says who may).
+    Approve,
 }
 
 impl Verdict {
@@ -380,6 +427,7 @@ impl Verdict {
             Verdict::Allow => "allow",
             Verdict::Deny(_) => "deny",
             Verdict::Confirm => "confirm",
+            Verdict::Approve => "approve",
         }
     }
 }
@@ -504,6 +552,22 @@ impl Policy {
         &self.rules
     }
 
+    /// Whether any rule is an `approve` rule.
+    pub fn has_approvals(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| matches!(r.outcome, Outcome::Approve(_)))
+    }
+
+    /// The terms of the `approve` rule named `name`, if this policy has
+    /// one: what an approval asked under that rule is decided by.
+    pub fn approval_rule(&self, name: &str) -> Option<&ApprovalRule> {
+        self.rules.iter().find_map(|r| match &r.outcome {
+            Outcome::Approve(terms) if r.name == name => Some(terms),
+            _ => None,
+        })
+    }
+
     /// The hide rule that hides what `facts` describe from its caller,
     /// if any (pass one of the module doc). A rule that cannot be
     /// evaluated hides (fail closed) and is logged.
@@ -567,6 +631,7 @@ impl Policy {
                     Outcome::Allow => Verdict::Allow,
                     Outcome::Deny(reason) => Verdict::Deny(reason.clone()),
                     Outcome::Confirm => Verdict::Confirm,
+                    Outcome::Approve(_) => Verdict::Approve,
                     Outcome::Hide => unreachable!("hide rules are skipped above"),
                     Outcome::Limit(limit) => {
                         let key = match &limit.key {
@@ -666,6 +731,9 @@ impl Policy {
             Verdict::Confirm => {
                 format!("confirm, by rule {rule:?}: the host asks the user before the tool runs")
             }
+            Verdict::Approve => format!(
+                "approve, by rule {rule:?}: the tool runs once an approver says yes to this call"
+            ),
             Verdict::Deny(reason) => format!("deny, by rule {rule:?}: {reason}"),
         });
         lines.join("\n")

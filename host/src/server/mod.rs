@@ -84,6 +84,7 @@
 //! ([`Registry::config`]); what is fixed at start (the audit trail, the
 //! confirmation-state keys) is held as live objects, not as settings.
 
+mod approval;
 mod completion;
 mod convert;
 mod notify;
@@ -119,6 +120,7 @@ use crate::plugin::Loader;
 use crate::registry::Registry;
 use request::Request;
 
+pub use approval::DecideError;
 pub use subscriptions::MAX_SUBSCRIBED_URI_BYTES;
 
 /// The MCP server: shared by every request of every session. rmcp serves
@@ -136,6 +138,12 @@ struct Inner {
     registry: ArcSwap<Registry>,
     /// Seals `requestState` for 2026-07-28 confirmation rounds.
     states: RequestStates,
+    /// Approvals (`approve` rules, ADR 0038): in the shared Redis of
+    /// `state.replay` when configured, in this process otherwise.
+    approvals: crate::approvals::Approvals,
+    /// Where this process serves the approval page, once its HTTP
+    /// listener is bound.
+    page_base: std::sync::OnceLock<String>,
     /// Counts `limit` rules: in the shared Redis of `state.replay` when
     /// configured (one budget for every replica), in this process otherwise.
     limiter: crate::rules::limits::Limiter,
@@ -183,6 +191,11 @@ impl Gateway {
         Ok(Gateway {
             inner: Arc::new(Inner {
                 env,
+                page_base: std::sync::OnceLock::new(),
+                approvals: match states.shared_store() {
+                    Some(redis) => crate::approvals::Approvals::shared(redis),
+                    None => crate::approvals::Approvals::local(),
+                },
                 limiter: crate::rules::limits::Limiter::new(
                     states
                         .shared_store()
@@ -321,14 +334,24 @@ impl Gateway {
     /// completions when a served component offers them, while the initial
     /// load runs, or while hot reload follows the directory.
     fn server_config(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+        let registry = self.registry();
+        // A call an `approve` rule holds becomes a task for a client that
+        // declared them (ADR 0038): advertised while such a rule exists.
+        let mut capabilities = if registry.config().policy.has_approvals() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_tasks()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        };
         // While the initial load runs, what components offer is not known
         // yet; under hot reload it can change at any time: then every
         // capability is advertised, and empty lists are answers.
-        let registry = self.registry();
         let loading = !self.is_loaded() || self.inner.follows_reloads.load(Ordering::SeqCst);
         let plugins = || registry.plugins().filter_map(|p| p.offers.as_ref());
         if loading || plugins().any(|o| !o.resources.is_empty() || !o.templates.is_empty()) {
@@ -381,6 +404,33 @@ impl ServerHandler for Gateway {
     ) -> Result<CallToolResponse, ErrorData> {
         let request = Request::begin(self, &context).await;
         tools::call(self, &request, params, &context).await
+    }
+
+    async fn get_task(
+        &self,
+        params: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let request = Request::now(self, &context);
+        approval::get_task(self, &request, params).await
+    }
+
+    async fn update_task(
+        &self,
+        params: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let request = Request::now(self, &context);
+        approval::update_task(self, &request, params).await
+    }
+
+    async fn cancel_task(
+        &self,
+        params: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let request = Request::now(self, &context);
+        approval::cancel_task(self, &request, params).await
     }
 
     async fn list_resources(

@@ -110,6 +110,22 @@ impl Request {
         }
     }
 
+    /// The context of a call resumed apart from any client request: an
+    /// approved call that became an MCP task, run when its approver said
+    /// yes or its client answered (ADR 0038). The caller is who began it;
+    /// its questions travel in the task, as in the 2026-07-28 era.
+    pub fn resumed(gateway: &Gateway, identity: Option<Identity>, over_http: bool) -> Request {
+        Request {
+            registry: gateway.registry(),
+            identity,
+            era: Era::Modern,
+            can_elicit: true,
+            over_http,
+            protocol: Some(ProtocolVersion::V_2026_07_28.to_string()),
+            session: None,
+        }
+    }
+
     /// What this caller may see of this request's registry.
     pub fn visible(&self) -> Visible<'_> {
         Visible::new(&self.registry, self.identity.as_ref(), self.transport())
@@ -214,11 +230,15 @@ impl Request {
         match decision.verdict {
             Verdict::Allow => Authorized::Run {
                 note: recorded,
-                confirm: false,
+                needs: YesFrom::Nobody,
             },
             Verdict::Confirm => Authorized::Run {
                 note: recorded,
-                confirm: true,
+                needs: YesFrom::Caller,
+            },
+            Verdict::Approve => Authorized::Run {
+                note: recorded,
+                needs: YesFrom::Approver,
             },
             Verdict::Deny(reason) => Authorized::Refused {
                 note: recorded,
@@ -380,15 +400,26 @@ fn call_context_of_parts(
     )
 }
 
+/// Whose yes a request needs before it runs, beyond what the tool itself
+/// asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum YesFrom {
+    /// Nobody's: the rules let it run.
+    Nobody,
+    /// The caller's, to the host's own question (a `confirm` rule).
+    Caller,
+    /// An approver's, to this very call (an `approve` rule, ADR 0038).
+    Approver,
+}
+
 /// What the rules let a request do ([`Request::authorize`]).
 pub(crate) enum Authorized {
-    /// It runs, after the user says yes to the host's own question when
-    /// `confirm`.
+    /// It runs, once it has the yes `needs` says.
     Run {
         /// The decision, for the audit record.
         note: PolicyNote,
-        /// Whether a `confirm` rule decided.
-        confirm: bool,
+        /// Whose yes it needs first.
+        needs: YesFrom,
     },
     /// It is refused before any code runs.
     Refused {
@@ -668,6 +699,13 @@ impl Record {
         }
     }
 
+    /// Records the approval the call needed, as it stands.
+    pub fn approval(&self, note: crate::audit::ApprovalNote) {
+        if let Some(audit) = &self.audit {
+            audit.approval(note);
+        }
+    }
+
     /// The call starts running: a drop from now on counts as cancelled.
     pub fn running(&mut self) {
         if let Some(Count::Call(count)) = &mut self.count {
@@ -770,13 +808,14 @@ impl Request {
             .await;
         let shown = target.name().to_string();
         let (note, refusal) = match authorized {
-            Authorized::Run { note, confirm } => {
-                // Only a tool call carries a question for the user.
-                let refusal = confirm.then(|| {
+            Authorized::Run { note, needs } => {
+                // Only a tool call carries a question for the user, or
+                // waits for an approver.
+                let refusal = (needs != YesFrom::Nobody).then(|| {
                     PolicyRefusal::Denied(format!(
-                        "the operator's policy rule {:?} asks the user to confirm, which only a \
-                         tool call can do, so this {} is refused (the operator can narrow the \
-                         rule with request.method == \"tools/call\")",
+                        "the operator's policy rule {:?} asks for a yes (the user's or an \
+                         approver's), which only a tool call can wait for, so this {} is refused \
+                         (the operator can narrow the rule with request.method == \"tools/call\")",
                         note.rule,
                         kind.label()
                     ))

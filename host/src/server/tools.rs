@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::Gateway;
+use super::approval;
 use super::convert::{PeerProgress, mcp_block, mcp_tool};
-use super::request::{Authorized, Era, Record, Request, tool_target};
+use super::request::{Authorized, Era, Record, Request, YesFrom, tool_target};
 use crate::call::{CallOptions, CallOutcome, run_call_with};
 use crate::confirmation::{
     CallBinding, Elicit, Replay, StateError, elicitation_params, form_params, form_reply_of,
@@ -27,7 +28,7 @@ use crate::registry::ToolRef;
 
 /// The key of the confirmation, or of a tool's form, in `inputRequests` /
 /// `inputResponses`.
-const CONFIRM_KEY: &str = "confirm";
+pub(super) const CONFIRM_KEY: &str = "confirm";
 
 /// The audit trail's code for a continuation whose `inputResponses` is
 /// missing, malformed, or sent without its `requestState` (or the state
@@ -94,10 +95,49 @@ pub(super) async fn call(
             first_round,
         )
         .await;
-    let (note, ask_first) = match authorized {
-        Authorized::Run { note, confirm } => {
-            let question = confirm.then(|| policy_question(&tool, &arguments, &note.rule));
-            (note, question)
+    let (note, ask_first, approved) = match authorized {
+        Authorized::Run {
+            note,
+            needs: YesFrom::Nobody,
+        } => (note, None, None),
+        Authorized::Run {
+            note,
+            needs: YesFrom::Caller,
+        } => {
+            let question = policy_question(&tool, &arguments, &note.rule);
+            (note, Some(question), None)
+        }
+        Authorized::Run {
+            note,
+            needs: YesFrom::Approver,
+        } => {
+            let as_task = request.era == Era::Modern
+                && context
+                    .client_capabilities()
+                    .is_some_and(|c| c.supports_tasks());
+            let asked = approval::Ask {
+                tool: &tool,
+                arguments: &arguments,
+                note: &note,
+                continuation: !first_round,
+                as_task,
+            };
+            match approval::gate(gateway, request, asked).await {
+                approval::Gate::Run(approved) => (note, None, Some(approved)),
+                approval::Gate::Answer {
+                    response,
+                    code,
+                    approval,
+                } => {
+                    let response = *response;
+                    let record = request.record_call(gateway, &tool, &arguments, (via, Some(note)));
+                    if let Some(approval) = &approval {
+                        record.approval(approval::audit_note(approval));
+                    }
+                    record.failed_before_running(code).await;
+                    return Ok(response);
+                }
+            }
         }
         Authorized::Refused { note, refusal } => {
             let record = request.record_call(gateway, &tool, &arguments, (via, Some(note)));
@@ -111,6 +151,9 @@ pub(super) async fn call(
     // Counts and records the call however it ends, an early return
     // included.
     let mut record = request.record_call(gateway, &tool, &arguments, (via, Some(note)));
+    if let Some(approved) = &approved {
+        record.approval(approval::audit_note(approved));
+    }
     let confirmer = match confirmer(gateway, request, &params, &binding, context).await {
         Ok(confirmer) => confirmer,
         Err(refusal) => return refusal.answer(record).await,
@@ -121,21 +164,7 @@ pub(super) async fn call(
             token,
         }) as _
     });
-    // The caller's own credentials, where the plugin's are chosen per
-    // caller: the runtime adds them; the component never sees them.
-    let (caller_credentials, used) = request
-        .registry
-        .config()
-        .caller_credentials(&tool.plugin.settings, request.identity.as_ref())
-        .await;
-    record.credentials(used);
-    let options = CallOptions {
-        confirmer,
-        progress,
-        hooks: record.hooks(),
-        ask_first,
-        caller_credentials,
-    };
+    let options = call_options(request, &tool, &record, confirmer, progress, ask_first).await;
     let call = run_call_with(
         &gateway.inner.env,
         &tool.plugin,
@@ -156,7 +185,55 @@ pub(super) async fn call(
     // On record before the client hears the result.
     record.finish_call(&outcome).await;
     Ok(match outcome {
-        CallOutcome::Success(value) => CallToolResult::structured(value).into(),
+        CallOutcome::InputRequired {
+            message,
+            answered,
+            form,
+        } => match question(gateway, &binding, (&message, &answered, form.as_deref())) {
+            Ok((asked, state)) => {
+                let mut requests = InputRequests::new();
+                requests.insert(CONFIRM_KEY.to_string(), asked);
+                InputRequiredResult::new(Some(requests), Some(state)).into()
+            }
+            Err(failed) => failed.into(),
+        },
+        finished => result_of(finished).into(),
+    })
+}
+
+/// The options one call runs with: its confirmer, progress sink and the
+/// host's own first question (`asking`), the record's hooks, and the
+/// caller's own credentials where the plugin's are chosen per caller
+/// (added by the runtime; the component never sees them), which the
+/// record names.
+pub(super) async fn call_options(
+    request: &Request,
+    tool: &ToolRef,
+    record: &Record,
+    confirmer: Box<dyn Confirmer>,
+    progress: Option<Arc<dyn ProgressSink>>,
+    ask_first: Option<String>,
+) -> CallOptions {
+    let (caller_credentials, used) = request
+        .registry
+        .config()
+        .caller_credentials(&tool.plugin.settings, request.identity.as_ref())
+        .await;
+    record.credentials(used);
+    CallOptions {
+        confirmer,
+        progress,
+        hooks: record.hooks(),
+        ask_first,
+        caller_credentials,
+    }
+}
+
+/// A call's result as the client receives it, for every outcome but a
+/// question (see [`question`]).
+pub(super) fn result_of(outcome: CallOutcome) -> CallToolResult {
+    match outcome {
+        CallOutcome::Success(value) => CallToolResult::structured(value),
         CallOutcome::Content {
             structured,
             content,
@@ -172,54 +249,52 @@ pub(super) async fn call(
                 }
                 None => CallToolResult::success(blocks.collect()),
             }
-            .into()
         }
         CallOutcome::Failed(issues) => {
             CallToolResult::structured_error(json!({"ok": false, "result": null, "issues": issues}))
-                .into()
         }
-        CallOutcome::InputRequired {
-            message,
-            answered,
-            form: None,
-        } => {
-            let state = gateway.inner.states.seal(&binding, &answered, &message);
-            let mut requests = InputRequests::new();
-            requests.insert(
-                CONFIRM_KEY.to_string(),
-                InputRequest::Elicitation(ElicitRequest::new(elicitation_params(&message))),
-            );
-            InputRequiredResult::new(Some(requests), Some(state)).into()
-        }
-        // A tool's own form (contract 0.3): sealed by the same mechanism,
-        // under the form's fingerprint, asked under the same key.
-        CallOutcome::InputRequired {
-            message,
-            answered,
-            form: Some(schema),
-        } => {
-            let Some(params) = form_params(&message, &schema) else {
-                return Ok(CallToolResult::structured_error(json!({
+        CallOutcome::InputRequired { .. } => CallToolResult::structured_error(json!({
+            "ok": false,
+            "result": null,
+            "issues": [{"code": "INTERNAL", "message": "the tool's question cannot be sent to the client"}],
+        })),
+    }
+}
+
+/// The question a call asks now (`message`, after the answers
+/// `answered`; `form`, a contract 0.3 form's schema) as the request to
+/// put in `inputRequests`, and the sealed state that carries the answers
+/// so far, bound to `binding`: a confirmation under its text's
+/// fingerprint, a form under the form's. `Err`: the result to answer
+/// instead (a form the client cannot be sent).
+pub(super) fn question(
+    gateway: &Gateway,
+    binding: &CallBinding,
+    (message, answered, form): (&str, &[crate::imports::confirm::Answer], Option<&str>),
+) -> Result<(InputRequest, String), CallToolResult> {
+    let (params, state) = match form {
+        None => (
+            elicitation_params(message),
+            gateway.inner.states.seal(binding, answered, message),
+        ),
+        Some(schema) => {
+            let Some(params) = form_params(message, schema) else {
+                return Err(CallToolResult::structured_error(json!({
                     "ok": false,
                     "result": null,
                     "issues": [{"code": "INTERNAL", "message": "the tool's form cannot be sent to the client"}],
-                }))
-                .into());
+                })));
             };
             let state = gateway.inner.states.seal_question(
-                &binding,
-                &answered,
-                QuestionHash::of_form(&message, &schema),
+                binding,
+                answered,
+                QuestionHash::of_form(message, schema),
                 true,
             );
-            let mut requests = InputRequests::new();
-            requests.insert(
-                CONFIRM_KEY.to_string(),
-                InputRequest::Elicitation(ElicitRequest::new(params)),
-            );
-            InputRequiredResult::new(Some(requests), Some(state)).into()
+            (params, state)
         }
-    })
+    };
+    Ok((InputRequest::Elicitation(ElicitRequest::new(params)), state))
 }
 
 /// The longest rendering of a call's arguments in the host's own

@@ -491,11 +491,27 @@ fn router(
         ));
     let mut app = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readiness).with_state(state))
+        .route("/readyz", get(readiness).with_state(state.clone()))
         .merge(endpoint);
     if let Some(auth) = auth {
         app = app.merge(crate::auth::http::metadata_router(auth));
     }
+    // The approval page (ADR 0038): approvers sign in there, so it is not
+    // behind `/mcp`'s bearer check; the rebinding guard applies.
+    let page_base = format!("http://{local}{}", super::approval_page::PAGE_PATH);
+    state.gateway.serve_approval_page_at(page_base);
+    let secure = state
+        .gateway
+        .registry()
+        .config()
+        .approvals_url
+        .as_ref()
+        .is_some_and(|u| u.scheme() == "https");
+    app = app.merge(
+        super::approval_page::router(state.gateway.clone(), auth.cloned(), secure).layer(
+            middleware::from_fn_with_state(guard.clone(), refuse_rebinding),
+        ),
+    );
     if metrics_here {
         // Behind the same authentication as `/mcp`, and the metrics scope:
         // a scraper sends a token of its own.

@@ -14,6 +14,7 @@
 //! - [`rebinding`] is its `Host` and `Origin` check (DNS-rebinding
 //!   protection), run before any other layer. See ADR 0033.
 
+pub mod approval_page;
 pub mod http;
 pub mod rebinding;
 pub mod stdio;

@@ -1,0 +1,565 @@
+//! `/approvals` on the HTTP listener (ADR 0038): where approvers sign in,
+//! see the calls waiting that they may decide, and approve or deny them.
+//!
+//! Plain server-rendered HTML (escaped by construction: `maud`), no script
+//! at all, a strict Content-Security-Policy (nothing but this origin's
+//! stylesheet; forms post only here; no framing). An approver signs in
+//! with a bearer token `[auth]` accepts (a static token, or a JWT from the
+//! issuer), checked as `/mcp` checks it; the session is a random id in an
+//! `HttpOnly`, `SameSite=Strict` cookie scoped to `/approvals`, kept in
+//! the approvals store (so any replica serves it), and every form carries
+//! the session's CSRF token, compared in constant time. A decision is one
+//! atomic move of the approval: a second click, a replayed form or another
+//! approver at the same moment change nothing and are told so.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Form, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use maud::{DOCTYPE, Markup, html};
+use serde::Deserialize;
+use subtle::ConstantTimeEq;
+
+use crate::approvals::{Approval, SESSION_LIFETIME};
+use crate::auth::{Authenticator, Identity};
+use crate::server::{DecideError, Gateway};
+
+/// The page's path.
+pub const PAGE_PATH: &str = "/approvals";
+
+/// The session cookie's name.
+const COOKIE: &str = "toolhost_approver";
+
+/// The longest note an approver may leave, in characters.
+const MAX_NOTE_CHARS: usize = 500;
+
+/// Every page's Content-Security-Policy: this origin's stylesheet and
+/// nothing else; forms post here alone; no page may frame it.
+const CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// The stylesheet.
+const STYLE: &str = "\
+body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1b1f24}\
+header{background:#1b1f24;color:#fff;padding:.8rem 1.5rem;display:flex;justify-content:space-between;align-items:center}\
+header h1{font-size:1.2rem;margin:0}header form{margin:0}\
+main{max-width:60rem;margin:1.5rem auto;padding:0 1rem}\
+article{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.5rem;margin-bottom:1.2rem}\
+article h2{font-size:1.1rem;margin:.2rem 0 .8rem}\
+dl{display:grid;grid-template-columns:9rem 1fr;gap:.3rem .8rem;margin:0 0 .8rem}dt{color:#57606a}dd{margin:0;word-break:break-all}\
+pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.8rem;overflow:auto;max-height:24rem}\
+label{display:block;margin:.6rem 0 .2rem;color:#57606a}\
+textarea,input[type=password]{width:100%;box-sizing:border-box;padding:.4rem;font:inherit}\
+button{font:inherit;padding:.45rem 1.1rem;margin:.6rem .6rem 0 0;border-radius:6px;border:1px solid #d0d7de;cursor:pointer}\
+button.approve{background:#1f883d;color:#fff;border-color:#1a7f37}button.deny{background:#cf222e;color:#fff;border-color:#a40e26}\
+.notice{padding:.8rem 1rem;border-radius:6px;margin-bottom:1rem;background:#ddf4ff;border:1px solid #54aeff}\
+.refused{background:#ffebe9;border-color:#ff8182}.empty{color:#57606a}\
+";
+
+/// What the page's handlers share.
+#[derive(Clone)]
+struct Page {
+    gateway: Gateway,
+    auth: Option<Authenticator>,
+    /// Whether the cookie is `Secure` (the page is reached over HTTPS).
+    secure: bool,
+}
+
+/// The page's routes, served beside `/mcp` (behind the same rebinding
+/// guard, not behind `/mcp`'s bearer authentication: approvers sign in
+/// here).
+pub fn router(gateway: Gateway, auth: Option<Authenticator>, secure: bool) -> Router {
+    let page = Arc::new(Page {
+        gateway,
+        auth,
+        secure,
+    });
+    Router::new()
+        .route(PAGE_PATH, get(index))
+        .route("/approvals/style.css", get(style))
+        .route("/approvals/sign-in", post(sign_in))
+        .route("/approvals/sign-out", post(sign_out))
+        .route("/approvals/{id}", get(one).post(decide))
+        .with_state(page)
+}
+
+/// A response with the page's security headers.
+fn respond(status: StatusCode, markup: Markup) -> Response {
+    let mut response = (status, Html(markup.into_string())).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// A page with `title` and `body`, signed in as `approver` (with the
+/// session's CSRF token) or not.
+fn layout(title: &str, signed_in: Option<(&Identity, &str)>, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · toolhost approvals" }
+                link rel="stylesheet" href="/approvals/style.css";
+            }
+            body {
+                header {
+                    h1 { "toolhost approvals" }
+                    @if let Some((approver, csrf)) = signed_in {
+                        form method="post" action="/approvals/sign-out" {
+                            span { "Signed in as " strong #approver { (approver.key()) } " " }
+                            input type="hidden" name="csrf" value=(csrf);
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+/// The sign-in form, returning to `next`; `problem` says why it is shown
+/// again.
+fn sign_in_page(page: &Page, next: &str, problem: Option<&str>) -> Response {
+    let status = if problem.is_some() {
+        StatusCode::UNAUTHORIZED
+    } else {
+        StatusCode::OK
+    };
+    let body = html! {
+        @if let Some(problem) = problem {
+            p.notice.refused role="alert" { (problem) }
+        }
+        @if page.auth.is_none() {
+            p.notice.refused {
+                "This server has no [auth] table, so nobody can sign in to approve calls. The \
+                 operator adds [[auth.tokens]] (or [auth.oauth]) to toolhost.toml; approvers \
+                 then sign in with their token."
+            }
+        } @else {
+            article {
+                h2 { "Sign in to decide pending calls" }
+                form method="post" action="/approvals/sign-in" {
+                    input type="hidden" name="next" value=(next);
+                    label for="token" { "Your access token (a static token or an access token from the identity provider)" }
+                    input #token type="password" name="token" autocomplete="off" required;
+                    button type="submit" { "Sign in" }
+                }
+            }
+        }
+    };
+    respond(status, layout("Sign in", None, body))
+}
+
+/// The approver this request's session cookie is, with the session's CSRF
+/// token and its id; `None` when it has none or it ended.
+async fn approver(page: &Page, headers: &HeaderMap) -> Result<Option<Signed>, Response> {
+    let Some(id) = session_id(headers) else {
+        return Ok(None);
+    };
+    let session = page
+        .gateway
+        .approver_session(&id)
+        .await
+        .map_err(|e| unavailable(&e.to_string()))?;
+    Ok(session.and_then(|s| {
+        Identity::from_json(&s.identity)
+            .ok()
+            .map(|identity| Signed {
+                identity,
+                csrf: s.csrf,
+                session: id,
+            })
+    }))
+}
+
+/// A signed-in approver.
+struct Signed {
+    identity: Identity,
+    csrf: String,
+    session: String,
+}
+
+/// The session id the request's cookie carries.
+fn session_id(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == COOKIE)
+        .map(|c| c.value().to_string())
+}
+
+/// A 503 page: the store cannot be reached.
+fn unavailable(message: &str) -> Response {
+    respond(
+        StatusCode::SERVICE_UNAVAILABLE,
+        layout(
+            "Unavailable",
+            None,
+            html! { p.notice.refused role="alert" { (message) } },
+        ),
+    )
+}
+
+/// `GET /approvals/style.css`.
+async fn style() -> Response {
+    let mut response = STYLE.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/css; charset=utf-8"),
+    );
+    response
+}
+
+/// `GET /approvals`: the calls waiting that this approver may decide.
+async fn index(State(page): State<Arc<Page>>, headers: HeaderMap) -> Response {
+    let signed = match approver(&page, &headers).await {
+        Ok(Some(signed)) => signed,
+        Ok(None) => return sign_in_page(&page, PAGE_PATH, None),
+        Err(response) => return response,
+    };
+    let pending = match page.gateway.approvals_for(&signed.identity).await {
+        Ok(pending) => pending,
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    let body = html! {
+        @if pending.is_empty() {
+            p.empty #nothing-pending { "No call is waiting for your decision." }
+        }
+        @for approval in &pending {
+            (card(approval, Some(&signed.csrf)))
+        }
+    };
+    respond(
+        StatusCode::OK,
+        layout(
+            "Pending approvals",
+            Some((&signed.identity, &signed.csrf)),
+            body,
+        ),
+    )
+}
+
+/// One approval: the call, its caller and component, and (with `csrf`,
+/// while it waits) the decision form.
+fn card(approval: &Approval, csrf: Option<&str>) -> Markup {
+    let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
+    let action = format!("/approvals/{}", approval.id);
+    let lapsed = approval.lapsed(crate::approvals::now_ms());
+    let state = if lapsed {
+        "lapsed"
+    } else {
+        approval.state.name()
+    };
+    html! {
+        article.approval id={ "approval-" (approval.id) } data-state=(state) {
+            h2 { "Call of " code { (approval.tool) } }
+            dl {
+                dt { "Caller" } dd.caller { (approval.caller) }
+                dt { "Plugin" } dd { (approval.plugin) " (" code { (approval.file) } ")" }
+                dt { "Component" } dd { code { "sha256:" (approval.digest) } }
+                dt { "Rule" } dd { (approval.rule) }
+                dt { "Asked" } dd { (when(approval.created_ms)) }
+                dt { "Expires" } dd { (when(approval.expires_ms)) }
+                dt { "State" } dd.state { (state) }
+                @if let Some(by) = &approval.decided_by {
+                    dt { "Decided by" } dd { (by) }
+                }
+                @if let Some(note) = &approval.note {
+                    dt { "Note" } dd { (note) }
+                }
+            }
+            h3 { "Arguments" }
+            pre.arguments { (arguments) }
+            @if let Some(csrf) = csrf {
+                @if approval.state == crate::approvals::State::Pending && !lapsed {
+                    form method="post" action=(action) {
+                        input type="hidden" name="csrf" value=(csrf);
+                        label for={ "note-" (approval.id) } { "A note for the caller (optional)" }
+                        textarea id={ "note-" (approval.id) } name="note" maxlength="500" rows="2" {}
+                        button.approve type="submit" name="decision" value="approve" { "Approve" }
+                        button.deny type="submit" name="decision" value="deny" { "Deny" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `ms` (Unix milliseconds) as the page shows it.
+fn when(ms: u64) -> String {
+    chrono::DateTime::from_timestamp_millis(i64::try_from(ms).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+        .format("%Y-%m-%d %H:%M:%S UTC")
+        .to_string()
+}
+
+/// `GET /approvals/{id}`: one approval (the address callers are told).
+async fn one(
+    State(page): State<Arc<Page>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/approvals/{}", id_of(&id));
+    let signed = match approver(&page, &headers).await {
+        Ok(Some(signed)) => signed,
+        Ok(None) => return sign_in_page(&page, &here, None),
+        Err(response) => return response,
+    };
+    match page.gateway.approval_for(&signed.identity, &id).await {
+        Ok(Some(approval)) => respond(
+            StatusCode::OK,
+            layout(
+                "Approval",
+                Some((&signed.identity, &signed.csrf)),
+                card(&approval, Some(&signed.csrf)),
+            ),
+        ),
+        Ok(None) => respond(
+            StatusCode::NOT_FOUND,
+            layout(
+                "No such approval",
+                Some((&signed.identity, &signed.csrf)),
+                html! { p.notice.refused role="alert" { "There is no approval with this id that you may decide." } },
+            ),
+        ),
+        Err(e) => unavailable(&e.to_string()),
+    }
+}
+
+/// An id as it may appear in a path: hex digits only (anything else is
+/// no approval's).
+fn id_of(id: &str) -> String {
+    id.chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(32)
+        .collect()
+}
+
+/// The sign-in form's fields.
+#[derive(Deserialize)]
+struct SignIn {
+    token: String,
+    #[serde(default)]
+    next: String,
+}
+
+/// `POST /approvals/sign-in`: the token is checked as `/mcp` checks a
+/// bearer token; a session begins.
+async fn sign_in(State(page): State<Arc<Page>>, Form(form): Form<SignIn>) -> Response {
+    let next = safe_next(&form.next);
+    let Some(auth) = &page.auth else {
+        return sign_in_page(&page, &next, None);
+    };
+    let mut headers = HeaderMap::new();
+    let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", form.token.trim())) else {
+        return sign_in_page(&page, &next, Some("That is not a token."));
+    };
+    headers.insert(header::AUTHORIZATION, value);
+    let identity = match auth.authenticate(&headers).await {
+        Ok(identity) => identity,
+        Err(failure) => {
+            tracing::info!("an approval page sign-in was refused: {}", failure.reason());
+            return sign_in_page(
+                &page,
+                &next,
+                Some("That token was not accepted; sign in with a token this server accepts."),
+            );
+        }
+    };
+    let (session, _) = match page.gateway.open_approver_session(&identity).await {
+        Ok(opened) => opened,
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    tracing::info!(approver = %identity.key(), "an approver signed in on the approval page");
+    let cookie = cookie::Cookie::build((COOKIE, session))
+        .path(PAGE_PATH)
+        .http_only(true)
+        .secure(page.secure)
+        .same_site(cookie::SameSite::Strict)
+        .max_age(cookie::time::Duration::seconds(
+            i64::try_from(SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX),
+        ))
+        .build();
+    see_other(&next, Some(cookie.to_string()))
+}
+
+/// `next` if it is a path of the page, else the page itself: a sign-in
+/// never sends anyone elsewhere.
+fn safe_next(next: &str) -> String {
+    let within = next == PAGE_PATH
+        || next
+            .strip_prefix("/approvals/")
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_hexdigit()) && !rest.is_empty());
+    if within {
+        next.to_string()
+    } else {
+        PAGE_PATH.to_string()
+    }
+}
+
+/// A 303 to `to`, setting `cookie` if given.
+fn see_other(to: &str, cookie: Option<String>) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(to) {
+        headers.insert(header::LOCATION, location);
+    }
+    if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        headers.insert(header::SET_COOKIE, cookie);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The sign-out form's field.
+#[derive(Deserialize)]
+struct SignOut {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /approvals/sign-out`.
+async fn sign_out(
+    State(page): State<Arc<Page>>,
+    headers: HeaderMap,
+    Form(form): Form<SignOut>,
+) -> Response {
+    if let Ok(Some(signed)) = approver(&page, &headers).await
+        && same_token(&signed.csrf, &form.csrf)
+    {
+        let _ = page.gateway.close_approver_session(&signed.session).await;
+    }
+    let expired = cookie::Cookie::build((COOKIE, ""))
+        .path(PAGE_PATH)
+        .http_only(true)
+        .secure(page.secure)
+        .same_site(cookie::SameSite::Strict)
+        .max_age(cookie::time::Duration::ZERO)
+        .build();
+    see_other(PAGE_PATH, Some(expired.to_string()))
+}
+
+/// Whether two tokens are the same, compared in constant time.
+fn same_token(expected: &str, given: &str) -> bool {
+    !expected.is_empty() && bool::from(expected.as_bytes().ct_eq(given.as_bytes()))
+}
+
+/// The decision form's fields.
+#[derive(Deserialize)]
+struct Decision {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default)]
+    note: String,
+}
+
+/// `POST /approvals/{id}`: the signed-in approver's decision.
+async fn decide(
+    State(page): State<Arc<Page>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<Decision>,
+) -> Response {
+    let here = format!("/approvals/{}", id_of(&id));
+    let signed = match approver(&page, &headers).await {
+        Ok(Some(signed)) => signed,
+        Ok(None) => {
+            return sign_in_page(
+                &page,
+                &here,
+                Some("Your session ended; sign in again to decide."),
+            );
+        }
+        Err(response) => return response,
+    };
+    let refused = |status: StatusCode, message: String| {
+        respond(
+            status,
+            layout(
+                "Not decided",
+                Some((&signed.identity, &signed.csrf)),
+                html! {
+                    p.notice.refused #outcome role="alert" { (message) }
+                    p { a href="/approvals" { "Back to the pending calls" } }
+                },
+            ),
+        )
+    };
+    if !same_token(&signed.csrf, &form.csrf) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "This form did not come from your session (its CSRF token does not match); nothing \
+             changed. Open the page again and decide there."
+                .into(),
+        );
+    }
+    let approve = match form.decision.as_str() {
+        "approve" => true,
+        "deny" => false,
+        _ => {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                "Choose Approve or Deny; nothing changed.".into(),
+            );
+        }
+    };
+    let note: String = form.note.trim().chars().take(MAX_NOTE_CHARS).collect();
+    let decided = page
+        .gateway
+        .decide(&signed.identity, &id, approve, Some(note))
+        .await;
+    match decided {
+        Ok(approval) => respond(
+            StatusCode::OK,
+            layout(
+                "Decided",
+                Some((&signed.identity, &signed.csrf)),
+                html! {
+                    p.notice #outcome role="status" {
+                        @if approve {
+                            "Approved. The call runs now (a task) or when its caller calls again."
+                        } @else {
+                            "Denied. The caller is told, with your note; nothing runs."
+                        }
+                    }
+                    (card(&approval, None))
+                    p { a href="/approvals" { "Back to the pending calls" } }
+                },
+            ),
+        ),
+        Err(e) => {
+            let status = match &e {
+                DecideError::Unknown(_) => StatusCode::NOT_FOUND,
+                DecideError::OwnCall(_) => StatusCode::FORBIDDEN,
+                DecideError::Settled { .. } => StatusCode::CONFLICT,
+                DecideError::Lapsed(_) | DecideError::PolicyChanged(_) => StatusCode::GONE,
+                DecideError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            refused(status, e.to_string())
+        }
+    }
+}

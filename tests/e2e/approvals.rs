@@ -1,0 +1,540 @@
+//! `approve` rules through the real binary (ADR 0038): a call held until a
+//! second person says yes on the approval page, bound to exactly what
+//! runs and spent once; the page itself (sign-in with a real token, CSRF,
+//! CSP, a second click that changes nothing); MCP tasks for clients that
+//! declare them; the audit trail and the metrics. The StatusPro sandbox
+//! is the ground truth of what changed.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
+    TaskStatus, UpdateTaskParams,
+};
+use serde_json::{Value, json};
+use statuspro_sandbox::seed;
+
+use crate::statuspro::StatusPro;
+use crate::support::audit::records;
+use crate::support::infra::sha256_hex;
+use crate::support::plugin_set::Setup;
+use crate::support::{ERAS, Elicitation, Era, Host, TestClient};
+
+const ALICE: &str = "alice-caller-token-0123456789abcdef";
+const CAROL: &str = "carol-approver-token-0123456789abcd";
+const MALLORY: &str = "mallory-token-0123456789abcdef0123";
+
+/// Static tokens for alice (the caller), carol (an approver) and mallory
+/// (neither), and a rule holding status changes for carol's yes.
+fn config(expires_secs: u64) -> String {
+    let token = |subject: &str, token: &str| {
+        format!(
+            "[[auth.tokens]]\nsubject = \"{subject}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
+            sha256_hex(token)
+        )
+    };
+    format!(
+        "[auth]\nresource = \"https://mcp.example.com/mcp\"\n{}{}{}\n\
+         [[policy.rules]]\nname = \"status-changes-need-support\"\n\
+         when = 'tool.name == \"update_order_status\"'\noutcome = \"approve\"\n\
+         approve = {{ approver = 'approver.subject == \"carol\"', expires_secs = {expires_secs} }}\n",
+        token("alice", ALICE),
+        token("carol", CAROL),
+        token("mallory", MALLORY),
+    )
+}
+
+/// A status change the seed allows.
+fn change(comment: &str) -> Value {
+    let id = seed::order_with_viable_next("st000003").unwrap();
+    json!({"order_id": id, "status_code": "st000003", "comment": comment, "confirm": true})
+}
+
+/// StatusPro over HTTP for alice, in `era`, confirming with `elicitation`.
+async fn statuspro(era: Era, elicitation: Elicitation, expires_secs: u64) -> StatusPro {
+    Setup::new()
+        .http()
+        .era(era)
+        .elicitation(elicitation)
+        .bearer(ALICE)
+        .config(&config(expires_secs))
+        .start()
+        .await
+}
+
+/// The approval page as a browser without JavaScript uses it: a cookie,
+/// forms, no redirects followed.
+struct Page {
+    base: String,
+    client: reqwest::Client,
+    cookie: Option<String>,
+}
+
+impl Page {
+    /// The page of `host`.
+    fn of(host: &Host) -> Page {
+        let mcp = host.url.as_deref().expect("an HTTP host");
+        Page {
+            base: mcp.trim_end_matches("/mcp").to_string() + "/approvals",
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            cookie: None,
+        }
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, reqwest::header::HeaderMap, String) {
+        let mut request = self.client.get(format!("{}{path}", self.base));
+        if let Some(cookie) = &self.cookie {
+            request = request.header("cookie", cookie);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        (status, headers, response.text().await.unwrap())
+    }
+
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+        let mut request = self.client.post(format!("{}{path}", self.base)).form(form);
+        if let Some(cookie) = &self.cookie {
+            request = request.header("cookie", cookie);
+        }
+        let response = request.send().await.unwrap();
+        (response.status(), response.text().await.unwrap())
+    }
+
+    /// Signs in with `token`; the session cookie is kept.
+    async fn sign_in(&mut self, token: &str) {
+        let response = self
+            .client
+            .post(format!("{}/sign-in", self.base))
+            .form(&[("token", token), ("next", "/approvals")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "signed in");
+        let set = response.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+            "{set}"
+        );
+        self.cookie = Some(set.split(';').next().unwrap().to_string());
+    }
+
+    /// The CSRF token the page's forms carry.
+    async fn csrf(&self) -> String {
+        let (_, _, html) = self.get("").await;
+        let at = html.find("name=\"csrf\" value=\"").expect("a form") + 19;
+        html[at..at + 32].to_string()
+    }
+}
+
+/// The `approval` object of a call's `APPROVAL_PENDING` answer.
+async fn pending(host: &Host, arguments: Value) -> Value {
+    let result = host
+        .call("update_order_status", arguments)
+        .await
+        .expect("a tool result");
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let out = result.structured_content.expect("structured");
+    assert_eq!(out["issues"][0]["code"], "APPROVAL_PENDING", "{out}");
+    out["approval"].clone()
+}
+
+#[tokio::test]
+async fn a_call_waits_for_a_second_persons_yes_on_the_page_and_runs_once_when_called_again() {
+    for era in ERAS {
+        let statuspro = statuspro(era, Elicitation::Accept(true), 600).await;
+        let host = &statuspro.host;
+        let arguments = change("Approved by support.");
+
+        let approval = pending(host, arguments.clone()).await;
+        let id = approval["id"].as_str().unwrap().to_string();
+        assert_eq!(approval["state"], "pending");
+        let url = approval["url"].as_str().unwrap();
+        assert!(url.ends_with(&format!("/approvals/{id}")), "{url}");
+        assert!(
+            statuspro.sandbox.mutations().is_empty(),
+            "{era:?}: nothing ran"
+        );
+        // Asked again, the same call waits on the same approval.
+        assert_eq!(pending(host, arguments.clone()).await["id"], id.as_str());
+
+        let mut page = Page::of(host);
+        let (status, headers, html) = page.get("").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(html.contains("Sign in"), "{html}");
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"));
+
+        // The caller cannot approve its own call: not listed, and refused.
+        page.sign_in(ALICE).await;
+        let (_, _, html) = page.get("").await;
+        assert!(html.contains("No call is waiting"), "{html}");
+        let csrf = page.csrf().await;
+        let (status, html) = page
+            .post(
+                &format!("/{id}"),
+                &[("csrf", &csrf), ("decision", "approve")],
+            )
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{html}");
+        assert!(html.contains("you made this call"), "{html}");
+
+        // Neither can someone the rule does not name.
+        let mut stranger = Page::of(host);
+        stranger.sign_in(MALLORY).await;
+        let (_, _, html) = stranger.get("").await;
+        assert!(!html.contains(&id), "mallory sees nothing: {html}");
+
+        let mut carol = Page::of(host);
+        carol.sign_in(CAROL).await;
+        let (_, _, html) = carol.get("").await;
+        assert!(html.contains(&id), "carol sees the call: {html}");
+        assert!(html.contains("update_order_status") && html.contains("token:alice"));
+        assert!(
+            html.contains("&quot;comment&quot;: &quot;Approved by support.&quot;"),
+            "the arguments, pretty-printed and escaped: {html}"
+        );
+        // A form without the session's token changes nothing.
+        let (status, _) = carol
+            .post(
+                &format!("/{id}"),
+                &[("csrf", "0".repeat(32).as_str()), ("decision", "approve")],
+            )
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        let csrf = carol.csrf().await;
+        let form = [
+            ("csrf", csrf.as_str()),
+            ("decision", "approve"),
+            ("note", "ok, go"),
+        ];
+        let (status, html) = carol.post(&format!("/{id}"), &form).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("Approved."), "{html}");
+        // The same form again (a second click, a replay): nothing changes.
+        let (status, html) = carol.post(&format!("/{id}"), &form).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{html}");
+        assert!(html.contains("approved already (by token:carol)"), "{html}");
+
+        assert!(
+            statuspro.sandbox.mutations().is_empty(),
+            "approved, not run yet"
+        );
+        let out = host.ok("update_order_status", arguments.clone()).await;
+        assert_eq!(out["result"], "confirmed", "{era:?}: {out}");
+        assert_eq!(
+            statuspro.sandbox.mutations().len(),
+            1,
+            "{era:?}: one change"
+        );
+        // Spent: the same call again waits for a new approval.
+        let again = pending(host, arguments.clone()).await;
+        assert_ne!(again["id"], id.as_str());
+        assert_eq!(statuspro.sandbox.mutations().len(), 1);
+
+        let trail = records(&statuspro.audit_trail());
+        let decided = trail
+            .iter()
+            .find(|r| r["record"] == "approval" && r["approval"]["id"] == id.as_str())
+            .expect("the decision is on record");
+        assert_eq!(decided["approval"]["state"], "approved");
+        assert_eq!(decided["approval"]["decided_by"], "token:carol");
+        assert_eq!(decided["approval"]["note"], "ok, go");
+        assert_eq!(decided["policy"]["rule"], "status-changes-need-support");
+        let ran = trail
+            .iter()
+            .find(|r| r["record"] == "call" && r["result"] == "ok")
+            .expect("the call that ran");
+        assert_eq!(ran["approval"]["id"], id.as_str(), "{ran}");
+        assert_eq!(ran["approval"]["state"], "spent");
+        assert_eq!(ran["caller"], "token:alice");
+        let waited = trail
+            .iter()
+            .filter(|r| r["issues"] == json!(["APPROVAL_PENDING"]))
+            .count();
+        assert_eq!(waited, 3, "each call that waited is on record");
+    }
+}
+
+#[tokio::test]
+async fn a_denial_reaches_the_caller_with_the_note_and_a_changed_call_voids_an_approval() {
+    let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
+    let host = &statuspro.host;
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+
+    let first = pending(host, change("first")).await;
+    let csrf = carol.csrf().await;
+    let id = first["id"].as_str().unwrap();
+    let (status, _) = carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    // Other arguments: that approval does not cover them, and is void.
+    let second = pending(host, change("second")).await;
+    let message = host
+        .call("update_order_status", change("second"))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap()["issues"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains(second["id"].as_str().unwrap()),
+        "{message}"
+    );
+    let out = host
+        .call("update_order_status", change("first"))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    let message = out["issues"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("approval {id} (approved)"))
+            || message.contains("no longer applies"),
+        "the caller is told why its approval does not count: {message}"
+    );
+
+    let waiting = out["approval"]["id"].as_str().unwrap().to_string();
+    let csrf = carol.csrf().await;
+    let (status, _) = carol
+        .post(
+            &format!("/{waiting}"),
+            &[
+                ("csrf", &csrf),
+                ("decision", "deny"),
+                ("note", "Not during the audit."),
+            ],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let issue = host
+        .tool_error("update_order_status", change("first"))
+        .await;
+    assert_eq!(issue["code"], "APPROVAL_DENIED", "{issue}");
+    let message = issue["message"].as_str().unwrap();
+    assert!(
+        message.contains("token:carol") && message.contains("Not during the audit."),
+        "{message}"
+    );
+    assert!(statuspro.sandbox.mutations().is_empty(), "nothing ran");
+}
+
+#[tokio::test]
+async fn a_lapsed_approval_cannot_be_used() {
+    let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 3).await;
+    let host = &statuspro.host;
+    let approval = pending(host, change("late")).await;
+    let id = approval["id"].as_str().unwrap().to_string();
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let csrf = carol.csrf().await;
+    let (decided, html) = carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    // Approved within its three seconds (or, on a slow machine, lapsed
+    // already): either way it lapses before the call comes back.
+    assert!(
+        decided == StatusCode::OK || decided == StatusCode::GONE,
+        "{decided}: {html}"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, _, html) = carol.get(&format!("/{id}")).await;
+        if html.contains("data-state=\"lapsed\"") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{html}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let result = host
+        .call("update_order_status", change("late"))
+        .await
+        .unwrap();
+    let out = result.structured_content.unwrap();
+    assert_eq!(
+        out["issues"][0]["code"], "APPROVAL_PENDING",
+        "a new one is asked: {out}"
+    );
+    let message = out["issues"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("approval {id} lapsed")),
+        "{message}"
+    );
+    assert_ne!(out["approval"]["id"], id.as_str());
+    // Too late to decide, too.
+    let csrf = carol.csrf().await;
+    let (status, html) = carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    assert!(
+        status == StatusCode::GONE || status == StatusCode::CONFLICT,
+        "{status}: {html}"
+    );
+    assert!(statuspro.sandbox.mutations().is_empty(), "nothing ran");
+}
+
+/// A 2026-07-28 client of `host` that declares tasks, sending `token`.
+async fn task_client(
+    host: &Host,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, TestClient> {
+    crate::support::install_tls_provider();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            host.url.clone().unwrap(),
+        )
+        .auth_header(token.to_string());
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    TestClient::new(Elicitation::Accept(true))
+        .with_capabilities(
+            ClientCapabilities::builder()
+                .enable_elicitation()
+                .enable_tasks()
+                .build(),
+        )
+        .start(Era::Modern, transport)
+        .await
+}
+
+/// Polls task `id` until `done` holds for its status (bounded).
+async fn poll(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, TestClient>,
+    id: &str,
+    done: impl Fn(TaskStatus) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let task = client.get_task(GetTaskParams::new(id)).await.unwrap();
+        let status = task.task.status();
+        if done(status) {
+            return serde_json::to_value(&task).unwrap();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task stuck: {task:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_completes_once() {
+    let statuspro = statuspro(Era::Modern, Elicitation::Accept(true), 600).await;
+    let host = &statuspro.host;
+    let client = task_client(host, ALICE).await;
+    let arguments = change("via a task");
+    let params = CallToolRequestParams::new("update_order_status")
+        .with_arguments(arguments.as_object().unwrap().clone());
+    let CallToolResponse::Task(created) = client.call_tool_once(params.clone()).await.unwrap()
+    else {
+        panic!("a client with tasks gets a task");
+    };
+    let id = created.task.task_id.clone();
+    assert_eq!(created.task.status, TaskStatus::Working);
+    let waiting = poll(&client, &id, |_| true).await;
+    assert_eq!(waiting["status"], "working");
+    assert!(
+        waiting["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("waits for an approver"),
+        "{waiting}"
+    );
+
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let csrf = carol.csrf().await;
+    let (status, _) = carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // StatusPro asks its own question: it comes through the task.
+    let asking = poll(&client, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    let question = &asking["inputRequests"]["confirm"];
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Change order"),
+        "{asking}"
+    );
+    assert!(statuspro.sandbox.mutations().is_empty(), "asked, not run");
+    let mut answers = rmcp::model::InputResponses::new();
+    answers.insert(
+        "confirm".into(),
+        json!({"action": "accept", "content": {"confirm": true}}),
+    );
+    client
+        .update_task(UpdateTaskParams::new(&id, answers.clone()))
+        .await
+        .unwrap();
+    let done = poll(&client, &id, |s| s == TaskStatus::Completed).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "confirmed",
+        "{done}"
+    );
+    assert_eq!(statuspro.sandbox.mutations().len(), 1, "one change");
+    // The same answer again changes nothing.
+    client
+        .update_task(UpdateTaskParams::new(&id, answers))
+        .await
+        .unwrap();
+    assert_eq!(statuspro.sandbox.mutations().len(), 1);
+
+    // A task cancelled while it waits never runs, and cannot be approved.
+    let CallToolResponse::Task(second) = client
+        .call_tool_once(
+            CallToolRequestParams::new("update_order_status")
+                .with_arguments(change("cancelled").as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    let second = second.task.task_id;
+    client
+        .cancel_task(CancelTaskParams::new(&second))
+        .await
+        .unwrap();
+    let cancelled = poll(&client, &second, |s| s == TaskStatus::Cancelled).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    let csrf = carol.csrf().await;
+    let (status, html) = carol
+        .post(
+            &format!("/{second}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{html}");
+    assert_eq!(statuspro.sandbox.mutations().len(), 1);
+    // Another caller's task is unknown to this one.
+    let other = task_client(host, MALLORY).await;
+    let error = other.get_task(GetTaskParams::new(&id)).await.unwrap_err();
+    assert!(format!("{error}").contains("unknown task"), "{error}");
+}
