@@ -323,4 +323,25 @@ mod tests {
         let text = "[[policy.rules]]\nname = \"l\"\noutcome = \"limit\"\nlimit = { count = 5, window_secs = 60, key = \"identity.key\" }\n";
         policy(text).expect("a valid limit");
     }
+
+    #[test]
+    fn an_approve_rule_needs_its_table_and_an_approver_condition_over_its_own_names() {
+        let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\n";
+        assert!(policy(text).unwrap_err().to_string().contains("`approve`"));
+        let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\napprove = { approver = 'args.x == 1' }\n";
+        let error = policy(text).unwrap_err().to_string();
+        assert!(
+            error.contains("approve.approver") && error.contains("`approver`, `identity`, `now`"),
+            "{error}"
+        );
+        let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\napprove = { approver = 'approver.subject ==' }\n";
+        let error = policy(text).unwrap_err().to_string();
+        assert!(error.contains("line 4, column"), "{error}");
+        let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\napprove = { approver = 'true', expires_secs = 0 }\n";
+        assert!(policy(text).unwrap_err().to_string().contains("expires_secs"));
+        let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\napprove = { approver = '\"finance\" in approver.claims.groups && approver.key != identity.key' }\n";
+        let resolved = policy(text).expect("a valid approve rule");
+        assert!(resolved.has_approvals());
+        assert!(resolved.approval_rule("a").is_some());
+    }
 }
