@@ -21,13 +21,13 @@ use crate::support::infra::sha256_hex;
 use crate::support::plugin_set::Setup;
 use crate::support::{ERAS, Elicitation, Era, Host, TestClient};
 
-const ALICE: &str = "alice-caller-token-0123456789abcdef";
-const CAROL: &str = "carol-approver-token-0123456789abcd";
+pub const ALICE: &str = "alice-caller-token-0123456789abcdef";
+pub const CAROL: &str = "carol-approver-token-0123456789abcd";
 const MALLORY: &str = "mallory-token-0123456789abcdef0123";
 
 /// Static tokens for alice (the caller), carol (an approver) and mallory
 /// (neither), and a rule holding status changes for carol's yes.
-fn config(expires_secs: u64) -> String {
+pub fn config(expires_secs: u64) -> String {
     let token = |subject: &str, token: &str| {
         format!(
             "[[auth.tokens]]\nsubject = \"{subject}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
@@ -46,7 +46,7 @@ fn config(expires_secs: u64) -> String {
 }
 
 /// A status change the seed allows.
-fn change(comment: &str) -> Value {
+pub fn change(comment: &str) -> Value {
     let id = seed::order_with_viable_next("st000003").unwrap();
     json!({"order_id": id, "status_code": "st000003", "comment": comment, "confirm": true})
 }
@@ -65,16 +65,21 @@ async fn statuspro(era: Era, elicitation: Elicitation, expires_secs: u64) -> Sta
 
 /// The approval page as a browser without JavaScript uses it: a cookie,
 /// forms, no redirects followed.
-struct Page {
+pub struct Page {
     base: String,
     client: reqwest::Client,
-    cookie: Option<String>,
+    /// The session cookie (`name=value`), once signed in.
+    pub cookie: Option<String>,
 }
 
 impl Page {
     /// The page of `host`.
-    fn of(host: &Host) -> Page {
-        let mcp = host.url.as_deref().expect("an HTTP host");
+    pub fn of(host: &Host) -> Page {
+        Page::at(host.url.as_deref().expect("an HTTP host"))
+    }
+
+    /// The page beside the MCP endpoint `mcp`.
+    pub fn at(mcp: &str) -> Page {
         Page {
             base: mcp.trim_end_matches("/mcp").to_string() + "/approvals",
             client: reqwest::Client::builder()
@@ -85,7 +90,8 @@ impl Page {
         }
     }
 
-    async fn get(&self, path: &str) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    /// `GET` of `path` under the page: status, headers, body.
+    pub async fn get(&self, path: &str) -> (StatusCode, reqwest::header::HeaderMap, String) {
         let mut request = self.client.get(format!("{}{path}", self.base));
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", cookie);
@@ -96,7 +102,8 @@ impl Page {
         (status, headers, response.text().await.unwrap())
     }
 
-    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+    /// `POST` of `form` to `path` under the page: status, body.
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
         let mut request = self.client.post(format!("{}{path}", self.base)).form(form);
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", cookie);
@@ -106,7 +113,7 @@ impl Page {
     }
 
     /// Signs in with `token`; the session cookie is kept.
-    async fn sign_in(&mut self, token: &str) {
+    pub async fn sign_in(&mut self, token: &str) {
         let response = self
             .client
             .post(format!("{}/sign-in", self.base))
@@ -127,7 +134,7 @@ impl Page {
     }
 
     /// The CSRF token the page's forms carry.
-    async fn csrf(&self) -> String {
+    pub async fn csrf(&self) -> String {
         let (_, _, html) = self.get("").await;
         let at = html.find("name=\"csrf\" value=\"").expect("a form") + 19;
         html[at..at + 32].to_string()
@@ -398,10 +405,19 @@ async fn task_client(
     host: &Host,
     token: &str,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, TestClient> {
+    task_client_at(host.url.as_deref().unwrap(), token).await
+}
+
+/// A 2026-07-28 client of the MCP endpoint `url` that declares tasks,
+/// sending `token`.
+pub async fn task_client_at(
+    url: &str,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, TestClient> {
     crate::support::install_tls_provider();
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-            host.url.clone().unwrap(),
+            url.to_string(),
         )
         .auth_header(token.to_string());
     let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
@@ -417,7 +433,7 @@ async fn task_client(
 }
 
 /// Polls task `id` until `done` holds for its status (bounded).
-async fn poll(
+pub async fn poll(
     client: &rmcp::service::RunningService<rmcp::RoleClient, TestClient>,
     id: &str,
     done: impl Fn(TaskStatus) -> bool,

@@ -9,6 +9,7 @@
 //! stickiness, legacy sessions pinned by `Mcp-Session-Id`, a replica killed
 //! under load, and a component published to the shared plugin directory.
 
+mod approvals;
 mod lb;
 
 use rmcp::ServiceError;

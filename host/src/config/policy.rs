@@ -338,7 +338,12 @@ mod tests {
         let error = policy(text).unwrap_err().to_string();
         assert!(error.contains("line 4, column"), "{error}");
         let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\napprove = { approver = 'true', expires_secs = 0 }\n";
-        assert!(policy(text).unwrap_err().to_string().contains("expires_secs"));
+        assert!(
+            policy(text)
+                .unwrap_err()
+                .to_string()
+                .contains("expires_secs")
+        );
         let text = "[[policy.rules]]\nname = \"a\"\noutcome = \"approve\"\napprove = { approver = '\"finance\" in approver.claims.groups && approver.key != identity.key' }\n";
         let resolved = policy(text).expect("a valid approve rule");
         assert!(resolved.has_approvals());

@@ -536,6 +536,16 @@ pub(super) async fn update_task(
     params: UpdateTaskParams,
 ) -> Result<(), ErrorData> {
     let approval = caller_task(gateway, request, &params.task_id).await?;
+    // The answer runs the call again, on this replica: its plugin
+    // directory must be in first (a replica just restarted), or the answer
+    // is left for a retry, unclaimed.
+    gateway.wait_until_loaded().await;
+    if let Some(loading) = gateway.still_loading() {
+        return Err(ErrorData::internal_error(
+            format!("this replica is {loading}; send the answer again shortly"),
+            None,
+        ));
+    }
     let task = approval.task.as_ref().expect("checked");
     let (TaskPhase::InputRequired, Some(state)) = (task.phase, task.request_state.clone()) else {
         // Answers to nothing outstanding are ignored (the extension's
@@ -875,6 +885,13 @@ impl Gateway {
     /// Runs the approved call that task `id` is, if no replica has begun
     /// it: claimed by moving its approval to `spent`, so it runs once.
     async fn run_approved(&self, id: &str) {
+        // A replica just (re)started serves nothing until its plugin
+        // directory is in: a call claimed before would find no tool.
+        // Unclaimed, the next `tasks/get` on any replica begins it.
+        self.wait_until_loaded().await;
+        if !self.is_loaded() {
+            return;
+        }
         let claimed = self
             .inner
             .approvals
