@@ -5,6 +5,8 @@
 //! declare them; the audit trail and the metrics. The StatusPro sandbox
 //! is the ground truth of what changed.
 
+mod browser;
+
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -23,7 +25,7 @@ use crate::support::{ERAS, Elicitation, Era, Host, TestClient};
 
 pub const ALICE: &str = "alice-caller-token-0123456789abcdef";
 pub const CAROL: &str = "carol-approver-token-0123456789abcd";
-const MALLORY: &str = "mallory-token-0123456789abcdef0123";
+pub const MALLORY: &str = "mallory-token-0123456789abcdef0123";
 
 /// Static tokens for alice (the caller), carol (an approver) and mallory
 /// (neither), and a rule holding status changes for carol's yes.
@@ -52,7 +54,7 @@ pub fn change(comment: &str) -> Value {
 }
 
 /// StatusPro over HTTP for alice, in `era`, confirming with `elicitation`.
-async fn statuspro(era: Era, elicitation: Elicitation, expires_secs: u64) -> StatusPro {
+pub async fn statuspro(era: Era, elicitation: Elicitation, expires_secs: u64) -> StatusPro {
     Setup::new()
         .http()
         .era(era)
@@ -142,7 +144,7 @@ impl Page {
 }
 
 /// The `approval` object of a call's `APPROVAL_PENDING` answer.
-async fn pending(host: &Host, arguments: Value) -> Value {
+pub async fn pending(host: &Host, arguments: Value) -> Value {
     let result = host
         .call("update_order_status", arguments)
         .await

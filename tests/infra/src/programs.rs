@@ -27,7 +27,7 @@ pub struct Program {
 
 /// Every program a test needs besides Rust and the components, in the order
 /// the tests' ignore reasons and `.ci/run` name them.
-pub const PROGRAMS: [Program; 5] = [
+pub const PROGRAMS: [Program; 7] = [
     Program {
         name: "redis-server",
         package: "redis-server",
@@ -52,6 +52,16 @@ pub const PROGRAMS: [Program; 5] = [
         name: "htpasswd",
         package: "apache2-utils",
         used_for: "the registry's basic-auth login (tests/e2e/oci.rs)",
+    },
+    Program {
+        name: "chromium",
+        package: "chromium",
+        used_for: "the approval page in a real browser, headless (tests/e2e/approvals/browser.rs)",
+    },
+    Program {
+        name: "chromedriver",
+        package: "chromium-driver",
+        used_for: "driving that browser over WebDriver (tests/e2e/approvals/browser.rs)",
     },
 ];
 
