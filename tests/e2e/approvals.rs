@@ -556,3 +556,63 @@ async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_complet
     let error = other.get_task(GetTaskParams::new(&id)).await.unwrap_err();
     assert!(format!("{error}").contains("unknown task"), "{error}");
 }
+
+#[tokio::test]
+async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_approved() {
+    // The user is shown the page in a URL-mode elicitation (legacy: a
+    // request to the client; 2026-07-28: an input_required round); once
+    // they are back and the approver said yes, the call runs.
+    for era in ERAS {
+        let statuspro = statuspro(era, Elicitation::Unsupported, 600).await;
+        let host = &statuspro.host;
+        let url = host.url.as_deref().unwrap();
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                url.to_string(),
+            )
+            .auth_header(ALICE.to_string());
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(
+            rmcp::model::ElicitationCapability::new()
+                .with_form(Default::default())
+                .with_url(Default::default()),
+        );
+        let handler =
+            TestClient::new(Elicitation::AcceptWhenReleased).with_capabilities(capabilities);
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        let client = handler.clone().start(era, transport).await;
+        // The client's own call helper, which answers 2026-07-28 rounds
+        // through the handler, as a real client does.
+        let call = tokio::spawn(async move {
+            let answer = client
+                .call_tool(
+                    CallToolRequestParams::new("update_order_status")
+                        .with_arguments(change("opened").as_object().unwrap().clone()),
+                )
+                .await;
+            (client, answer)
+        });
+        crate::support::session::wait_for_seen(&handler, |seen| !seen.urls.is_empty()).await;
+        let shown = handler.seen.lock().unwrap().urls[0].clone();
+        let id = shown.rsplit('/').next().unwrap().to_string();
+        assert!(shown.contains("/approvals/"), "{shown}");
+        assert!(statuspro.sandbox.mutations().is_empty());
+
+        let mut carol = Page::of(host);
+        carol.sign_in(CAROL).await;
+        let csrf = carol.csrf().await;
+        let (status, _) = carol
+            .post(
+                &format!("/{id}"),
+                &[("csrf", &csrf), ("decision", "approve")],
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        handler.release_elicitations();
+        let (_client, result) = call.await.unwrap();
+        let result = result.expect("the call answers");
+        let out = result.structured_content.expect("structured");
+        assert_eq!(out["result"], "confirmed", "{era:?}: {out}");
+        assert_eq!(statuspro.sandbox.mutations().len(), 1, "{era:?}");
+    }
+}

@@ -91,6 +91,8 @@ pub struct Seen {
     /// The URIs of `resources/updated` notifications, in arrival order
     /// (legacy).
     pub updated: Vec<String>,
+    /// The URLs of URL-mode elicitations, in arrival order.
+    pub urls: Vec<String>,
 }
 
 /// The test client.
@@ -134,6 +136,10 @@ impl ClientHandler for TestClient {
                 message.clone(),
                 serde_json::to_value(requested_schema).unwrap_or(Value::Null),
             ),
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                self.seen.lock().unwrap().urls.push(url.clone());
+                (message.clone(), Value::Null)
+            }
             _ => ("(not a form)".to_string(), Value::Null),
         };
         let answer = {

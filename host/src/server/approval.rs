@@ -57,6 +57,21 @@ pub(super) struct Ask<'a> {
     /// Whether the client declared tasks (2026-07-28): the call becomes
     /// one.
     pub as_task: bool,
+    /// How to point the user at the page, for a client that declared
+    /// URL-mode elicitation.
+    pub url_mode: UrlMode,
+}
+
+/// How a call that waits points its user at the approval page.
+pub(super) enum UrlMode {
+    /// The client cannot open URLs for its user: the result says where.
+    None,
+    /// A legacy session: an `elicitation/create` in URL mode, and once the
+    /// user is back, the approval is looked at again.
+    Ask(rmcp::service::Peer<rmcp::RoleServer>, Duration),
+    /// A 2026-07-28 client: an `input_required` result carrying the URL,
+    /// its retry sealed to this call like a confirmation's.
+    InputRequired(String),
 }
 
 /// What [`gate`] decided.
@@ -116,7 +131,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
         if latest.binds(&binding) {
             match latest.state {
                 State::Pending if !latest.lapsed(now) => {
-                    return waiting(gateway, latest, None, ask.as_task).await;
+                    return waiting(gateway, latest, None, &ask).await;
                 }
                 State::Approved if !latest.lapsed(now) => {
                     let spent = store
@@ -227,7 +242,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
         caller = %approval.caller,
         "a call waits for an approver"
     );
-    waiting(gateway, approval, previous, ask.as_task).await
+    waiting(gateway, approval, previous, &ask).await
 }
 
 /// The answer to a call that waits for `approval`: a task for a client
@@ -237,8 +252,9 @@ async fn waiting(
     gateway: &Gateway,
     mut approval: Approval,
     previous: Option<String>,
-    as_task: bool,
+    ask: &Ask<'_>,
 ) -> Gate {
+    let as_task = ask.as_task;
     if as_task && approval.task.is_none() {
         // The same call, asked again by a client that now declares tasks.
         let attached = gateway
@@ -266,6 +282,58 @@ async fn waiting(
         }
     }
     let message = waiting_message(gateway, &approval, previous.as_deref());
+    let url = gateway.approval_url(&approval.id);
+    match (&ask.url_mode, &url) {
+        (UrlMode::Ask(peer, timeout), Some(url)) if !as_task => {
+            // The user is shown where; whatever they answer, the approval
+            // decides. Approved meanwhile, the call runs now.
+            let params = rmcp::model::ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message: message.clone(),
+                url: url.clone(),
+                elicitation_id: approval.id.clone(),
+            };
+            let _ = tokio::time::timeout(*timeout, peer.create_elicitation(params)).await;
+            let spent = gateway
+                .inner
+                .approvals
+                .transition(&approval.id, State::Approved, |a| a.state = State::Spent)
+                .await;
+            match spent {
+                Ok(Transition::Moved(spent)) if !spent.lapsed(now_ms()) => {
+                    metrics::approval("spent");
+                    return Gate::Run(spent);
+                }
+                Ok(Transition::Refused(now)) if now.state == State::Denied => {
+                    return denied(now);
+                }
+                Ok(_) => {}
+                Err(e) => return unavailable(e),
+            }
+        }
+        (UrlMode::InputRequired(state), Some(url)) if !as_task => {
+            let params = rmcp::model::ElicitRequestParams::UrlElicitationParams {
+                meta: None,
+                message,
+                url: url.clone(),
+                elicitation_id: String::new(),
+            };
+            let mut requests = InputRequests::new();
+            requests.insert(
+                tools::CONFIRM_KEY.to_string(),
+                InputRequest::Elicitation(ElicitRequest::new(params)),
+            );
+            return Gate::Answer {
+                response: Box::new(
+                    rmcp::model::InputRequiredResult::new(Some(requests), Some(state.clone()))
+                        .into(),
+                ),
+                code: "APPROVAL_PENDING",
+                approval: Some(approval),
+            };
+        }
+        _ => {}
+    }
     let response = if as_task && approval.task.is_some() {
         CallToolResponse::Task(CreateTaskResult::new(
             task_of(&approval).with_status_message(message),

@@ -30,6 +30,12 @@ use crate::registry::ToolRef;
 /// `inputResponses`.
 pub(super) const CONFIRM_KEY: &str = "confirm";
 
+/// What a 2026-07-28 retry after a URL-mode elicitation to the approval
+/// page answers, as its sealed state records it: never a question a tool
+/// asks (those begin with the host's line), so the answer is given to no
+/// tool's question.
+const APPROVAL_URL_QUESTION: &str = "(the approval page was shown)";
+
 /// The audit trail's code for a continuation whose `inputResponses` is
 /// missing, malformed, or sent without its `requestState` (or the state
 /// without it).
@@ -115,12 +121,31 @@ pub(super) async fn call(
                 && context
                     .client_capabilities()
                     .is_some_and(|c| c.supports_tasks());
+            let url_elicitation = context
+                .client_capabilities()
+                .and_then(|c| c.elicitation)
+                .is_some_and(|e| e.url.is_some());
+            let url_mode = match (url_elicitation, request.era) {
+                (false, _) => approval::UrlMode::None,
+                (true, Era::Legacy) => approval::UrlMode::Ask(
+                    context.peer.clone(),
+                    request.registry.config().elicitation_timeout,
+                ),
+                // The retry comes back sealed to this call, as a
+                // confirmation's does; the approval decides whether it runs.
+                (true, Era::Modern) => approval::UrlMode::InputRequired(gateway.inner.states.seal(
+                    &binding,
+                    &[],
+                    APPROVAL_URL_QUESTION,
+                )),
+            };
             let asked = approval::Ask {
                 tool: &tool,
                 arguments: &arguments,
                 note: &note,
                 continuation: !first_round,
                 as_task,
+                url_mode,
             };
             match approval::gate(gateway, request, asked).await {
                 approval::Gate::Run(approved) => (note, None, Some(approved)),
