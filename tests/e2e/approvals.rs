@@ -616,3 +616,162 @@ async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_app
         assert_eq!(statuspro.sandbox.mutations().len(), 1, "{era:?}");
     }
 }
+
+#[tokio::test]
+async fn an_approver_signs_in_through_the_identity_provider_with_pkce_and_decides() {
+    use toolhost_test_infra::idp::{AuthorizationServer, Idp, SigningKey};
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let provider = AuthorizationServer::start(&idp, key.clone(), "toolhost-approvals").await;
+    let rule = format!(
+        "[auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nalgorithms = [\"ES256\"]\nscopes = [\"mcp:tools\"]\n\
+         [approvals.oauth]\nclient_id = \"toolhost-approvals\"\nauthorization_endpoint = \"{}\"\n\
+         token_endpoint = \"{}\"\n",
+        idp.issuer, idp.jwks_url, provider.authorization_endpoint, provider.token_endpoint
+    );
+    let config = config(600).replace(
+        "outcome = \"approve\"\napprove = { approver = 'approver.subject == \"carol\"'",
+        "outcome = \"approve\"\napprove = { approver = '\"support\" in approver.claims.groups'",
+    );
+    let statuspro: StatusPro = Setup::new()
+        .http()
+        .era(Era::Legacy)
+        .elicitation(Elicitation::Accept(true))
+        .bearer(ALICE)
+        .config(&format!("{config}{rule}"))
+        .start()
+        .await;
+    let host = &statuspro.host;
+    let approval = pending(host, change("Signed in at the provider.")).await;
+    let id = approval["id"].as_str().unwrap().to_string();
+
+    let page = Page::of(host);
+    let (_, _, html) = page.get(&format!("/{id}")).await;
+    assert!(
+        html.contains("Sign in with your identity provider"),
+        "{html}"
+    );
+
+    // The whole redirect dance, as a browser follows it.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let sign_in = |claims: Value| {
+        provider.sign_in_as(claims);
+        let browser = browser.clone();
+        let start = format!("{}/sign-in/provider?next=/approvals/{id}", page.base);
+        async move {
+            let to_provider = browser.get(&start).send().await.unwrap();
+            assert_eq!(to_provider.status(), StatusCode::SEE_OTHER);
+            let sign_in_cookie = to_provider.headers()["set-cookie"]
+                .to_str()
+                .unwrap()
+                .split(';')
+                .next()
+                .unwrap()
+                .to_string();
+            let authorize = to_provider.headers()["location"]
+                .to_str()
+                .unwrap()
+                .to_string();
+            assert!(
+                authorize.contains("code_challenge_method=S256") && authorize.contains("resource="),
+                "{authorize}"
+            );
+            let back = browser.get(&authorize).send().await.unwrap();
+            let callback = back.headers()["location"].to_str().unwrap().to_string();
+            (sign_in_cookie, callback)
+        }
+    };
+
+    // Back in another browser (without the sign-in's cookie): refused.
+    let (_, callback) =
+        sign_in(json!({"sub": "carol", "groups": ["support"], "scope": "mcp:tools"})).await;
+    let stolen = browser.get(&callback).send().await.unwrap();
+    assert_eq!(stolen.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        stolen
+            .text()
+            .await
+            .unwrap()
+            .contains("not begun in this browser")
+    );
+
+    let (cookie, callback) =
+        sign_in(json!({"sub": "carol", "groups": ["support"], "scope": "mcp:tools"})).await;
+    let signed = browser
+        .get(&callback)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        signed.status(),
+        StatusCode::SEE_OTHER,
+        "{:?}",
+        signed.text().await
+    );
+    assert_eq!(
+        signed.headers()["location"],
+        format!("/approvals/{id}").as_str()
+    );
+    let session = signed
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .find(|c| c.starts_with("toolhost_approver="))
+        .expect("a session");
+    // The same code and state again: used.
+    let replayed = browser
+        .get(&callback)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), StatusCode::UNAUTHORIZED);
+
+    let mut carol = Page::of(host);
+    carol.cookie = Some(session.split(';').next().unwrap().to_string());
+    let (_, _, html) = carol.get("").await;
+    assert!(html.contains("jwt:carol") && html.contains(&id), "{html}");
+    let csrf = carol.csrf().await;
+    let (status, _) = carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let out = host
+        .ok("update_order_status", change("Signed in at the provider."))
+        .await;
+    assert_eq!(out["result"], "confirmed");
+    assert_eq!(statuspro.sandbox.mutations().len(), 1);
+
+    // Someone outside the group signs in, and has nothing to decide.
+    pending(host, change("Another.")).await;
+    let (cookie, callback) =
+        sign_in(json!({"sub": "dave", "groups": ["sales"], "scope": "mcp:tools"})).await;
+    let signed = browser
+        .get(&callback)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    let session = signed
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .find(|c| c.starts_with("toolhost_approver="))
+        .expect("a session");
+    let mut dave = Page::of(host);
+    dave.cookie = Some(session.split(';').next().unwrap().to_string());
+    let (_, _, html) = dave.get("").await;
+    assert!(
+        html.contains("jwt:dave") && html.contains("No call is waiting"),
+        "{html}"
+    );
+}

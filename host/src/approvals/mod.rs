@@ -287,6 +287,19 @@ struct Local {
     approvals: HashMap<String, Approval>,
     latest: HashMap<String, String>,
     sessions: HashMap<String, Session>,
+    sign_ins: HashMap<String, SignIn>,
+}
+
+/// A sign-in through the identity provider in progress, kept under its
+/// `state` until the browser comes back (once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignIn {
+    /// The PKCE code verifier.
+    pub verifier: String,
+    /// Where the page sends the approver once signed in.
+    pub next: String,
+    /// When it lapses, in Unix milliseconds.
+    pub expires_ms: u64,
 }
 
 /// Moves an approval in Redis only if no other move came since it was
@@ -313,6 +326,10 @@ fn record_key(id: &str) -> String {
 
 fn latest_redis_key(key: &str) -> String {
     format!("toolhost:approval-latest:{key}")
+}
+
+fn sign_in_key(state: &str) -> String {
+    format!("toolhost:approver-sign-in:{state}")
 }
 
 fn session_key(id: &str) -> String {
@@ -579,6 +596,42 @@ impl Approvals {
         Ok(session.filter(|s| s.expires_ms > now_ms()))
     }
 
+    /// Keeps a sign-in in progress under its OAuth `state`.
+    pub async fn begin_sign_in(&self, state: &str, sign_in: &SignIn) -> Result<(), Unavailable> {
+        match &self.backend {
+            Backend::Local(local) => {
+                let mut local = local.lock().expect("not poisoned");
+                local.prune(now_ms());
+                local.sign_ins.insert(state.to_string(), sign_in.clone());
+            }
+            Backend::Redis(redis) => {
+                let mut command = redis::cmd("SET");
+                command
+                    .arg(sign_in_key(state))
+                    .arg(serde_json::to_string(sign_in).expect("a sign-in serializes"))
+                    .arg("PX")
+                    .arg(sign_in.expires_ms.saturating_sub(now_ms()).max(1));
+                redis.run::<()>(&command).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sign-in in progress under `state`, taken (a second callback
+    /// with the same state finds nothing), if it has not lapsed.
+    pub async fn finish_sign_in(&self, state: &str) -> Result<Option<SignIn>, Unavailable> {
+        let found = match &self.backend {
+            Backend::Local(local) => local.lock().expect("not poisoned").sign_ins.remove(state),
+            Backend::Redis(redis) => {
+                let mut command = redis::cmd("GETDEL");
+                command.arg(sign_in_key(state));
+                let text: Option<String> = redis.run(&command).await?;
+                text.and_then(|t| serde_json::from_str(&t).ok())
+            }
+        };
+        Ok(found.filter(|s| s.expires_ms > now_ms()))
+    }
+
     /// Ends the session `id` (signing out).
     pub async fn close_session(&self, id: &str) -> Result<(), Unavailable> {
         match &self.backend {
@@ -614,6 +667,7 @@ impl Local {
         let approvals = &self.approvals;
         self.latest.retain(|_, id| approvals.contains_key(id));
         self.sessions.retain(|_, s| s.expires_ms > now);
+        self.sign_ins.retain(|_, s| s.expires_ms > now);
     }
 }
 

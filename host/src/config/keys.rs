@@ -1394,4 +1394,37 @@ pub const KEYS: &[Key] = &[
             behind the load balancer, e.g. `https://tools.example.com/approvals`). Needed when \
             the page is not served on this process's own listener (a stdio `serve`).",
     },
+    Key {
+        path: "approvals.oauth.client_id",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "With `[approvals.oauth]`, approvers sign in on the page through the identity \
+            provider that `[auth.oauth]` trusts (authorization code with PKCE; toolhost is a \
+            public client, with no secret). The client id registered there; its redirect URI \
+            is the page's `/approvals/callback` (under `approvals.url` when set). Needs \
+            `[auth.oauth]`: the access token that comes back is verified as `/mcp` verifies \
+            tokens, with `auth.resource` as its audience (asked for with RFC 8707's `resource`).",
+    },
+    Key {
+        path: "approvals.oauth.authorization_endpoint",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "The provider's authorization endpoint (from its metadata).",
+    },
+    Key {
+        path: "approvals.oauth.token_endpoint",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "The provider's token endpoint (from its metadata).",
+    },
+    Key {
+        path: "approvals.oauth.scopes",
+        default: Prose("`auth.oauth.scopes`"),
+        range: None,
+        restart_only: false,
+        doc: "The scopes asked for at sign-in.",
+    },
 ];

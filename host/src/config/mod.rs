@@ -267,6 +267,23 @@ pub struct Config {
     /// `approvals.url`: where approvers find the approval page, as callers
     /// are told (none: the HTTP listener's own `/approvals`).
     pub approvals_url: Option<url::Url>,
+    /// `[approvals.oauth]`: approvers sign in through the identity
+    /// provider (authorization code with PKCE).
+    pub approvals_oauth: Option<ApprovalsOAuth>,
+}
+
+/// `[approvals.oauth]`, resolved: toolhost as a public OAuth client of the
+/// issuer `[auth.oauth]` trusts, for the approval page's sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalsOAuth {
+    /// The client id.
+    pub client_id: String,
+    /// Where the browser is sent to sign in.
+    pub authorization_endpoint: url::Url,
+    /// Where the code is exchanged for an access token.
+    pub token_endpoint: url::Url,
+    /// The scopes asked for.
+    pub scopes: Vec<String>,
 }
 
 impl Default for Config {

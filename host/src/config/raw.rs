@@ -59,6 +59,23 @@ pub struct RawConfig {
 pub struct RawApprovals {
     /// `url`: where approvers find the page, as callers are told.
     pub url: Option<String>,
+    /// `[approvals.oauth]`: approvers sign in through the identity
+    /// provider.
+    pub oauth: Option<RawApprovalsOAuth>,
+}
+
+/// `[approvals.oauth]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApprovalsOAuth {
+    /// `client_id`: toolhost's public client at the provider.
+    pub client_id: String,
+    /// `authorization_endpoint`.
+    pub authorization_endpoint: String,
+    /// `token_endpoint`.
+    pub token_endpoint: String,
+    /// `scopes`: asked for at sign-in (none: `auth.oauth.scopes`).
+    pub scopes: Option<Vec<String>>,
 }
 
 /// `[state]`.

@@ -83,7 +83,50 @@ impl Config {
                     })
             })
             .transpose()?;
+        let approvals_oauth = match &raw.approvals.oauth {
+            None => None,
+            Some(oauth) => {
+                let Some(issuer) = auth.as_ref().and_then(|a| a.oauth.as_ref()) else {
+                    bail!(
+                        "`[approvals.oauth]` needs `[auth.oauth]`: the access token an approver \
+                         brings back from the provider is verified as `/mcp` verifies tokens; \
+                         add `[auth.oauth]` with the provider's issuer and key set"
+                    );
+                };
+                let endpoint = |key: &str, value: &str| {
+                    url::Url::parse(value)
+                        .ok()
+                        .filter(|u| matches!(u.scheme(), "http" | "https"))
+                        .ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "`approvals.oauth.{key}`: {value:?} is not an http(s) URL; write \
+                                 the provider's endpoint from its metadata \
+                                 (/.well-known/oauth-authorization-server)"
+                            )
+                        })
+                };
+                if oauth.client_id.trim().is_empty() {
+                    bail!(
+                        "`approvals.oauth.client_id` is empty; register toolhost with the \
+                         provider as a public client and write its id"
+                    );
+                }
+                Some(super::ApprovalsOAuth {
+                    client_id: oauth.client_id.clone(),
+                    authorization_endpoint: endpoint(
+                        "authorization_endpoint",
+                        &oauth.authorization_endpoint,
+                    )?,
+                    token_endpoint: endpoint("token_endpoint", &oauth.token_endpoint)?,
+                    scopes: oauth
+                        .scopes
+                        .clone()
+                        .unwrap_or_else(|| issuer.scopes.iter().cloned().collect()),
+                })
+            }
+        };
         Ok(Config {
+            approvals_oauth,
             approvals_url,
             confirmation: host.confirmation,
             elicitation_timeout,

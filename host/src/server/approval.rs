@@ -798,12 +798,35 @@ impl Gateway {
     /// HTTP listener's own `/approvals`, with the id; `None` when neither
     /// is known (a stdio `serve` without `approvals.url`).
     pub fn approval_url(&self, id: &str) -> Option<String> {
+        Some(format!("{}/{id}", self.approval_page()?))
+    }
+
+    /// Where the approval page is, without a trailing slash:
+    /// `approvals.url`, else the HTTP listener's own `/approvals`.
+    pub fn approval_page(&self) -> Option<String> {
         let registry = self.registry();
         let base = match &registry.config().approvals_url {
             Some(url) => url.to_string(),
             None => self.inner.page_base.get()?.clone(),
         };
-        Some(format!("{}/{id}", base.trim_end_matches('/')))
+        Some(base.trim_end_matches('/').to_string())
+    }
+
+    /// Keeps an approver's sign-in through the provider under `state`.
+    pub async fn begin_sign_in(
+        &self,
+        state: &str,
+        sign_in: &crate::approvals::SignIn,
+    ) -> Result<(), Unavailable> {
+        self.inner.approvals.begin_sign_in(state, sign_in).await
+    }
+
+    /// Takes the sign-in kept under `state`, once.
+    pub async fn finish_sign_in(
+        &self,
+        state: &str,
+    ) -> Result<Option<crate::approvals::SignIn>, Unavailable> {
+        self.inner.approvals.finish_sign_in(state).await
     }
 
     /// Records where this process serves the approval page (the HTTP

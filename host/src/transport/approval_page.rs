@@ -66,21 +66,40 @@ struct Page {
     auth: Option<Authenticator>,
     /// Whether the cookie is `Secure` (the page is reached over HTTPS).
     secure: bool,
+    /// The client that exchanges a sign-in's code at the provider: no
+    /// redirects followed, bounded in time.
+    http: reqwest::Client,
 }
+
+/// The cookie that ties a sign-in through the provider to the browser
+/// that began it.
+const SIGN_IN_COOKIE: &str = "toolhost_sign_in";
+
+/// How long a sign-in through the provider may take.
+const SIGN_IN_LIFETIME: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The page's routes, served beside `/mcp` (behind the same rebinding
 /// guard, not behind `/mcp`'s bearer authentication: approvers sign in
 /// here).
 pub fn router(gateway: Gateway, auth: Option<Authenticator>, secure: bool) -> Router {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .timeout(std::time::Duration::from_secs(15))
+        .build()
+        .expect("a reqwest client with no TLS settings of its own builds");
     let page = Arc::new(Page {
         gateway,
         auth,
         secure,
+        http,
     });
     Router::new()
         .route(PAGE_PATH, get(index))
         .route("/approvals/style.css", get(style))
         .route("/approvals/sign-in", post(sign_in))
+        .route("/approvals/sign-in/provider", get(sign_in_at_provider))
+        .route("/approvals/callback", get(callback))
         .route("/approvals/sign-out", post(sign_out))
         .route("/approvals/{id}", get(one).post(decide))
         .with_state(page)
@@ -150,6 +169,16 @@ fn sign_in_page(page: &Page, next: &str, problem: Option<&str>) -> Response {
         @if let Some(problem) = problem {
             p.notice.refused role="alert" { (problem) }
         }
+        @if page.gateway.registry().config().approvals_oauth.is_some() {
+            article {
+                h2 { "Sign in to decide pending calls" }
+                p {
+                    a.button #provider href={ "/approvals/sign-in/provider?next=" (next) } {
+                        "Sign in with your identity provider"
+                    }
+                }
+            }
+        }
         @if page.auth.is_none() {
             p.notice.refused {
                 "This server has no [auth] table, so nobody can sign in to approve calls. The \
@@ -158,7 +187,7 @@ fn sign_in_page(page: &Page, next: &str, problem: Option<&str>) -> Response {
             }
         } @else {
             article {
-                h2 { "Sign in to decide pending calls" }
+                h2 { "Sign in with a token" }
                 form method="post" action="/approvals/sign-in" {
                     input type="hidden" name="next" value=(next);
                     label for="token" { "Your access token (a static token or an access token from the identity provider)" }
@@ -395,16 +424,7 @@ async fn sign_in(State(page): State<Arc<Page>>, Form(form): Form<SignIn>) -> Res
         Err(e) => return unavailable(&e.to_string()),
     };
     tracing::info!(approver = %identity.key(), "an approver signed in on the approval page");
-    let cookie = cookie::Cookie::build((COOKIE, session))
-        .path(PAGE_PATH)
-        .http_only(true)
-        .secure(page.secure)
-        .same_site(cookie::SameSite::Strict)
-        .max_age(cookie::time::Duration::seconds(
-            i64::try_from(SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX),
-        ))
-        .build();
-    see_other(&next, Some(cookie.to_string()))
+    see_other(&next, Some(session_cookie(&page, session)))
 }
 
 /// `next` if it is a path of the page, else the page itself: a sign-in
@@ -564,4 +584,187 @@ async fn decide(
             refused(status, e.to_string())
         }
     }
+}
+
+/// `GET /approvals/sign-in/provider?next=`: begins a sign-in through the
+/// identity provider (authorization code with PKCE, RFC 7636; the token
+/// asked for this server as its audience, RFC 8707): the browser is sent
+/// to the provider, with a cookie tying the sign-in's `state` to it.
+async fn sign_in_at_provider(
+    State(page): State<Arc<Page>>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let next = safe_next(query.get("next").map_or("", String::as_str));
+    let (Some(client), Some(auth)) = (provider_client(&page), &page.auth) else {
+        return sign_in_page(
+            &page,
+            &next,
+            Some("This server has no [approvals.oauth] table."),
+        );
+    };
+    let scopes = page
+        .gateway
+        .registry()
+        .config()
+        .approvals_oauth
+        .as_ref()
+        .map(|o| o.scopes.clone())
+        .unwrap_or_default();
+    let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
+    let mut request = client
+        .authorize_url(oauth2::CsrfToken::new_random)
+        .add_extra_param("resource", auth.resource())
+        .set_pkce_challenge(challenge);
+    for scope in scopes {
+        request = request.add_scope(oauth2::Scope::new(scope));
+    }
+    let (url, state) = request.url();
+    let sign_in = crate::approvals::SignIn {
+        verifier: verifier.secret().clone(),
+        next,
+        expires_ms: crate::approvals::now_ms()
+            + u64::try_from(SIGN_IN_LIFETIME.as_millis()).unwrap_or(0),
+    };
+    if let Err(e) = page.gateway.begin_sign_in(state.secret(), &sign_in).await {
+        return unavailable(&e.to_string());
+    }
+    // `Lax`, not `Strict`: it must come back with the provider's redirect,
+    // a top-level navigation from another site.
+    let cookie = cookie::Cookie::build((SIGN_IN_COOKIE, state.secret().clone()))
+        .path(PAGE_PATH)
+        .http_only(true)
+        .secure(page.secure)
+        .same_site(cookie::SameSite::Lax)
+        .max_age(cookie::time::Duration::seconds(
+            i64::try_from(SIGN_IN_LIFETIME.as_secs()).unwrap_or(600),
+        ))
+        .build();
+    see_other(url.as_str(), Some(cookie.to_string()))
+}
+
+/// The provider's client with its authorization and token endpoints set.
+type ProviderClient = oauth2::Client<
+    oauth2::basic::BasicErrorResponse,
+    oauth2::basic::BasicTokenResponse,
+    oauth2::basic::BasicTokenIntrospectionResponse,
+    oauth2::StandardRevocableToken,
+    oauth2::basic::BasicRevocationErrorResponse,
+    oauth2::EndpointSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointNotSet,
+    oauth2::EndpointSet,
+>;
+
+/// toolhost as the provider's public client, redirected back to the
+/// page's `/callback`; `None` without `[approvals.oauth]` or before the
+/// page's address is known.
+fn provider_client(page: &Page) -> Option<ProviderClient> {
+    let oauth = page.gateway.registry().config().approvals_oauth.clone()?;
+    let redirect = format!("{}/callback", page.gateway.approval_page()?);
+    Some(
+        oauth2::basic::BasicClient::new(oauth2::ClientId::new(oauth.client_id))
+            .set_auth_uri(oauth2::AuthUrl::from_url(oauth.authorization_endpoint))
+            .set_token_uri(oauth2::TokenUrl::from_url(oauth.token_endpoint))
+            .set_redirect_uri(oauth2::RedirectUrl::new(redirect).ok()?),
+    )
+}
+
+/// `GET /approvals/callback?code=&state=`: the browser is back from the
+/// provider. The state must be the one this browser's cookie holds and
+/// still kept (once); the code is exchanged with the PKCE verifier, and
+/// the access token verified as `/mcp` verifies one.
+async fn callback(
+    State(page): State<Arc<Page>>,
+    headers: HeaderMap,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let refused = |message: &str| sign_in_page(&page, PAGE_PATH, Some(message));
+    if let Some(error) = query.get("error") {
+        tracing::info!("an approval page sign-in came back from the provider with {error:?}");
+        return refused("The identity provider did not sign you in; try again.");
+    }
+    let (Some(code), Some(state)) = (query.get("code"), query.get("state")) else {
+        return refused("The identity provider's answer lacks its code; sign in again.");
+    };
+    let cookie_state = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == SIGN_IN_COOKIE)
+        .map(|c| c.value().to_string());
+    if !cookie_state.is_some_and(|c| same_token(&c, state)) {
+        return refused(
+            "This sign-in was not begun in this browser (or it took too long); sign in again.",
+        );
+    }
+    let sign_in = match page.gateway.finish_sign_in(state).await {
+        Ok(Some(sign_in)) => sign_in,
+        Ok(None) => return refused("This sign-in was used or lapsed; sign in again."),
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    let (Some(client), Some(auth)) = (provider_client(&page), &page.auth) else {
+        return refused("This server has no [approvals.oauth] table.");
+    };
+    let exchanged = client
+        .exchange_code(oauth2::AuthorizationCode::new(code.clone()))
+        .add_extra_param("resource", auth.resource())
+        .set_pkce_verifier(oauth2::PkceCodeVerifier::new(sign_in.verifier))
+        .request_async(&page.http)
+        .await;
+    let token = match exchanged {
+        Ok(token) => oauth2::TokenResponse::access_token(&token).secret().clone(),
+        Err(e) => {
+            tracing::warn!("the identity provider refused an approval page sign-in's code: {e}");
+            return refused("The identity provider did not give an access token; sign in again.");
+        }
+    };
+    let mut bearer = HeaderMap::new();
+    let Ok(value) = HeaderValue::from_str(&format!("Bearer {token}")) else {
+        return refused("The identity provider's token is not usable; sign in again.");
+    };
+    bearer.insert(header::AUTHORIZATION, value);
+    let identity = match auth.authenticate(&bearer).await {
+        Ok(identity) => identity,
+        Err(failure) => {
+            tracing::warn!(
+                "an access token from an approval page sign-in was refused: {}",
+                failure.reason()
+            );
+            return refused(
+                "The identity provider's token is not one this server accepts (its audience, \
+                 issuer or scopes); ask the operator.",
+            );
+        }
+    };
+    let (session, _) = match page.gateway.open_approver_session(&identity).await {
+        Ok(opened) => opened,
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    tracing::info!(approver = %identity.key(), "an approver signed in through the identity provider");
+    let mut response = see_other(&sign_in.next, Some(session_cookie(&page, session)));
+    let spent = cookie::Cookie::build((SIGN_IN_COOKIE, ""))
+        .path(PAGE_PATH)
+        .max_age(cookie::time::Duration::ZERO)
+        .build();
+    if let Ok(value) = HeaderValue::from_str(&spent.to_string()) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// The session cookie carrying `session`.
+fn session_cookie(page: &Page, session: String) -> String {
+    cookie::Cookie::build((COOKIE, session))
+        .path(PAGE_PATH)
+        .http_only(true)
+        .secure(page.secure)
+        .same_site(cookie::SameSite::Strict)
+        .max_age(cookie::time::Duration::seconds(
+            i64::try_from(SESSION_LIFETIME.as_secs()).unwrap_or(i64::MAX),
+        ))
+        .build()
+        .to_string()
 }

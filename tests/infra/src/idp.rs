@@ -4,7 +4,10 @@
 //! Keys are EC P-256 (`ES256`, [`SigningKey`]), made fresh for each test,
 //! or RSA (`RS256`/`PS256`, [`RsaSigningKey`]), one checked-in test key. A test can hold the next
 //! key-set response ([`Idp::hold_next_fetch`]) to see what the verifier does
-//! while a fetch is in flight.
+//! while a fetch is in flight. [`AuthorizationServer`] adds the
+//! authorization-code flow with PKCE (RFC 7636) and resource indicators
+//! (RFC 8707) that a browser signs in through: it signs in whoever the test
+//! says, and issues that person an access token signed by the key set's key.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,6 +25,7 @@ use p256::pkcs8::EncodePrivateKey;
 use serde_json::{Value, json};
 
 /// An EC P-256 signing key and its public JWK.
+#[derive(Clone)]
 pub struct SigningKey {
     /// The key id (`kid`) its tokens name.
     pub kid: String,
@@ -236,6 +240,155 @@ impl Idp {
 }
 
 impl Drop for Idp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// A code the authorization endpoint issued, and what it is bound to.
+#[derive(Clone)]
+struct Issued {
+    client_id: String,
+    redirect_uri: String,
+    challenge: String,
+    resource: String,
+    claims: Value,
+}
+
+/// The authorization and token endpoints of [`Idp`]'s issuer, on a port of
+/// their own: `/authorize` signs in the person [`AuthorizationServer::sign_in_as`]
+/// names at once (a test has no one to type a password) and redirects back
+/// with a single-use code; `/token` exchanges it only with the PKCE
+/// verifier whose S256 challenge the code was asked with, for the same
+/// client, redirect URI and resource, and issues a JWT for that resource.
+pub struct AuthorizationServer {
+    /// `{base}/authorize`.
+    pub authorization_endpoint: String,
+    /// `{base}/token`.
+    pub token_endpoint: String,
+    /// Who signs in next, as the token's claims (`sub`, `groups`, …).
+    user: Arc<Mutex<Value>>,
+    /// Codes exchanged or refused, for the tests.
+    pub refused: Arc<AtomicUsize>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl AuthorizationServer {
+    /// Endpoints for `idp`'s issuer, signing with `key`, for `client_id`.
+    pub async fn start(idp: &Idp, key: SigningKey, client_id: &str) -> AuthorizationServer {
+        use std::collections::HashMap;
+        let user = Arc::new(Mutex::new(json!({"sub": "nobody"})));
+        let codes: Arc<Mutex<HashMap<String, Issued>>> = Arc::default();
+        let refused = Arc::new(AtomicUsize::new(0));
+        let issuer = idp.issuer.clone();
+        let client = client_id.to_string();
+        let key = Arc::new(key);
+        let authorize = {
+            let (user, codes, client) = (user.clone(), codes.clone(), client.clone());
+            move |axum::extract::Query(q): axum::extract::Query<HashMap<String, String>>| {
+                let (user, codes, client) = (user.clone(), codes.clone(), client.clone());
+                async move {
+                    let field = |k: &str| q.get(k).cloned().unwrap_or_default();
+                    let ok = field("response_type") == "code"
+                        && field("client_id") == client
+                        && field("code_challenge_method") == "S256"
+                        && !field("code_challenge").is_empty()
+                        && !field("state").is_empty();
+                    if !ok {
+                        return axum::http::StatusCode::BAD_REQUEST.into_response();
+                    }
+                    let code = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 24]>());
+                    codes.lock().unwrap().insert(
+                        code.clone(),
+                        Issued {
+                            client_id: field("client_id"),
+                            redirect_uri: field("redirect_uri"),
+                            challenge: field("code_challenge"),
+                            resource: field("resource"),
+                            claims: user.lock().unwrap().clone(),
+                        },
+                    );
+                    let to = format!(
+                        "{}?code={code}&state={}",
+                        field("redirect_uri"),
+                        field("state")
+                    );
+                    axum::response::Redirect::to(&to).into_response()
+                }
+            }
+        };
+        let token = {
+            let (codes, refused, key, issuer) =
+                (codes.clone(), refused.clone(), key.clone(), issuer.clone());
+            move |axum::extract::Form(f): axum::extract::Form<HashMap<String, String>>| {
+                let (codes, refused, key, issuer) =
+                    (codes.clone(), refused.clone(), key.clone(), issuer.clone());
+                async move {
+                    use sha2::Digest;
+                    let field = |k: &str| f.get(k).cloned().unwrap_or_default();
+                    let issued = codes.lock().unwrap().remove(&field("code"));
+                    let verifier = field("code_verifier");
+                    let valid = issued.filter(|i| {
+                        field("grant_type") == "authorization_code"
+                            && i.client_id == field("client_id")
+                            && i.redirect_uri == field("redirect_uri")
+                            && i.resource == field("resource")
+                            && URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()))
+                                == i.challenge
+                    });
+                    let Some(issued) = valid else {
+                        refused.fetch_add(1, Ordering::SeqCst);
+                        return (
+                            axum::http::StatusCode::BAD_REQUEST,
+                            axum::Json(json!({"error": "invalid_grant"})),
+                        )
+                            .into_response();
+                    };
+                    let now = jsonwebtoken::get_current_timestamp();
+                    let mut claims = issued.claims.clone();
+                    let object = claims.as_object_mut().expect("claims are an object");
+                    object.insert("iss".into(), json!(issuer));
+                    object.insert("aud".into(), json!(issued.resource));
+                    object.insert("iat".into(), json!(now));
+                    object.insert("nbf".into(), json!(now - 10));
+                    object.insert("exp".into(), json!(now + 600));
+                    let access_token = key.sign(&claims);
+                    axum::Json(json!({
+                        "access_token": access_token,
+                        "token_type": "Bearer",
+                        "expires_in": 600,
+                    }))
+                    .into_response()
+                }
+            }
+        };
+        use axum::response::IntoResponse;
+        let app = axum::Router::new()
+            .route("/authorize", axum::routing::get(authorize))
+            .route("/token", axum::routing::post(token));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("a bound address");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        AuthorizationServer {
+            authorization_endpoint: format!("http://{addr}/authorize"),
+            token_endpoint: format!("http://{addr}/token"),
+            user,
+            refused,
+            server,
+        }
+    }
+
+    /// The person the next sign-in is, as the access token's claims.
+    pub fn sign_in_as(&self, claims: Value) {
+        *self.user.lock().unwrap() = claims;
+    }
+}
+
+impl Drop for AuthorizationServer {
     fn drop(&mut self) {
         self.server.abort();
     }
