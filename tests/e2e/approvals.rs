@@ -775,3 +775,54 @@ async fn an_approver_signs_in_through_the_identity_provider_with_pkce_and_decide
         "{html}"
     );
 }
+
+#[tokio::test]
+async fn approvals_are_counted_by_event_with_the_pending_gauge_and_the_decision_time() {
+    let statuspro = Setup::new()
+        .http()
+        .elicitation(Elicitation::Accept(true))
+        .bearer(ALICE)
+        .config(&format!(
+            "{}\n[host]\nmetrics = \"127.0.0.1:0\"\n",
+            config(600)
+        ))
+        .start()
+        .await;
+    let statuspro: &StatusPro = &statuspro;
+    let host = &statuspro.host;
+    let first = pending(host, change("one")).await;
+    pending(host, change("two")).await; // voids the first
+    let second = pending(host, change("two")).await;
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let csrf = carol.csrf().await;
+    let id = second["id"].as_str().unwrap();
+    carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "approve")],
+        )
+        .await;
+    host.ok("update_order_status", change("two")).await;
+    assert_ne!(first["id"], second["id"]);
+
+    let log = host.wait_for_stderr("/metrics").await;
+    let start = log.find("metrics on http://").unwrap() + "metrics on ".len();
+    let rest = &log[start..];
+    let url = &rest[..rest.find("/metrics").unwrap() + "/metrics".len()];
+    let scrape = crate::support::metrics::Scrape::of(url).await;
+    for (event, n) in [
+        ("requested", 2.0),
+        ("void", 1.0),
+        ("approved", 1.0),
+        ("spent", 1.0),
+    ] {
+        scrape.expect("toolhost_approvals_total", &[("event", event)], n);
+    }
+    scrape.expect("toolhost_approvals_pending", &[], 0.0);
+    scrape.expect(
+        "toolhost_approval_decision_seconds_count",
+        &[("decision", "approved")],
+        1.0,
+    );
+}

@@ -18,7 +18,7 @@
 //! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
 //! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
 //! | [`audit`] | 15 a read-only and a confirmed call with the audit trail vs without |
-//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process |
+//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 17 a call held for approval (in-process and Redis store) vs the call allowed |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -260,6 +260,13 @@ async fn run(opts: Options) -> Result<bool> {
         );
         let policy = policy::policy_rules(&fx, &opts);
         measure(&mut rows, "16", "policy rules", policy).await;
+    }
+    if opts.runs(17) {
+        eprintln!(
+            "17. a call held for approval: store in-process and in Redis vs the call allowed"
+        );
+        let approvals = policy::approvals(&fx, &opts);
+        measure(&mut rows, "17", "approvals", approvals).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));

@@ -7,6 +7,11 @@
 //!   rest deny rules reading the caller, the tool and the arguments);
 //! - the same call under one `limit` rule whose counter is in Redis
 //!   (`state.replay`) against one counted in-process.
+//!
+//! Measurement 17: what an `approve` rule (ADR 0038) costs the call it
+//! holds: the same `echo` call answered `APPROVAL_PENDING` (its approval
+//! found and reported, nothing run), with the approvals kept in-process and
+//! in Redis, against the call allowed and run.
 
 use anyhow::Result;
 
@@ -50,7 +55,14 @@ async fn echo_samples(
         let plugins = fx.plugin_dir(&format!("{label}-plugins"), &[fx.component("echo")])?;
         let cache = Cache::Dir(fx.fresh_dir(&format!("{label}-cache"))?);
         let launch = fx.toolhost_with_config(label, &plugins, &cache, &config);
-        sessions.push(checked(Session::start(&launch).await?).await?);
+        let session = Session::start(&launch).await?;
+        // A held call does not echo: it answers that it waits.
+        let session = if change.tables.contains("outcome = \"approve\"") {
+            held(session).await?
+        } else {
+            checked(session).await?
+        };
+        sessions.push(session);
     }
     for session in &sessions {
         sequential(&session.peer(), opts.warmup).await?;
@@ -118,6 +130,79 @@ pub async fn policy_rules(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
         |p| format!("limited call (echo, stdio) {p}, counter in Redis: {count} calls"),
         &samples[0],
         "in-process counter",
+        &samples[1],
+    ));
+    Ok(rows)
+}
+
+/// `session`, once its `echo` answers `APPROVAL_PENDING` (held by an
+/// `approve` rule, nothing run).
+async fn held(session: Session) -> Result<Session> {
+    let result =
+        crate::session::call(&session.peer(), "echo", &crate::calls::echo_arguments()).await?;
+    let code = result
+        .structured_content
+        .as_ref()
+        .and_then(|v| v["issues"][0]["code"].as_str().map(str::to_string));
+    if code.as_deref() != Some("APPROVAL_PENDING") {
+        anyhow::bail!(
+            "echo on {} was not held for approval: {:?}",
+            session.label,
+            result.structured_content
+        );
+    }
+    Ok(session)
+}
+
+/// Measurement 17.
+pub async fn approvals(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let held = "[[policy.rules]]\nname = \"held\"\nwhen = 'tool.name == \"echo\"'\n\
+                outcome = \"approve\"\napprove = { approver = 'true' }\n";
+    let samples = echo_samples(
+        fx,
+        opts,
+        &[
+            ("approve-allowed", ConfigChange::default()),
+            ("approve-local", ConfigChange::tables(held.to_string())),
+        ],
+    )
+    .await?;
+    let count = stats::count(samples[0].len() as u64);
+    rows.extend(percentile_rows(
+        "17",
+        |p| format!("call held for approval (echo, stdio) {p}, store in-process: {count} calls"),
+        &samples[1],
+        "the call allowed and run",
+        &samples[0],
+    ));
+    const HELD_REDIS: &str = "call held for approval, store in Redis";
+    let redis = match Redis::start(None).await {
+        Ok(redis) => redis,
+        Err(why) => {
+            rows.push(Row::skipped("17", HELD_REDIS, why));
+            return Ok(rows);
+        }
+    };
+    let samples = echo_samples(
+        fx,
+        opts,
+        &[
+            (
+                "approve-redis",
+                ConfigChange::tables(format!("[state]\nreplay = \"{}\"\n{held}", redis.url)),
+            ),
+            ("approve-local-2", ConfigChange::tables(held.to_string())),
+        ],
+    )
+    .await?;
+    drop(redis);
+    let count = stats::count(samples[0].len() as u64);
+    rows.extend(percentile_rows(
+        "17",
+        |p| format!("call held for approval (echo, stdio) {p}, store in Redis: {count} calls"),
+        &samples[0],
+        "store in-process",
         &samples[1],
     ));
     Ok(rows)
