@@ -42,6 +42,10 @@ pub async fn require_identity(
     match auth.authenticate(request.headers()).await {
         Ok(identity) => {
             tracing::debug!(caller = %identity.key(), "authenticated");
+            if let Ok(token) = super::bearer_token(request.headers()) {
+                let token = super::CallerToken(token.into());
+                request.extensions_mut().insert(token);
+            }
             request.extensions_mut().insert::<Identity>(identity);
             next.run(request).await
         }

@@ -19,6 +19,7 @@
 //! addresses only. ADR 0012 records the design.
 
 pub mod access;
+pub mod exchange;
 pub mod http;
 mod jwt;
 pub mod settings;
@@ -57,6 +58,19 @@ pub struct Identity {
     /// a static token. Shared: one request's identity is cloned into
     /// several places.
     pub claims: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The bearer token a request authenticated with, kept beside its
+/// [`Identity`] for that request alone: what a token exchange
+/// ([`exchange`]) trades for an upstream's. Never logged, never in an
+/// identity (a refreshed token is the same caller).
+#[derive(Clone)]
+pub struct CallerToken(pub Arc<str>);
+
+impl std::fmt::Debug for CallerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallerToken(<redacted>)")
+    }
 }
 
 /// What established an [`Identity`]: each is its own namespace of subjects.
@@ -383,7 +397,7 @@ impl Authenticator {
 }
 
 /// The token of an `Authorization: Bearer <token>` header.
-fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthFailure> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthFailure> {
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let value = values.next().ok_or(AuthFailure::MissingToken)?;
     if values.next().is_some() {

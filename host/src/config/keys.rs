@@ -1427,4 +1427,53 @@ pub const KEYS: &[Key] = &[
         restart_only: false,
         doc: "The scopes asked for at sign-in.",
     },
+    Key {
+        path: "token_exchange.*.token_endpoint",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "An OAuth 2.0 Token Exchange (RFC 8693) a `credentials` value uses as \
+            `${exchange:NAME}` (e.g. `value = \"Bearer ${exchange:statuspro}\"`): at each call the \
+            caller's own access token (HTTP with `[auth]`) is exchanged here for one meant for the \
+            upstream, cached until 30 s before it expires. https, or http to a loopback address \
+            only (callers' tokens are sent there). A caller without a token, or one the provider \
+            refuses, gets no credential: nothing is sent where it applies, and the call says so.",
+    },
+    Key {
+        path: "token_exchange.*.client_id",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "toolhost's client id at the provider.",
+    },
+    Key {
+        path: "token_exchange.*.client_secret_env",
+        default: Prose("none: a public client"),
+        range: None,
+        restart_only: false,
+        doc: "The environment variable holding the client's secret, sent with HTTP Basic \
+            authentication; read at load.",
+    },
+    Key {
+        path: "token_exchange.*.audience",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "RFC 8693 `audience`: the upstream the token is for. `audience` or `resource` is \
+            required, so the token issued serves that upstream and nothing else.",
+    },
+    Key {
+        path: "token_exchange.*.resource",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "RFC 8693 `resource` (an absolute URI of the upstream).",
+    },
+    Key {
+        path: "token_exchange.*.scope",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "Space-separated scopes asked for.",
+    },
 ];

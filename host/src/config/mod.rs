@@ -25,6 +25,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 pub mod auth;
+pub mod exchange;
 pub mod keys;
 pub mod policy;
 pub mod raw;
@@ -270,6 +271,20 @@ pub struct Config {
     /// `[approvals.oauth]`: approvers sign in through the identity
     /// provider (authorization code with PKCE).
     pub approvals_oauth: Option<ApprovalsOAuth>,
+    /// `[token_exchange.NAME]`: credentials exchanged per caller (RFC 8693).
+    pub token_exchanges: BTreeMap<String, exchange::TokenExchange>,
+}
+
+/// Who a call's per-caller credentials are for
+/// ([`Config::caller_credentials`]).
+pub struct CallerOf<'a> {
+    /// The caller, if the transport established one.
+    pub identity: Option<&'a crate::auth::Identity>,
+    /// The bearer token it authenticated with (HTTP), for a token
+    /// exchange.
+    pub token: Option<&'a str>,
+    /// Exchanges tokens, with its cache.
+    pub exchanger: &'a crate::auth::exchange::Exchanger,
 }
 
 /// `[approvals.oauth]`, resolved: toolhost as a public OAuth client of the
@@ -444,36 +459,51 @@ impl Config {
         warnings
     }
 
-    /// The values of `plugin`'s per-caller credentials for `identity`, by
+    /// The values of `plugin`'s per-caller credentials for `caller`, by
     /// the credential's index (what the runtime is given for the call:
     /// [`crate::call::CallOptions::caller_credentials`]), and the names of
-    /// the secrets used, for the audit trail. Empty when the block has no
-    /// such credential.
+    /// what was used (a secret's path, `exchange:NAME`), for the audit
+    /// trail. Empty when the block has no such credential.
     pub async fn caller_credentials(
         &self,
         plugin: &PluginSettings,
-        identity: Option<&crate::auth::Identity>,
+        caller: CallerOf<'_>,
     ) -> (Vec<Option<String>>, Vec<String>) {
         let mut values = Vec::new();
         let mut used = Vec::new();
-        let (Some(dir), true) = (
-            &self.secrets_dir,
-            plugin.credentials.iter().any(|c| c.per_caller),
-        ) else {
+        if !plugin.credentials.iter().any(|c| c.per_caller) {
             return (values, used);
-        };
+        }
         for credential in &plugin.credentials {
-            let template = credential
-                .per_caller
-                .then(|| {
+            let value = if !credential.per_caller {
+                None
+            } else if let Some(template) = exchange::ExchangeTemplate::parse(&credential.value)
+                .ok()
+                .flatten()
+            {
+                match (caller.token, self.token_exchanges.get(&template.name)) {
+                    (Some(token), Some(exchange)) => caller
+                        .exchanger
+                        .token_for(exchange, token)
+                        .await
+                        .map(|issued| {
+                            (
+                                format!("{}{issued}{}", template.before, template.after),
+                                format!("exchange:{}", template.name),
+                            )
+                        }),
+                    _ => None,
+                }
+            } else {
+                match (
+                    &self.secrets_dir,
                     secrets::SecretTemplate::parse(&credential.value)
                         .ok()
-                        .flatten()
-                })
-                .flatten();
-            let value = match template {
-                Some(template) => template.value_for(dir, identity).await,
-                None => None,
+                        .flatten(),
+                ) {
+                    (Some(dir), Some(template)) => template.value_for(dir, caller.identity).await,
+                    _ => None,
+                }
             };
             values.push(value.map(|(value, name)| {
                 used.push(name);

@@ -51,6 +51,9 @@ pub struct RawConfig {
     /// `[approvals]`: the approval page (ADR 0038).
     #[serde(default)]
     pub approvals: RawApprovals,
+    /// `[token_exchange.NAME]`: credentials exchanged per caller.
+    #[serde(default)]
+    pub token_exchange: BTreeMap<String, super::exchange::RawTokenExchange>,
 }
 
 /// `[approvals]`.

@@ -31,9 +31,11 @@ impl Config {
         let mut plugins = Vec::new();
         let mut trust = BTreeMap::new();
         let secrets_dir = raw.host.secrets_dir.clone();
+        let token_exchanges = super::exchange::resolve_exchanges(&raw.token_exchange)?;
         for (name, block) in raw.plugins {
-            let (settings, block_trust) = resolve_plugin(&name, block, secrets_dir.as_deref())
-                .with_context(|| format!("in [plugins.{name}]"))?;
+            let (settings, block_trust) =
+                resolve_plugin(&name, block, secrets_dir.as_deref(), &token_exchanges)
+                    .with_context(|| format!("in [plugins.{name}]"))?;
             plugins.push(settings);
             trust.insert(name, block_trust);
         }
@@ -126,6 +128,7 @@ impl Config {
             }
         };
         Ok(Config {
+            token_exchanges,
             approvals_oauth,
             approvals_url,
             confirmation: host.confirmation,
@@ -369,6 +372,7 @@ fn resolve_plugin(
     name: &str,
     raw: RawPlugin,
     secrets_dir: Option<&Path>,
+    exchanges: &BTreeMap<String, super::exchange::TokenExchange>,
 ) -> Result<(PluginSettings, BlockTrust)> {
     let patterns = raw.files.unwrap_or_else(|| vec![format!("{name}.wasm")]);
     let files = patterns
@@ -402,13 +406,29 @@ fn resolve_plugin(
         };
         // A value naming a secret per caller is kept as written and read at
         // each call (`config::secrets`).
-        let per_caller = match &c.value {
-            Some(v) => super::secrets::SecretTemplate::parse(v)
+        let exchanged = match &c.value {
+            Some(v) => super::exchange::ExchangeTemplate::parse(v).with_context(at)?,
+            None => None,
+        };
+        if let Some(template) = &exchanged
+            && !exchanges.contains_key(&template.name)
+        {
+            bail!(
+                "{}: `${{exchange:{}}}` names no `[token_exchange.{}]` table; add one with the \
+                 provider's token endpoint",
+                at(),
+                template.name,
+                template.name
+            );
+        }
+        let secret = match &c.value {
+            Some(v) if exchanged.is_none() => super::secrets::SecretTemplate::parse(v)
                 .with_context(at)?
                 .is_some(),
-            None => false,
+            _ => false,
         };
-        if per_caller && secrets_dir.is_none() {
+        let per_caller = secret || exchanged.is_some();
+        if secret && secrets_dir.is_none() {
             bail!(
                 "{}: its value names a secret per caller; set `host.secrets_dir` to the directory \
                  holding them (e.g. a mounted Kubernetes Secret)",

@@ -535,6 +535,9 @@ fn file_around(key: &keys::Key) -> String {
         "plugins.*.credentials" => "[[plugins.p.credentials]]\nhost = \"a.example\"\n\
              header = \"X\"\nvalue = \"v\"\n{}\n"
             .to_string(),
+        "token_exchange.*" => "[token_exchange.x]\ntoken_endpoint = \"https://i/token\"\n\
+             client_id = \"c\"\naudience = \"a\"\n{}\n"
+            .to_string(),
         "policy.rules.approve" => "[[policy.rules]]\nname = \"r\"\noutcome = \"approve\"\n\
              [policy.rules.approve]\napprover = 'true'\n{}\n"
             .to_string(),

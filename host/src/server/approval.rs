@@ -1047,6 +1047,7 @@ impl Gateway {
         let mut record = request.record_call(self, &tool, &arguments, ("task", Some(note)));
         record.approval(audit_note(&approval));
         let options = tools::call_options(
+            self,
             &request,
             &tool,
             &record,

@@ -141,6 +141,9 @@ struct Inner {
     /// Approvals (`approve` rules, ADR 0038): in the shared Redis of
     /// `state.replay` when configured, in this process otherwise.
     approvals: crate::approvals::Approvals,
+    /// Exchanges callers' tokens for upstream credentials (RFC 8693),
+    /// with its cache.
+    exchanger: crate::auth::exchange::Exchanger,
     /// Where this process serves the approval page, once its HTTP
     /// listener is bound.
     page_base: std::sync::OnceLock<String>,
@@ -192,6 +195,7 @@ impl Gateway {
             inner: Arc::new(Inner {
                 env,
                 page_base: std::sync::OnceLock::new(),
+                exchanger: crate::auth::exchange::Exchanger::new(),
                 approvals: match states.shared_store() {
                     Some(redis) => crate::approvals::Approvals::shared(redis),
                     None => crate::approvals::Approvals::local(),

@@ -69,6 +69,9 @@ pub(crate) struct Request {
     /// The legacy HTTP session (`Mcp-Session-Id`); `None` over stdio and
     /// for 2026-07-28 requests.
     pub session: Option<String>,
+    /// The bearer token the caller authenticated with (HTTP with
+    /// `[auth]`), for a token exchange; never logged or recorded.
+    pub token: Option<crate::auth::CallerToken>,
 }
 
 impl Request {
@@ -107,6 +110,7 @@ impl Request {
             over_http: parts.is_some(),
             protocol: context.protocol_version().map(|v| v.to_string()),
             session: parts.and_then(session_header),
+            token: parts.and_then(|p| p.extensions.get::<crate::auth::CallerToken>().cloned()),
         }
     }
 
@@ -123,6 +127,9 @@ impl Request {
             over_http,
             protocol: Some(ProtocolVersion::V_2026_07_28.to_string()),
             session: None,
+            // Not kept with the task: a token exchange for the resumed call
+            // finds none, and the credential it needs refuses.
+            token: None,
         }
     }
 

@@ -189,7 +189,10 @@ pub(super) async fn call(
             token,
         }) as _
     });
-    let options = call_options(request, &tool, &record, confirmer, progress, ask_first).await;
+    let options = call_options(
+        gateway, request, &tool, &record, confirmer, progress, ask_first,
+    )
+    .await;
     let call = run_call_with(
         &gateway.inner.env,
         &tool.plugin,
@@ -232,6 +235,7 @@ pub(super) async fn call(
 /// (added by the runtime; the component never sees them), which the
 /// record names.
 pub(super) async fn call_options(
+    gateway: &Gateway,
     request: &Request,
     tool: &ToolRef,
     record: &Record,
@@ -239,10 +243,15 @@ pub(super) async fn call_options(
     progress: Option<Arc<dyn ProgressSink>>,
     ask_first: Option<String>,
 ) -> CallOptions {
+    let caller = crate::config::CallerOf {
+        identity: request.identity.as_ref(),
+        token: request.token.as_ref().map(|t| &*t.0),
+        exchanger: &gateway.inner.exchanger,
+    };
     let (caller_credentials, used) = request
         .registry
         .config()
-        .caller_credentials(&tool.plugin.settings, request.identity.as_ref())
+        .caller_credentials(&tool.plugin.settings, caller)
         .await;
     record.credentials(used);
     CallOptions {
