@@ -506,3 +506,86 @@ when = 'plugin.name == "offers" && identity.source == "stdio"'
         "nothing hidden is acknowledged"
     );
 }
+
+#[tokio::test]
+async fn a_callers_token_is_exchanged_for_the_upstreams_once_and_a_token_the_provider_refuses_sends_nothing()
+ {
+    use base64::Engine;
+    use toolhost_test_infra::idp::AuthorizationServer;
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let provider = AuthorizationServer::start(&idp, key.clone(), "toolhost").await;
+    for era in ERAS {
+        let server = crate::support::Recorder::start().await;
+        let config = format!(
+            "{}\n[token_exchange.upstream]\ntoken_endpoint = \"{}\"\nclient_id = \"toolhost\"\n\
+             audience = \"https://api.example.com\"\nscope = \"orders:read\"\n\n\
+             [plugins.hello]\n{}[[plugins.hello.credentials]]\nhost = \"127.0.0.1\"\nport = {}\n\
+             header = \"Authorization\"\nvalue = \"Bearer ${{exchange:upstream}}\"\n",
+            with_auth(&idp, ""),
+            provider.token_endpoint,
+            server.allow_block("hello"),
+            server.port,
+        );
+        let alice = token(&key, &idp, "alice", &["support"]);
+        let host = Host::start(
+            HostOptions::new(&["hello"])
+                .http()
+                .bearer(&alice)
+                .era(era)
+                .config(with_trail(&config)),
+        )
+        .await;
+        let granted = provider.exchanges.load(std::sync::atomic::Ordering::SeqCst);
+        let fetch = json!({"url": format!("{}/orders", server.url)});
+        for _ in 0..2 {
+            let out = host.ok("fetch_url", fetch.clone()).await;
+            assert_eq!(out["status"], 200, "{era:?}");
+        }
+        assert_eq!(
+            provider.exchanges.load(std::sync::atomic::Ordering::SeqCst) - granted,
+            1,
+            "{era:?}: exchanged once, then cached"
+        );
+        let received = server.received();
+        assert_eq!(received.len(), 2);
+        let sent = received[0].authorization.clone().unwrap();
+        let jwt = sent.strip_prefix("Bearer ").expect("a bearer token");
+        assert_ne!(jwt, alice, "not the caller's own token");
+        let payload: serde_json::Value = serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(jwt.split('.').nth(1).unwrap())
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(payload["sub"], "alice", "{payload}");
+        assert_eq!(payload["aud"], "https://api.example.com");
+        assert_eq!(payload["act"]["sub"], "toolhost");
+
+        // A static token is no access token the provider issued: refused,
+        // so no credential, and nothing is sent.
+        let bot = host
+            .another_client(era, Elicitation::Unsupported, Some(BOT_TOKEN))
+            .await;
+        let issue = bot.tool_error("fetch_url", fetch).await;
+        assert_eq!(issue["code"], "PERMISSION_DENIED", "{era:?}: {issue}");
+        assert_eq!(
+            server.received().len(),
+            2,
+            "{era:?}: nothing sent for the bot"
+        );
+
+        let trail = records(&trail_of(&host));
+        let alices = trail.iter().find(|r| r["caller"] == "jwt:alice").unwrap();
+        assert_eq!(
+            alices["credentials"],
+            json!(["exchange:upstream"]),
+            "{alices}"
+        );
+        let text = std::fs::read_to_string(trail_of(&host)).unwrap();
+        assert!(
+            !text.contains(jwt) && !text.contains(&alice),
+            "no token on record"
+        );
+    }
+}

@@ -245,6 +245,55 @@ impl Drop for Idp {
     }
 }
 
+/// A token exchange (RFC 8693): the subject token must be an access token
+/// this issuer signed with `key` and not expired; the token issued keeps
+/// its subject and claims, is meant for the `audience` asked, and names the
+/// client as the actor (`act`).
+fn exchange(
+    form: &std::collections::HashMap<String, String>,
+    key: &SigningKey,
+    issuer: &str,
+    refused: &AtomicUsize,
+    granted: &AtomicUsize,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let field = |k: &str| form.get(k).cloned().unwrap_or_default();
+    let jwk: jsonwebtoken::jwk::Jwk =
+        serde_json::from_value(key.jwk.clone()).expect("the key's JWK parses");
+    let decoding = jsonwebtoken::DecodingKey::from_jwk(&jwk).expect("a usable public key");
+    let mut validation = jsonwebtoken::Validation::new(Algorithm::ES256);
+    validation.set_issuer(&[issuer]);
+    validation.validate_aud = false;
+    let subject = jsonwebtoken::decode::<Value>(&field("subject_token"), &decoding, &validation);
+    let valid = field("subject_token_type") == "urn:ietf:params:oauth:token-type:access_token"
+        && !field("audience").is_empty()
+        && !field("client_id").is_empty();
+    let (Ok(subject), true) = (subject, valid) else {
+        refused.fetch_add(1, Ordering::SeqCst);
+        return (
+            axum::http::StatusCode::BAD_REQUEST,
+            axum::Json(json!({"error": "invalid_grant"})),
+        )
+            .into_response();
+    };
+    granted.fetch_add(1, Ordering::SeqCst);
+    let now = jsonwebtoken::get_current_timestamp();
+    let mut claims = subject.claims;
+    let object = claims.as_object_mut().expect("claims are an object");
+    object.insert("aud".into(), json!(field("audience")));
+    object.insert("scope".into(), json!(field("scope")));
+    object.insert("act".into(), json!({"sub": field("client_id")}));
+    object.insert("iat".into(), json!(now));
+    object.insert("exp".into(), json!(now + 600));
+    axum::Json(json!({
+        "access_token": key.sign(&claims),
+        "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+        "token_type": "Bearer",
+        "expires_in": 600,
+    }))
+    .into_response()
+}
+
 /// A code the authorization endpoint issued, and what it is bound to.
 #[derive(Clone)]
 struct Issued {
@@ -268,8 +317,10 @@ pub struct AuthorizationServer {
     pub token_endpoint: String,
     /// Who signs in next, as the token's claims (`sub`, `groups`, …).
     user: Arc<Mutex<Value>>,
-    /// Codes exchanged or refused, for the tests.
+    /// Requests the token endpoint refused.
     pub refused: Arc<AtomicUsize>,
+    /// Token exchanges (RFC 8693) granted.
+    pub exchanges: Arc<AtomicUsize>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -317,15 +368,29 @@ impl AuthorizationServer {
                 }
             }
         };
+        let exchanges = Arc::new(AtomicUsize::new(0));
         let token = {
-            let (codes, refused, key, issuer) =
-                (codes.clone(), refused.clone(), key.clone(), issuer.clone());
+            let (codes, refused, key, issuer, exchanges) = (
+                codes.clone(),
+                refused.clone(),
+                key.clone(),
+                issuer.clone(),
+                exchanges.clone(),
+            );
             move |axum::extract::Form(f): axum::extract::Form<HashMap<String, String>>| {
-                let (codes, refused, key, issuer) =
-                    (codes.clone(), refused.clone(), key.clone(), issuer.clone());
+                let (codes, refused, key, issuer, exchanges) = (
+                    codes.clone(),
+                    refused.clone(),
+                    key.clone(),
+                    issuer.clone(),
+                    exchanges.clone(),
+                );
                 async move {
                     use sha2::Digest;
                     let field = |k: &str| f.get(k).cloned().unwrap_or_default();
+                    if field("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange" {
+                        return exchange(&f, &key, &issuer, &refused, &exchanges).into_response();
+                    }
                     let issued = codes.lock().unwrap().remove(&field("code"));
                     let verifier = field("code_verifier");
                     let valid = issued.filter(|i| {
@@ -378,6 +443,7 @@ impl AuthorizationServer {
             token_endpoint: format!("http://{addr}/token"),
             user,
             refused,
+            exchanges,
             server,
         }
     }
