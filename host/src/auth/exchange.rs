@@ -63,10 +63,14 @@ impl std::fmt::Debug for TokenExchange {
     }
 }
 
+/// An exchange's name and the SHA-256 of the caller's token.
+type CacheKey = (String, [u8; 32]);
+
 /// Exchanges callers' tokens, and remembers what it got until it expires.
 pub struct Exchanger {
     http: reqwest::Client,
-    cache: Mutex<HashMap<(String, [u8; 32]), (String, Instant)>>,
+    /// Issued tokens and until when each is used.
+    cache: Mutex<HashMap<CacheKey, (String, Instant)>>,
 }
 
 impl Default for Exchanger {
