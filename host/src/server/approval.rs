@@ -89,6 +89,26 @@ pub(super) enum Gate {
     },
 }
 
+/// The `_meta` key under which a result that ran under an approval says
+/// which approval, who gave it, and their note.
+pub(super) const APPROVAL_META: &str = "toolhost/approval";
+
+/// `result`, with the approval it ran under in its `_meta` (the approver's
+/// note is the caller's to see).
+pub(super) fn with_approval(mut result: CallToolResult, approval: &Approval) -> CallToolResult {
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0.insert(
+        APPROVAL_META.to_string(),
+        json!({
+            "id": approval.id,
+            "decided_by": approval.decided_by,
+            "note": approval.note,
+        }),
+    );
+    result.meta = Some(meta);
+    result
+}
+
 /// The approval's line in a call's audit record.
 pub(super) fn audit_note(approval: &Approval) -> ApprovalNote {
     ApprovalNote {
@@ -158,7 +178,18 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
                 }
                 State::Denied if now < latest.expires_ms => return denied(latest),
                 State::Pending | State::Approved => {
-                    metrics::approval("lapsed");
+                    // Moved once, so the lapse is on record once.
+                    let lapsed = store
+                        .transition(&latest.id, latest.state, |a| {
+                            a.state = State::Void;
+                            a.void_reason =
+                                Some(format!("it lapsed at {}", rfc3339(latest.expires_ms)));
+                        })
+                        .await;
+                    if let Ok(Transition::Moved(lapsed)) = lapsed {
+                        metrics::approval("lapsed");
+                        event(gateway, &lapsed, "lapsed").await;
+                    }
                     previous = Some(format!(
                         "approval {} lapsed {} ({})",
                         latest.id,

@@ -225,7 +225,10 @@ pub(super) async fn call(
             }
             Err(failed) => failed.into(),
         },
-        finished => result_of(finished).into(),
+        finished => match &approved {
+            Some(approval) => approval::with_approval(result_of(finished), approval).into(),
+            None => result_of(finished).into(),
+        },
     })
 }
 
