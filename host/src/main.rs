@@ -325,8 +325,16 @@ fn main() -> Result<()> {
     // stdout carries the protocol; every log line goes to stderr. A server
     // never waits for stderr (lines are dropped when nobody reads them);
     // the guard, dropped after the runtime, flushes what is queued.
-    let _log = match cli.command {
-        Command::Serve { .. } => Some(toolhost::logging::init_serving()),
+    let _log = match &cli.command {
+        Command::Serve { plugins, .. } => {
+            // `[telemetry]` is read before the log starts: the span
+            // exporter is a layer of the log's subscriber.
+            let telemetry = match &plugins.config {
+                Some(path) => Config::load(path)?.telemetry,
+                None => None,
+            };
+            Some(toolhost::logging::init_serving(telemetry.as_ref())?)
+        }
         _ => {
             toolhost::logging::init_interactive();
             None

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tracing::Instrument;
 
 use crate::config::ReplayUrl;
 
@@ -176,9 +177,15 @@ impl RedisReplay {
         // since: its first use fails although Redis is up. Connect afresh
         // and try once more before answering TRANSIENT.
         let mut retried = false;
+        let span = redis_span(command, &self.shown);
         loop {
-            let mut connection = self.connection(&unavailable).await?;
-            let query = command.query_async::<T>(&mut connection);
+            let mut connection = self
+                .connection(&unavailable)
+                .instrument(span.clone())
+                .await?;
+            let query = command
+                .query_async::<T>(&mut connection)
+                .instrument(span.clone());
             match tokio::time::timeout(REDIS_TIMEOUT, query).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => {
@@ -267,4 +274,28 @@ fn what_to_fix(error: &redis::RedisError) -> String {
     } else {
         error.to_string()
     }
+}
+
+/// The span of one Redis command (database client conventions): the
+/// command's name and the store's host and port, never its arguments (a
+/// state's nonce, a limit's key) or its URL.
+fn redis_span(command: &redis::Cmd, store: &str) -> tracing::Span {
+    let name = command
+        .args_iter()
+        .next()
+        .and_then(|arg| match arg {
+            redis::Arg::Simple(bytes) => std::str::from_utf8(bytes).ok(),
+            _ => None,
+        })
+        .unwrap_or("redis")
+        .to_ascii_uppercase();
+    tracing::info_span!(
+        target: "toolhost::replay",
+        "redis",
+        otel.name = %name,
+        otel.kind = "client",
+        db.system.name = "redis",
+        db.operation.name = %name,
+        server.address = %store,
+    )
 }

@@ -135,6 +135,7 @@ impl AuditLog {
             confirmation: None,
             policy: context.policy,
             credentials: Vec::new(),
+            cost: None,
             upstream: Vec::new(),
             result: "pending".into(),
             issues: Vec::new(),
@@ -349,5 +350,9 @@ impl CallHooks for CallAudit {
 
     fn busy(&self) {
         CallAudit::busy(self)
+    }
+
+    fn finished(&self, cost: &crate::cost::CallCost) {
+        self.with(|r| r.cost = Some(cost.clone()));
     }
 }

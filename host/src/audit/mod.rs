@@ -228,6 +228,7 @@ mod testing {
             confirmation: None,
             policy: None,
             credentials: Vec::new(),
+            cost: None,
             upstream: Vec::new(),
             result: "ok".into(),
             issues: Vec::new(),

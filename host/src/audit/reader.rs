@@ -132,6 +132,7 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
         confirmation: None,
         policy: None,
         credentials: Vec::new(),
+        cost: None,
         upstream: Vec::new(),
         result: format!("suppressed: {} refused calls not recorded", s.dropped),
         issues: s

@@ -30,6 +30,7 @@ pub mod policy;
 pub mod raw;
 mod resolve;
 pub mod secrets;
+pub mod telemetry;
 #[cfg(test)]
 mod tests;
 
@@ -264,6 +265,8 @@ pub struct Config {
     /// `host.secrets_dir`: where credentials chosen per caller are read
     /// ([`secrets`]).
     pub secrets_dir: Option<PathBuf>,
+    /// `[telemetry]`: where traces go, if anywhere (ADR 0039).
+    pub telemetry: Option<telemetry::TelemetrySettings>,
 }
 
 impl Default for Config {

@@ -48,6 +48,9 @@ pub struct RawConfig {
     /// `[policy]`: the rule layer (`[[policy.rules]]`).
     #[serde(default)]
     pub policy: super::policy::RawPolicy,
+    /// `[telemetry]`: traces over OTLP.
+    #[serde(default)]
+    pub telemetry: super::telemetry::RawTelemetry,
 }
 
 /// `[state]`.
@@ -256,6 +259,8 @@ pub struct RawPlugin {
     /// `prefix`: serve this block's tools as `PREFIX.TOOL` (the separator
     /// is `prefix_separator`).
     pub prefix: Option<String>,
+    /// `propagate_trace_context`: send `traceparent` upstream.
+    pub propagate_trace_context: Option<bool>,
     /// `prefix_separator`: `"."`, `"_"` or `"-"`; only with `prefix`.
     pub prefix_separator: Option<String>,
 }

@@ -119,6 +119,8 @@ use crate::plugin::Loader;
 use crate::registry::Registry;
 use request::Request;
 
+use crate::telemetry::{SpanTarget, request_span};
+
 pub use subscriptions::MAX_SUBSCRIBED_URI_BYTES;
 
 /// The MCP server: shared by every request of every session. rmcp serves
@@ -370,8 +372,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(tools::list(&request))
+        let span = request_span(&context, "tools/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(tools::list(&request))
+        })
+        .await
     }
 
     async fn call_tool(
@@ -379,8 +385,12 @@ impl ServerHandler for Gateway {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        tools::call(self, &request, params, &context).await
+        let span = request_span(&context, "tools/call", SpanTarget::Tool(&params.name));
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            tools::call(self, &request, params, &context).await
+        })
+        .await
     }
 
     async fn list_resources(
@@ -388,8 +398,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(resources::list(&request))
+        let span = request_span(&context, "resources/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(resources::list(&request))
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -397,8 +411,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(resources::list_templates(&request))
+        let span = request_span(&context, "resources/templates/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(resources::list_templates(&request))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -406,8 +424,16 @@ impl ServerHandler for Gateway {
         params: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        resources::read(self, &request, params, &context).await
+        let span = request_span(
+            &context,
+            "resources/read",
+            SpanTarget::Resource(&params.uri),
+        );
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            resources::read(self, &request, params, &context).await
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -415,8 +441,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(prompts::list(&request))
+        let span = request_span(&context, "prompts/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(prompts::list(&request))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -424,8 +454,12 @@ impl ServerHandler for Gateway {
         params: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        prompts::get(self, &request, params, &context).await
+        let span = request_span(&context, "prompts/get", SpanTarget::Prompt(&params.name));
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            prompts::get(self, &request, params, &context).await
+        })
+        .await
     }
 
     async fn complete(
@@ -433,8 +467,12 @@ impl ServerHandler for Gateway {
         params: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        completion::complete(self, &request, params, &context).await
+        let span = request_span(&context, "completion/complete", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            completion::complete(self, &request, params, &context).await
+        })
+        .await
     }
 
     fn accepted_subscription_filter(
@@ -451,8 +489,16 @@ impl ServerHandler for Gateway {
         params: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let request = Request::begin(self, &context).await;
-        subscriptions::subscribe(self, &request, params.uri, &context)
+        let span = request_span(
+            &context,
+            "resources/subscribe",
+            SpanTarget::Resource(&params.uri),
+        );
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            subscriptions::subscribe(self, &request, params.uri, &context)
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -469,6 +515,23 @@ impl ServerHandler for Gateway {
         let request = Request::now(self, context.request_context());
         subscriptions::listen(self, &request, context).await
     }
+}
+
+/// Runs one request's handler inside its server span (made by
+/// [`request_span`], the one place a request's span begins), so that every
+/// span of the request (the policy, the component, its upstream requests,
+/// Redis) hangs under it, and marks the span when the answer is a JSON-RPC
+/// error.
+async fn traced<T>(
+    span: tracing::Span,
+    handler: impl std::future::Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    use tracing::Instrument as _;
+    let result = handler.instrument(span.clone()).await;
+    if let Err(error) = &result {
+        crate::telemetry::record_error(&span, Some(error.code.0), false);
+    }
+    result
 }
 
 /// How far the initial load of the plugin directory has come: distinct
