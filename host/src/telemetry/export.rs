@@ -43,6 +43,8 @@ enum Message {
     Span(Box<SpanData>),
     /// Send everything queued, then say so.
     Flush(SyncSender<()>),
+    /// The provider's resource (`service.name`), for the exporter.
+    Resource(opentelemetry_sdk::Resource),
 }
 
 /// The span processor: a bounded queue in front of one export thread.
@@ -77,9 +79,9 @@ impl QueueProcessor {
                 // tonic's channel needs the runtime while it is built.
                 let exporter = runtime.block_on(async { exporter(&settings) });
                 match exporter {
-                    Ok(exporter) => {
+                    Ok(mut exporter) => {
                         let _ = ready.send(Ok(()));
-                        export_loop(&runtime, &exporter, &spans, settings.export_timeout);
+                        export_loop(&runtime, &mut exporter, &spans, settings.export_timeout);
                         let _ = exporter.shutdown();
                     }
                     Err(e) => {
@@ -124,6 +126,11 @@ impl SpanProcessor for QueueProcessor {
             .map_err(|_| OTelSdkError::Timeout(SHUTDOWN_WAIT))
     }
 
+    fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
+        // Set once, as the provider is built, before any span.
+        let _ = self.queue.try_send(Message::Resource(resource.clone()));
+    }
+
     fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
         let flushed = self.force_flush();
         // The thread ends when the queue's last sender goes, with the
@@ -138,7 +145,7 @@ impl SpanProcessor for QueueProcessor {
 /// every sender is gone.
 fn export_loop(
     runtime: &tokio::runtime::Runtime,
-    exporter: &opentelemetry_otlp::SpanExporter,
+    exporter: &mut opentelemetry_otlp::SpanExporter,
     spans: &Receiver<Message>,
     timeout: Duration,
 ) {
@@ -159,6 +166,7 @@ fn export_loop(
                     flushes.push(done);
                     break;
                 }
+                Message::Resource(resource) => exporter.set_resource(&resource),
             }
             if batch.len() >= BATCH_SPANS {
                 break;
