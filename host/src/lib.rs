@@ -52,7 +52,8 @@ pub use toolhost_oci as oci;
 /// The runtime: the `toolhost-runtime` crate (`crates/runtime`), each module
 /// under its own name.
 pub use toolhost_runtime::{
-    bindings, cache, call, engine, hooks, imports, names, offers, policy, settings, spec, text,
+    bindings, cache, call, cost, engine, hooks, imports, names, offers, policy, settings, spec,
+    text,
 };
 
 /// Loading component files ([`toolhost_runtime::plugin`]), with toolhost's
@@ -81,5 +82,6 @@ pub mod scaffold;
 pub mod serve;
 pub mod server;
 pub mod table;
+pub mod telemetry;
 pub mod transport;
 pub mod wit;

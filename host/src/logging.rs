@@ -28,6 +28,8 @@ use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, NonBlockingBuild
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
+use crate::config::telemetry::TelemetrySettings;
+
 /// Log lines waiting for stderr before new ones are dropped.
 pub const QUEUED_LINES: usize = 8192;
 
@@ -37,28 +39,47 @@ pub const FLUSH_WAIT: Duration = Duration::from_millis(500);
 /// The filter when `TOOLHOST_LOG` is unset or invalid.
 const DEFAULT_FILTER: &str = "info,rmcp=warn";
 
-/// Installs the global subscriber writing to `writer`.
-fn install<W>(writer: W)
+/// Installs the global subscriber writing to `writer`, and with
+/// `telemetry` the layer exporting spans ([`crate::telemetry`]). The log's
+/// filter (`TOOLHOST_LOG`) is the log layer's own: it does not decide which
+/// spans are exported.
+fn install<W>(
+    writer: W,
+    telemetry: Option<&TelemetrySettings>,
+) -> anyhow::Result<Option<crate::telemetry::Telemetry>>
 where
     W: for<'a> MakeWriter<'a> + Send + Sync + 'static,
 {
-    tracing_subscriber::fmt()
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(writer)
         .with_ansi(io::IsTerminal::is_terminal(&io::stderr()))
-        .with_env_filter(
+        .with_filter(
             EnvFilter::try_from_env("TOOLHOST_LOG").unwrap_or_else(|_| DEFAULT_FILTER.into()),
-        )
-        .init();
+        );
+    let (traces, guard) = match telemetry {
+        Some(settings) => {
+            let (layer, guard) = crate::telemetry::layer(settings)?;
+            (Some(layer), Some(guard))
+        }
+        None => (None, None),
+    };
+    tracing_subscriber::registry().with(traces).with(log).init();
+    Ok(guard)
 }
 
 /// Logs synchronously to stderr (for the interactive commands).
 pub fn init_interactive() {
-    install(io::stderr);
+    let _ = install(io::stderr, None);
 }
 
-/// Logs to stderr through a lossy non-blocking writer (for `serve`). Keep
-/// the guard until the process ends: dropping it flushes what is queued.
-pub fn init_serving() -> LogGuard {
+/// Logs to stderr through a lossy non-blocking writer (for `serve`), and
+/// exports spans as `telemetry` says. Keep the guard until the process
+/// ends: dropping it flushes what is queued. Errors: the span exporter
+/// cannot be built.
+pub fn init_serving(telemetry: Option<&TelemetrySettings>) -> anyhow::Result<LogGuard> {
     let progress = Arc::new(Progress::default());
     let (writer, guard) = NonBlockingBuilder::default()
         .lossy(true)
@@ -69,15 +90,19 @@ pub fn init_serving() -> LogGuard {
             progress: progress.clone(),
         });
     let dropped = writer.error_counter();
-    install(Submitted {
-        inner: writer,
-        progress: progress.clone(),
-    });
-    LogGuard {
+    let telemetry = install(
+        Submitted {
+            inner: writer,
+            progress: progress.clone(),
+        },
+        telemetry,
+    )?;
+    Ok(LogGuard {
         guard: Some(guard),
         dropped,
         progress,
-    }
+        telemetry,
+    })
 }
 
 /// How many lines went into the queue and how many the writer thread
@@ -162,6 +187,9 @@ impl Write for Delivered {
 /// Keeps the log writer running; flushes it when dropped (see the module
 /// doc for why this is not tracing-appender's guard alone).
 pub struct LogGuard {
+    /// The span exporter, sent what is queued first (its own log lines
+    /// then still reach stderr).
+    telemetry: Option<crate::telemetry::Telemetry>,
     guard: Option<WorkerGuard>,
     dropped: ErrorCounter,
     progress: Arc<Progress>,
@@ -169,6 +197,7 @@ pub struct LogGuard {
 
 impl Drop for LogGuard {
     fn drop(&mut self) {
+        drop(self.telemetry.take());
         let Some(guard) = self.guard.take() else {
             return;
         };

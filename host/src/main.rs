@@ -67,6 +67,11 @@ enum Command {
         /// Its arguments, a JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Also print what the call cost (CPU, wall time by part, peak
+        /// memory, epoch ticks, upstream requests, bytes, hosts, a limit
+        /// hit) as JSON on stderr.
+        #[arg(long)]
+        cost: bool,
         #[command(flatten)]
         plugins: PluginArgs,
     },
@@ -325,8 +330,16 @@ fn main() -> Result<()> {
     // stdout carries the protocol; every log line goes to stderr. A server
     // never waits for stderr (lines are dropped when nobody reads them);
     // the guard, dropped after the runtime, flushes what is queued.
-    let _log = match cli.command {
-        Command::Serve { .. } => Some(toolhost::logging::init_serving()),
+    let _log = match &cli.command {
+        Command::Serve { plugins, .. } => {
+            // `[telemetry]` is read before the log starts: the span
+            // exporter is a layer of the log's subscriber.
+            let telemetry = match &plugins.config {
+                Some(path) => Config::load(path)?.telemetry,
+                None => None,
+            };
+            Some(toolhost::logging::init_serving(telemetry.as_ref())?)
+        }
         _ => {
             toolhost::logging::init_interactive();
             None
@@ -374,8 +387,9 @@ fn main() -> Result<()> {
             Command::Call {
                 tool,
                 arguments,
+                cost,
                 plugins,
-            } => call(&plugins, &tool, &arguments).await,
+            } => call(&plugins, &tool, &arguments, cost).await,
             Command::New { name, dir, sdk } => {
                 let created = toolhost::scaffold::create(&dir, &name, sdk.as_deref())?;
                 eprintln!(
@@ -743,7 +757,17 @@ async fn policy_test(
 }
 
 /// `toolhost call TOOL [JSON]`.
-async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
+/// Keeps the cost a call reports, for `toolhost call --cost`.
+#[derive(Default)]
+struct CostCell(std::sync::Mutex<Option<toolhost::cost::CallCost>>);
+
+impl toolhost::hooks::CallHooks for CostCell {
+    fn finished(&self, cost: &toolhost::cost::CallCost) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(cost.clone());
+    }
+}
+
+async fn call(plugins: &PluginArgs, tool: &str, arguments: &str, show_cost: bool) -> Result<()> {
     let arguments: serde_json::Value = serde_json::from_str(arguments)
         .context("the arguments are not valid JSON; pass an object such as '{\"name\":\"Ada\"}'")?;
     let (env, loader, registry) = plugins.load_for(tool).await?;
@@ -775,7 +799,11 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
         log.start_call(context, &found.plugin, &found.spec, &found.name, &arguments)
     });
     // The metrics, off in `toolhost call`, and the audit record.
-    let hooks = std::sync::Arc::new((toolhost::metrics::CallMetrics, audit.clone()));
+    let cost = std::sync::Arc::new(CostCell::default());
+    let hooks = std::sync::Arc::new((
+        (toolhost::metrics::CallMetrics, audit.clone()),
+        cost.clone(),
+    ));
     let outcome = toolhost::call::run_call_with_hooks(
         &env,
         &found.plugin,
@@ -791,6 +819,10 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str) -> Result<()> {
         let _ = audit
             .finish(toolhost::audit::Ending::Outcome(&outcome))
             .await;
+    }
+    // On stderr: stdout carries the tool's output alone.
+    if show_cost && let Some(cost) = cost.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        eprintln!("cost: {}", serde_json::to_string_pretty(&cost)?);
     }
     match outcome {
         toolhost::call::CallOutcome::Success(value) => {

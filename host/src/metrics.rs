@@ -38,6 +38,14 @@
 //! | `toolhost_offer_calls_total` | counter | `plugin`, `kind`, `outcome` | reads, gets and completions that ran a 0.2 component's code ([`OfferCount`]), by the plugin block, the [`OfferKind`] (`resource_read`, `prompt_get`, `completion`) and how they ended: `ok`, `not_found` (the guest said so), `error` (anything else: the guest's error, a trap, a limit, a policy refusal), `cancelled` (by the client). Requests refused before guest code runs (an unknown URI or prompt, bad arguments, an argument not completable) are not counted |
 //! | `toolhost_offer_call_duration_seconds` | histogram | `plugin`, `kind` | wall-clock time of each of those, from its start to the answer: waiting for a turn, the guest and its HTTP requests included; the buckets of `toolhost_call_duration_seconds` |
 //! | `toolhost_offers_loaded` | gauge | `kind` | what components offer beside tools, serving now: `resource`, `template`, `prompt` |
+//! | `toolhost_call_cpu_seconds` | histogram | `plugin`, `tool` | CPU time of each call's execution (the component and the host's work for its imports; [`crate::cost::CallCost`]); buckets of `toolhost_call_duration_seconds` |
+//! | `toolhost_call_wall_seconds` | histogram | `plugin`, `tool`, `part` | each call's wall time by part: `queue` (waiting for a turn and a slot), `run` (instantiation to the end), `upstream` (in upstream requests, part of `run`), `waiting` (for a person, part of `run`) |
+//! | `toolhost_call_peak_memory_bytes` | histogram | `plugin`, `tool` | the most linear memory each call held; buckets 1 MiB to 4 GiB |
+//! | `toolhost_call_upstream_bytes` | histogram | `plugin`, `tool`, `direction` | body bytes each call sent (`out`) and read (`in`) upstream; buckets 0 to 64 MiB |
+//! | `toolhost_call_upstream_requests` | histogram | `plugin`, `tool` | upstream requests per call |
+//! | `toolhost_call_epoch_ticks` | histogram | `plugin`, `tool` | epoch ticks (10 ms) at which each call's component was found running |
+//! | `toolhost_call_limits_hit_total` | counter | `plugin`, `tool`, `limit` | calls that hit a limit, by its key (`limits.memory_mib`, `limits.call_timeout_secs`, `limits.http_requests_per_call`, `limits.http_body_bytes`, `limits.output_bytes`) |
+//! | `toolhost_trace_spans_dropped_total` | counter | `reason` | finished spans that were not exported (`[telemetry]`, [`crate::telemetry`]): `queue_full` (`telemetry.queue_spans` spans were already waiting), `export_failed` (the collector refused, failed or took longer than `telemetry.export_timeout_secs`), `export_stopped` (after the exporter ended) |
 //!
 //! # Label values are bounded
 //!
@@ -120,6 +128,46 @@ pub const OFFER_CALLS: &str = "toolhost_offer_calls_total";
 pub const OFFER_CALL_DURATION: &str = "toolhost_offer_call_duration_seconds";
 /// `toolhost_offers_loaded{kind}`.
 pub const OFFERS_LOADED: &str = "toolhost_offers_loaded";
+/// `toolhost_trace_spans_dropped_total{reason}`.
+pub const TRACE_SPANS_DROPPED: &str = "toolhost_trace_spans_dropped_total";
+/// `toolhost_call_cpu_seconds{plugin, tool}`.
+pub const CALL_CPU: &str = "toolhost_call_cpu_seconds";
+/// `toolhost_call_wall_seconds{plugin, tool, part}`.
+pub const CALL_WALL: &str = "toolhost_call_wall_seconds";
+/// `toolhost_call_peak_memory_bytes{plugin, tool}`.
+pub const CALL_PEAK_MEMORY: &str = "toolhost_call_peak_memory_bytes";
+/// `toolhost_call_upstream_bytes{plugin, tool, direction}`.
+pub const CALL_UPSTREAM_BYTES: &str = "toolhost_call_upstream_bytes";
+/// `toolhost_call_upstream_requests{plugin, tool}`.
+pub const CALL_UPSTREAM_REQUESTS: &str = "toolhost_call_upstream_requests";
+/// `toolhost_call_epoch_ticks{plugin, tool}`.
+pub const CALL_EPOCH_TICKS: &str = "toolhost_call_epoch_ticks";
+/// `toolhost_call_limits_hit_total{plugin, tool, limit}`.
+pub const CALL_LIMITS_HIT: &str = "toolhost_call_limits_hit_total";
+
+/// Buckets of the memory histogram, in bytes: 1 MiB to 4 GiB.
+pub const MEMORY_BUCKETS: [f64; 12] = [
+    1048576.0,
+    2097152.0,
+    4194304.0,
+    8388608.0,
+    16777216.0,
+    33554432.0,
+    67108864.0,
+    134217728.0,
+    268435456.0,
+    536870912.0,
+    1073741824.0,
+    4294967296.0,
+];
+
+/// Buckets of the byte histograms, in bytes: 0 to 64 MiB.
+pub const BYTE_BUCKETS: [f64; 10] = [
+    0.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0, 67108864.0,
+];
+
+/// Buckets of the count histograms (requests, ticks).
+pub const COUNT_BUCKETS: [f64; 10] = [0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 1024.0];
 
 /// Upper bounds of the call latency histogram's buckets, in seconds: 1 ms
 /// to 60 s, roughly 1-2.5-5 per decade.
@@ -176,6 +224,7 @@ pub fn install() -> PrometheusHandle {
                         &APPROVAL_DECISION_BUCKETS,
                     )
                 })
+                .and_then(cost_buckets)
                 .expect("the bucket list is not empty");
             let handle = match builder.install_recorder() {
                 Ok(handle) => handle,
@@ -291,6 +340,95 @@ fn describe() {
         POLICY_DECISIONS,
         "requests decided by [[policy.rules]], by outcome and the rule that decided"
     );
+    describe_telemetry();
+}
+
+/// The `# HELP` text of the metrics about traces and calls' costs.
+fn describe_telemetry() {
+    use ::metrics::describe_counter;
+    describe_counter!(
+        TRACE_SPANS_DROPPED,
+        "finished spans not exported, by reason: queue_full, export_failed, export_stopped"
+    );
+    use ::metrics::{Unit, describe_histogram};
+    describe_histogram!(CALL_CPU, Unit::Seconds, "CPU time of each call's execution");
+    describe_histogram!(
+        CALL_WALL,
+        Unit::Seconds,
+        "each call's wall time by part: queue, run, upstream, waiting"
+    );
+    describe_histogram!(
+        CALL_PEAK_MEMORY,
+        Unit::Bytes,
+        "the most linear memory each call held"
+    );
+    describe_histogram!(
+        CALL_UPSTREAM_BYTES,
+        Unit::Bytes,
+        "body bytes each call sent (out) and read (in) upstream"
+    );
+    describe_histogram!(CALL_UPSTREAM_REQUESTS, "upstream requests per call");
+    describe_histogram!(
+        CALL_EPOCH_TICKS,
+        "epoch ticks at which each call's component ran"
+    );
+    describe_counter!(
+        CALL_LIMITS_HIT,
+        "calls that hit a limit, by the limit's key"
+    );
+}
+
+/// The buckets of the cost histograms.
+fn cost_buckets(
+    builder: PrometheusBuilder,
+) -> Result<PrometheusBuilder, metrics_exporter_prometheus::BuildError> {
+    builder
+        .set_buckets_for_metric(Matcher::Full(CALL_CPU.into()), &CALL_DURATION_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(CALL_WALL.into()), &CALL_DURATION_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(CALL_PEAK_MEMORY.into()), &MEMORY_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(CALL_UPSTREAM_BYTES.into()), &BYTE_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(CALL_UPSTREAM_REQUESTS.into()), &COUNT_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(CALL_EPOCH_TICKS.into()), &COUNT_BUCKETS)
+}
+
+/// Records what one call of `tool` of `plugin` cost.
+pub fn call_cost(plugin: &str, tool: &str, cost: &crate::cost::CallCost) {
+    if !enabled() {
+        return;
+    }
+    let (plugin, tool) = (PLUGINS.get(plugin), TOOLS.get(tool));
+    let secs = |us: u64| us as f64 / 1e6;
+    let labels = [("plugin", plugin.clone()), ("tool", tool.clone())];
+    ::metrics::histogram!(CALL_CPU, &labels).record(secs(cost.cpu_us));
+    for (part, us) in [
+        ("queue", cost.queue_us),
+        ("run", cost.run_us),
+        ("upstream", cost.upstream_us),
+        ("waiting", cost.waiting_us),
+    ] {
+        ::metrics::histogram!(CALL_WALL, "plugin" => plugin.clone(), "tool" => tool.clone(), "part" => part)
+            .record(secs(us));
+    }
+    ::metrics::histogram!(CALL_PEAK_MEMORY, &labels).record(cost.peak_memory_bytes as f64);
+    ::metrics::histogram!(CALL_UPSTREAM_BYTES, "plugin" => plugin.clone(), "tool" => tool.clone(), "direction" => "out")
+        .record(cost.bytes_out as f64);
+    ::metrics::histogram!(CALL_UPSTREAM_BYTES, "plugin" => plugin.clone(), "tool" => tool.clone(), "direction" => "in")
+        .record(cost.bytes_in as f64);
+    ::metrics::histogram!(CALL_UPSTREAM_REQUESTS, &labels)
+        .record(f64::from(cost.upstream_requests));
+    ::metrics::histogram!(CALL_EPOCH_TICKS, &labels).record(cost.epoch_ticks as f64);
+    if let Some(limit) = &cost.limit {
+        ::metrics::counter!(CALL_LIMITS_HIT, "plugin" => plugin, "tool" => tool, "limit" => limit.clone())
+            .increment(1);
+    }
+}
+
+/// `count` finished spans were dropped for `reason` (a fixed word).
+pub fn trace_spans_dropped(reason: &'static str, count: u64) {
+    if !enabled() {
+        return;
+    }
+    ::metrics::counter!(TRACE_SPANS_DROPPED, "reason" => reason).increment(count);
 }
 
 /// A set of label values capped at [`MAX_LABEL_VALUES`].

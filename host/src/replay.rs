@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tracing::Instrument;
 
 use crate::config::ReplayUrl;
 
@@ -185,9 +186,13 @@ impl RedisReplay {
         // since: its first use fails although Redis is up. Connect afresh
         // and try once more before answering TRANSIENT.
         let mut retried = false;
+        let span = redis_span(command, &self.shown);
         loop {
-            let mut connection = self.connection(&unavailable).await?;
-            let query = command.send::<T>(&mut connection);
+            let mut connection = self
+                .connection(&unavailable)
+                .instrument(span.clone())
+                .await?;
+            let query = command.send::<T>(&mut connection).instrument(span.clone());
             match tokio::time::timeout(REDIS_TIMEOUT, query).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => {
@@ -237,6 +242,10 @@ impl RedisReplay {
 
 /// What [`RedisReplay::run`] sends: one command, or a pipeline of them.
 pub trait Query: Sync {
+    /// Its operation's name, for its span: the command (`SET`, `EVAL`),
+    /// or `PIPELINE`.
+    fn operation(&self) -> String;
+
     /// Sends it on `connection` and reads the answer.
     fn send<'a, T: redis::FromRedisValue + Send + 'a>(
         &'a self,
@@ -245,6 +254,17 @@ pub trait Query: Sync {
 }
 
 impl Query for redis::Cmd {
+    fn operation(&self) -> String {
+        self.args_iter()
+            .next()
+            .and_then(|arg| match arg {
+                redis::Arg::Simple(bytes) => std::str::from_utf8(bytes).ok(),
+                _ => None,
+            })
+            .unwrap_or("redis")
+            .to_ascii_uppercase()
+    }
+
     fn send<'a, T: redis::FromRedisValue + Send + 'a>(
         &'a self,
         connection: &'a mut ConnectionManager,
@@ -255,6 +275,10 @@ impl Query for redis::Cmd {
 }
 
 impl Query for redis::Pipeline {
+    fn operation(&self) -> String {
+        "PIPELINE".to_string()
+    }
+
     fn send<'a, T: redis::FromRedisValue + Send + 'a>(
         &'a self,
         connection: &'a mut ConnectionManager,
@@ -305,4 +329,20 @@ fn what_to_fix(error: &redis::RedisError) -> String {
     } else {
         error.to_string()
     }
+}
+
+/// The span of one Redis command (database client conventions): the
+/// command's name and the store's host and port, never its arguments (a
+/// state's nonce, a limit's key) or its URL.
+fn redis_span(command: &impl Query, store: &str) -> tracing::Span {
+    let name = command.operation();
+    tracing::info_span!(
+        target: "toolhost::replay",
+        "redis",
+        otel.name = %name,
+        otel.kind = "client",
+        db.system.name = "redis",
+        db.operation.name = %name,
+        server.address = %store,
+    )
 }

@@ -40,4 +40,5 @@ mod second_language;
 mod startup;
 mod statuspro;
 mod stdio_streams;
+mod traces;
 mod wasi_http;

@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod infra;
 pub mod metrics;
 pub mod offers;
+pub mod otlp;
 pub mod plugin_set;
 
 use std::path::{Path, PathBuf};

@@ -156,6 +156,17 @@ pub trait CallHooks: Send + Sync {
 
     /// The question was not asked: too many calls wait for a user.
     fn busy(&self) {}
+
+    /// The W3C trace context (`traceparent`, `tracestate`) to send on an
+    /// upstream request of a plugin whose settings propagate it; asked
+    /// within the request's own span. None by default.
+    fn trace_context(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// The call ended, having cost `cost`; reported once per call that ran
+    /// (a call refused before it ran has no cost).
+    fn finished(&self, _cost: &crate::cost::CallCost) {}
 }
 
 /// Hooks that observe nothing.
@@ -191,6 +202,12 @@ impl<H: CallHooks + ?Sized> CallHooks for Arc<H> {
     }
     fn busy(&self) {
         (**self).busy()
+    }
+    fn trace_context(&self) -> Vec<(String, String)> {
+        (**self).trace_context()
+    }
+    fn finished(&self, cost: &crate::cost::CallCost) {
+        (**self).finished(cost)
     }
 }
 
@@ -242,6 +259,14 @@ impl<H: CallHooks> CallHooks for Option<H> {
             h.busy()
         }
     }
+    fn trace_context(&self) -> Vec<(String, String)> {
+        self.as_ref().map(H::trace_context).unwrap_or_default()
+    }
+    fn finished(&self, cost: &crate::cost::CallCost) {
+        if let Some(h) = self {
+            h.finished(cost)
+        }
+    }
 }
 
 /// Both hooks hear every event, the first one first; a mutation either
@@ -284,5 +309,14 @@ impl<A: CallHooks, B: CallHooks> CallHooks for (A, B) {
     fn busy(&self) {
         self.0.busy();
         self.1.busy()
+    }
+    fn trace_context(&self) -> Vec<(String, String)> {
+        let mut headers = self.0.trace_context();
+        headers.extend(self.1.trace_context());
+        headers
+    }
+    fn finished(&self, cost: &crate::cost::CallCost) {
+        self.0.finished(cost);
+        self.1.finished(cost)
     }
 }

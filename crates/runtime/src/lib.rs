@@ -32,6 +32,7 @@
 pub mod bindings;
 pub mod cache;
 pub mod call;
+pub mod cost;
 pub mod engine;
 pub mod hooks;
 pub mod imports;

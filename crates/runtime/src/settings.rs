@@ -109,6 +109,9 @@ pub struct PluginSettings {
     /// each tool's own name to make the name it is served under; empty
     /// without a prefix. See [`served_name`].
     pub name_prefix: String,
+    /// Whether upstream requests carry the call's W3C trace context
+    /// (`traceparent`, `tracestate`), from [`CallHooks::trace_context`](crate::hooks::CallHooks::trace_context).
+    pub propagate_trace_context: bool,
 }
 
 /// The name a tool of a plugin with `settings` is served under: the
@@ -131,6 +134,7 @@ impl PluginSettings {
             credentials: Vec::new(),
             limits,
             name_prefix: String::new(),
+            propagate_trace_context: false,
         }
     }
 }

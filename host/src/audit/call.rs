@@ -138,6 +138,7 @@ impl AuditLog {
             policy: context.policy,
             credentials: Vec::new(),
             approval: None,
+            cost: None,
             upstream: Vec::new(),
             result: "pending".into(),
             issues: Vec::new(),
@@ -216,6 +217,7 @@ impl AuditLog {
             credentials: Vec::new(),
             result: approval.state.clone(),
             approval: Some(approval),
+            cost: None,
             upstream: Vec::new(),
             issues: Vec::new(),
             duration_ms: 0,
@@ -428,5 +430,9 @@ impl CallHooks for CallAudit {
 
     fn busy(&self) {
         CallAudit::busy(self)
+    }
+
+    fn finished(&self, cost: &crate::cost::CallCost) {
+        self.with(|r| r.cost = Some(cost.clone()));
     }
 }

@@ -231,6 +231,7 @@ mod testing {
             policy: None,
             credentials: Vec::new(),
             approval: None,
+            cost: None,
             upstream: Vec::new(),
             result: "ok".into(),
             issues: Vec::new(),

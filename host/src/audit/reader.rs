@@ -133,6 +133,7 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
         policy: None,
         credentials: Vec::new(),
         approval: None,
+        cost: None,
         upstream: Vec::new(),
         result: format!("suppressed: {} refused calls not recorded", s.dropped),
         issues: s

@@ -104,6 +104,9 @@ pub struct AuditRecord {
     pub credentials: Vec<String>,
     /// Requests sent.
     pub upstream: Vec<Upstream>,
+    /// What the call cost, measured by the host (a tool call that ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CallCost>,
     /// `ok`, `error`, `input_required`, `cancelled`, `refused`, `pending`.
     pub result: String,
     /// Error codes.

@@ -1476,4 +1476,73 @@ pub const KEYS: &[Key] = &[
         restart_only: false,
         doc: "Space-separated scopes asked for.",
     },
+    Key {
+        path: "telemetry.endpoint",
+        default: Prose("none: no traces"),
+        range: None,
+        restart_only: true,
+        doc: "The OTLP collector spans are sent to ([observability.md](observability.md)): \
+            `http://HOST:4318` for `http/protobuf` (a bare origin gets `/v1/traces`; a path \
+            written is kept), `http://HOST:4317` for `grpc`. No credentials in it: use \
+            `headers`. A collector that is down or slow costs dropped spans, never a call.",
+    },
+    Key {
+        path: "telemetry.protocol",
+        default: Toml("\"http/protobuf\""),
+        range: None,
+        restart_only: true,
+        doc: "`\"http/protobuf\"` (over https too) or `\"grpc\"` (plain text, for a \
+            collector beside the host).",
+    },
+    Key {
+        path: "telemetry.headers",
+        default: Toml("{}"),
+        range: None,
+        restart_only: true,
+        doc: "Headers sent with every export, each naming the environment variable that holds \
+            its value (`{ authorization = \"OTLP_AUTH\" }`): read at start, never written in \
+            the file or shown in an error. An unset variable stops the start, naming it.",
+    },
+    Key {
+        path: "telemetry.sampling_ratio",
+        default: Float(1.0),
+        range: Some(Range::float(0.0, 1.0, "share of traces")),
+        restart_only: true,
+        doc: "The share of traces that start here (no sampled `traceparent` from the client) \
+            which are recorded. A client's sampled parent is always followed, so a trace a client \
+            started is whole.",
+    },
+    Key {
+        path: "telemetry.service_name",
+        default: Toml("\"toolhost\""),
+        range: None,
+        restart_only: true,
+        doc: "The `service.name` of every span.",
+    },
+    Key {
+        path: "telemetry.queue_spans",
+        default: Int(4096),
+        range: Some(Range::int(1, 1_000_000, "spans")),
+        restart_only: true,
+        doc: "Finished spans waiting for export at most. A span that finds the queue full is \
+            dropped, never waited for, and counted in `toolhost_trace_spans_dropped_total`.",
+    },
+    Key {
+        path: "telemetry.export_timeout_secs",
+        default: Float(5.0),
+        range: Some(Range::float(0.1, 60.0, "seconds")),
+        restart_only: true,
+        doc: "How long one export may take; the spans of an export that fails or times out \
+            are dropped and counted.",
+    },
+    Key {
+        path: "plugins.*.propagate_trace_context",
+        default: Bool(false),
+        range: None,
+        restart_only: false,
+        doc: "Send W3C `traceparent` (and `tracestate`) on this plugin's upstream requests, \
+            so the upstream's own traces join the call's. Off by default: the header tells a \
+            third-party host which trace and request it serves, and links its logs to yours \
+            ([ADR 0039](adr/0039-traces-and-call-cost.md)).",
+    },
 ];

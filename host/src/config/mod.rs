@@ -31,6 +31,7 @@ pub mod policy;
 pub mod raw;
 mod resolve;
 pub mod secrets;
+pub mod telemetry;
 #[cfg(test)]
 mod tests;
 
@@ -273,6 +274,8 @@ pub struct Config {
     pub approvals_oauth: Option<ApprovalsOAuth>,
     /// `[token_exchange.NAME]`: credentials exchanged per caller (RFC 8693).
     pub token_exchanges: BTreeMap<String, exchange::TokenExchange>,
+    /// `[telemetry]`: where traces go, if anywhere (ADR 0039).
+    pub telemetry: Option<telemetry::TelemetrySettings>,
 }
 
 /// Who a call's per-caller credentials are for

@@ -54,6 +54,9 @@ pub struct RawConfig {
     /// `[token_exchange.NAME]`: credentials exchanged per caller.
     #[serde(default)]
     pub token_exchange: BTreeMap<String, super::exchange::RawTokenExchange>,
+    /// `[telemetry]`: traces over OTLP.
+    #[serde(default)]
+    pub telemetry: super::telemetry::RawTelemetry,
 }
 
 /// `[approvals]`.
@@ -287,6 +290,8 @@ pub struct RawPlugin {
     /// `prefix`: serve this block's tools as `PREFIX.TOOL` (the separator
     /// is `prefix_separator`).
     pub prefix: Option<String>,
+    /// `propagate_trace_context`: send `traceparent` upstream.
+    pub propagate_trace_context: Option<bool>,
     /// `prefix_separator`: `"."`, `"_"` or `"-"`; only with `prefix`.
     pub prefix_separator: Option<String>,
 }

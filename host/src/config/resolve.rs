@@ -154,6 +154,8 @@ impl Config {
             resource_subscriptions: key!("host.resource_subscriptions")
                 .u32(host.resource_subscriptions)? as usize,
             secrets_dir,
+            telemetry: super::telemetry::resolve_telemetry(raw.telemetry)
+                .map_err(|e| e.context("in [telemetry]"))?,
         })
     }
 }
@@ -463,6 +465,9 @@ fn resolve_plugin(
         credentials,
         limits,
         name_prefix: name_prefix(raw.prefix.as_deref(), raw.prefix_separator.as_deref())?,
+        propagate_trace_context: raw
+            .propagate_trace_context
+            .unwrap_or(key!("plugins.*.propagate_trace_context").default_bool()),
     };
     let trust = BlockTrust {
         trusted_keys: raw.trusted_keys.into_iter().map(Into::into).collect(),

@@ -395,6 +395,7 @@ fn keep_restart_only(config: &mut Config, running: &Config) {
     config.verified_components = running.verified_components.clone();
     config.component_signers = running.component_signers.clone();
     config.audit = running.audit.clone();
+    config.telemetry = running.telemetry.clone();
 }
 
 #[cfg(test)]

@@ -120,7 +120,9 @@ use crate::plugin::Loader;
 use crate::registry::Registry;
 use request::Request;
 
+use crate::telemetry::{SpanTarget, request_span};
 pub use approval::DecideError;
+
 pub use subscriptions::MAX_SUBSCRIBED_URI_BYTES;
 
 /// The MCP server: shared by every request of every session. rmcp serves
@@ -397,8 +399,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(tools::list(&request))
+        let span = request_span(&context, "tools/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(tools::list(&request))
+        })
+        .await
     }
 
     async fn call_tool(
@@ -406,8 +412,12 @@ impl ServerHandler for Gateway {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        tools::call(self, &request, params, &context).await
+        let span = request_span(&context, "tools/call", SpanTarget::Tool(&params.name));
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            tools::call(self, &request, params, &context).await
+        })
+        .await
     }
 
     async fn get_task(
@@ -442,8 +452,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(resources::list(&request))
+        let span = request_span(&context, "resources/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(resources::list(&request))
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -451,8 +465,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(resources::list_templates(&request))
+        let span = request_span(&context, "resources/templates/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(resources::list_templates(&request))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -460,8 +478,16 @@ impl ServerHandler for Gateway {
         params: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        resources::read(self, &request, params, &context).await
+        let span = request_span(
+            &context,
+            "resources/read",
+            SpanTarget::Resource(&params.uri),
+        );
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            resources::read(self, &request, params, &context).await
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -469,8 +495,12 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        Ok(prompts::list(&request))
+        let span = request_span(&context, "prompts/list", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            Ok(prompts::list(&request))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -478,8 +508,12 @@ impl ServerHandler for Gateway {
         params: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        prompts::get(self, &request, params, &context).await
+        let span = request_span(&context, "prompts/get", SpanTarget::Prompt(&params.name));
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            prompts::get(self, &request, params, &context).await
+        })
+        .await
     }
 
     async fn complete(
@@ -487,8 +521,12 @@ impl ServerHandler for Gateway {
         params: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let request = Request::begin(self, &context).await;
-        completion::complete(self, &request, params, &context).await
+        let span = request_span(&context, "completion/complete", SpanTarget::None);
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            completion::complete(self, &request, params, &context).await
+        })
+        .await
     }
 
     fn accepted_subscription_filter(
@@ -505,8 +543,16 @@ impl ServerHandler for Gateway {
         params: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let request = Request::begin(self, &context).await;
-        subscriptions::subscribe(self, &request, params.uri, &context)
+        let span = request_span(
+            &context,
+            "resources/subscribe",
+            SpanTarget::Resource(&params.uri),
+        );
+        traced(span, async {
+            let request = Request::begin(self, &context).await;
+            subscriptions::subscribe(self, &request, params.uri, &context)
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -523,6 +569,23 @@ impl ServerHandler for Gateway {
         let request = Request::now(self, context.request_context());
         subscriptions::listen(self, &request, context).await
     }
+}
+
+/// Runs one request's handler inside its server span (made by
+/// [`request_span`], the one place a request's span begins), so that every
+/// span of the request (the policy, the component, its upstream requests,
+/// Redis) hangs under it, and marks the span when the answer is a JSON-RPC
+/// error.
+async fn traced<T>(
+    span: tracing::Span,
+    handler: impl std::future::Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    use tracing::Instrument as _;
+    let result = handler.instrument(span.clone()).await;
+    if let Err(error) = &result {
+        crate::telemetry::record_error(&span, Some(error.code.0), false);
+    }
+    result
 }
 
 /// How far the initial load of the plugin directory has come: distinct

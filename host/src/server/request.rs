@@ -312,6 +312,10 @@ impl Request {
             audit,
             count: Some(Count::Call(metrics::CallCount::start(&tool.name))),
             finished: false,
+            trace: Some(crate::telemetry::CallTrace {
+                plugin: tool.plugin.settings.name.clone(),
+                tool: tool.name.clone(),
+            }),
         }
     }
 
@@ -341,6 +345,7 @@ impl Request {
                 kind,
             ))),
             finished: false,
+            trace: None,
         }
     }
 }
@@ -687,13 +692,18 @@ pub(crate) struct Record {
     count: Option<Count>,
     /// Whether the record was written.
     finished: bool,
+    /// Traces and the cost metrics of a tool call.
+    trace: Option<crate::telemetry::CallTrace>,
 }
 
 impl Record {
     /// The hooks for the call or offer to report to while it runs: the
     /// metrics, and the audit record (with `host.audit`).
     pub fn hooks(&self) -> Arc<dyn CallHooks> {
-        Arc::new((metrics::CallMetrics, self.audit.clone()))
+        Arc::new((
+            (metrics::CallMetrics, self.audit.clone()),
+            self.trace.clone(),
+        ))
     }
 
     /// Records which per-caller credentials (by secret name) the call was
@@ -746,6 +756,9 @@ impl Record {
 
     /// The call ran to `outcome`; on record before the client hears it.
     pub async fn finish_call(mut self, outcome: &CallOutcome) {
+        if matches!(outcome, CallOutcome::Failed(_)) {
+            crate::telemetry::record_error(&tracing::Span::current(), None, true);
+        }
         if let Some(Count::Call(count)) = &mut self.count {
             count.finish(outcome);
         }
@@ -810,9 +823,14 @@ impl Request {
             OfferKind::PromptGet => "prompts/get",
             OfferKind::Completion => "completion/complete",
         };
-        let authorized = self
-            .authorize(gateway, method, (plugin, target), &arguments, true)
-            .await;
+        let policy = crate::telemetry::policy_span();
+        let authorized = tracing::Instrument::instrument(
+            self.authorize(gateway, method, (plugin, target), &arguments, true),
+            policy.clone(),
+        )
+        .await;
+        let (Authorized::Run { note, .. } | Authorized::Refused { note, .. }) = &authorized;
+        crate::telemetry::record_policy(&policy, &note.rule, &note.outcome);
         let shown = target.name().to_string();
         let (note, refusal) = match authorized {
             Authorized::Run { note, needs } => {

@@ -92,6 +92,7 @@ pub(super) async fn call(
     // The rules decide before anything runs. A retry carrying a sealed
     // answer was counted against the limits when it first came.
     let first_round = params.request_state.is_none();
+    let policy = crate::telemetry::policy_span();
     let authorized = request
         .authorize(
             gateway,
@@ -100,7 +101,10 @@ pub(super) async fn call(
             &arguments,
             first_round,
         )
+        .instrument(policy.clone())
         .await;
+    let (Authorized::Run { note, .. } | Authorized::Refused { note, .. }) = &authorized;
+    crate::telemetry::record_policy(&policy, &note.rule, &note.outcome);
     let (note, ask_first, approved) = match authorized {
         Authorized::Run {
             note,
@@ -365,16 +369,20 @@ fn policy_question(tool: &ToolRef, arguments: &Value, rule: &str) -> String {
 }
 
 /// Every line of a call names the tool as clients know it (its served
-/// name) and, over HTTP, the subject, which never reaches the guest.
+/// name) and, over HTTP, the subject, which never reaches the guest. The
+/// same span is the trace's `component` span: the run of the component's
+/// code, with its cost ([`crate::telemetry::CallTrace`]).
 fn call_span(request: &Request, tool: &ToolRef) -> tracing::Span {
-    match &request.identity {
+    let span = match &request.identity {
         Some(identity) => {
-            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.key());
+            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.key(), otel.name = tracing::field::Empty);
             span.in_scope(|| tracing::info!(tool = %tool.name, "tool call"));
             span
         }
-        None => tracing::info_span!("call", tool = %tool.name),
-    }
+        None => tracing::info_span!("call", tool = %tool.name, otel.name = tracing::field::Empty),
+    };
+    crate::telemetry::component(&span, &tool.plugin, &tool.name);
+    span
 }
 
 /// Why a call was refused before its tool ran.

@@ -370,8 +370,10 @@ pub async fn run_call_with(
                 .hint("fix the arguments to match the tool's inputSchema and call again"),
         ]);
     }
+    let queued = std::time::Instant::now();
     let turn = Turn::take(&plugin.concurrency).await;
     let _slot = env.runtime.slots.acquire().await;
+    let queue = queued.elapsed();
 
     let mut state = CallState::new(
         plugin.settings.clone(),
@@ -386,6 +388,59 @@ pub async fn run_call_with(
     state.hooks = hooks;
     state.caller_credentials = Arc::from(caller_credentials);
     let mut store = new_store(&env.runtime, state);
+    let started = std::time::Instant::now();
+    let mut cpu = std::time::Duration::ZERO;
+    let outcome = run_in_store(&mut store, plugin, tool, arguments, ask_first, &mut cpu).await;
+    let cost = cost_of(store.data(), queue, started.elapsed(), cpu, &outcome);
+    store.data().hooks.finished(&cost);
+    outcome
+}
+
+/// What the call in `store` cost, from what its state measured.
+fn cost_of(
+    state: &CallState,
+    queue: std::time::Duration,
+    run: std::time::Duration,
+    cpu: std::time::Duration,
+    outcome: &CallOutcome,
+) -> crate::cost::CallCost {
+    use crate::cost::micros;
+    let record = state.outbound.lock().expect("not poisoned");
+    let output_limit = matches!(outcome, CallOutcome::Failed(issues)
+        if issues.iter().any(|i| i.message.contains("limits.output_bytes")));
+    let limit = state
+        .limit_hit
+        .or(record.limit_hit)
+        .or(state.limiter_hit().then_some("limits.memory_mib"))
+        .or(output_limit.then_some("limits.output_bytes"));
+    crate::cost::CallCost {
+        cpu_us: micros(cpu),
+        queue_us: micros(queue),
+        run_us: micros(run),
+        upstream_us: micros(record.upstream_time),
+        waiting_us: micros(state.waited_for_person),
+        peak_memory_bytes: state.peak_memory(),
+        epoch_ticks: state.epoch_ticks,
+        upstream_requests: record.requests_made,
+        bytes_out: record.bytes_out,
+        bytes_in: record.bytes_in,
+        hosts: record.hosts.clone(),
+        limit: limit.map(str::to_string),
+    }
+}
+
+/// The part of [`run_call_with`] that runs in the call's store: the host's
+/// question, the component, and what came of it; CPU time of running the
+/// component added to `cpu`.
+async fn run_in_store(
+    store: &mut wasmtime::Store<CallState>,
+    plugin: &Arc<Plugin>,
+    tool: &Arc<ToolSpec>,
+    arguments: &Value,
+    ask_first: Option<String>,
+    cpu: &mut std::time::Duration,
+) -> CallOutcome {
+    let mut store = store;
     let arguments = arguments.to_string();
 
     if let Some(question) = ask_first {
@@ -397,24 +452,32 @@ pub async fn run_call_with(
         }
     }
 
-    let result = async {
-        let instance = plugin.pre.instantiate_async(&mut store).await?;
-        match &plugin.tools_export {
-            ToolsExport::V0_1(indices) => {
-                let guest = indices.load(&mut store, &instance)?;
-                let output = guest.call_call(&mut store, &tool.name, &arguments).await?;
-                Ok(output.map(|json| ToolOutput {
-                    structured: Some(json),
-                    content: Vec::new(),
-                }))
+    // The future is dropped before the store is read again.
+    let result = {
+        let run = async {
+            let instance = plugin.pre.instantiate_async(&mut store).await?;
+            match &plugin.tools_export {
+                ToolsExport::V0_1(indices) => {
+                    let guest = indices.load(&mut store, &instance)?;
+                    let output = guest.call_call(&mut store, &tool.name, &arguments).await?;
+                    Ok(output.map(|json| ToolOutput {
+                        structured: Some(json),
+                        content: Vec::new(),
+                    }))
+                }
+                ToolsExport::V0_3(indices) => {
+                    let guest = indices.load(&mut store, &instance)?;
+                    guest.call_call(&mut store, &tool.name, &arguments).await
+                }
             }
-            ToolsExport::V0_3(indices) => {
-                let guest = indices.load(&mut store, &instance)?;
-                guest.call_call(&mut store, &tool.name, &arguments).await
-            }
+        };
+        let run = std::pin::pin!(run);
+        crate::cost::CpuTimed {
+            inner: run,
+            total: cpu,
         }
-    }
-    .await;
+        .await
+    };
 
     let state = store.data_mut();
     let stop = state.take_stop();

@@ -263,7 +263,9 @@ impl CallState {
             turn.resume().await;
         }
         drop(asking.place);
-        self.deadline += asking.started.elapsed();
+        let waited = asking.started.elapsed();
+        self.deadline += waited;
+        self.waited_for_person += waited;
     }
 
     /// Asks the user `prompt` through the call's confirmer, as it is: the
@@ -276,7 +278,12 @@ impl CallState {
     /// stops the call ([`Stop::NeedsInput`]).
     pub(crate) async fn ask_user(&mut self, prompt: String) -> wasmtime::Result<Outcome> {
         let wait = self.begin_asking()?;
-        let asked = self.confirmer.ask(&prompt).await;
+        // The wait for a person, as its own span.
+        let asked = tracing::Instrument::instrument(
+            self.confirmer.ask(&prompt),
+            tracing::info_span!(target: "toolhost_runtime::confirm", "confirmation", otel.name = "confirmation"),
+        )
+        .await;
         self.end_asking(wait).await;
         match asked {
             Asked::Answered(outcome) => {

@@ -46,6 +46,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tracing::Instrument;
+
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Client, Url};
 
@@ -228,6 +230,17 @@ pub(crate) struct OutboundRecord {
     /// Set when a mutation was refused because the audit trail cannot
     /// record it.
     pub stop: Option<Stop>,
+    /// Time in upstream requests, summed, for the call's cost.
+    pub upstream_time: Duration,
+    /// Request body bytes sent, for the cost.
+    pub bytes_out: u64,
+    /// Response body bytes read, for the cost.
+    pub bytes_in: u64,
+    /// Hosts requests went to, each once, at most
+    /// [`MAX_HOSTS`](crate::cost::MAX_HOSTS).
+    pub hosts: Vec<String>,
+    /// A limit a request hit, by its key, for the cost.
+    pub limit_hit: Option<&'static str>,
 }
 
 /// Everything the policy path needs of a call, taken from its
@@ -536,6 +549,7 @@ impl Outbound {
             // (`wasi:http`) share the budget. A hop refused below gives its
             // place back, as it never left.
             if !self.take_request_place(limits.http_requests_per_call) {
+                self.record().limit_hit = Some("limits.http_requests_per_call");
                 self.hooks.upstream(Upstream::refused(
                     method.as_str(),
                     &url,
@@ -580,6 +594,19 @@ impl Outbound {
                     return Err(Error::InvalidRequest(why));
                 }
             }
+            // The hop's own span (HTTP client conventions): the URL without
+            // query or userinfo, never a header's value.
+            let span = client_span(&method, &url);
+            if self.settings.propagate_trace_context {
+                for (name, value) in span.in_scope(|| self.hooks.trace_context()) {
+                    if let (Ok(name), Ok(value)) = (
+                        reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+                        reqwest::header::HeaderValue::from_str(&value),
+                    ) {
+                        hop_headers.insert(name, value);
+                    }
+                }
+            }
             let mut builder = self
                 .http
                 .client_for(&self.settings.name, permit.allow_private)
@@ -588,6 +615,15 @@ impl Outbound {
             if let Some(b) = &body {
                 builder = builder.body(b.clone());
             }
+            let sent_at = std::time::Instant::now();
+            {
+                let mut record = self.record();
+                record.bytes_out += body.as_ref().map_or(0, |b| b.len() as u64);
+                if record.hosts.len() < crate::cost::MAX_HOSTS && !record.hosts.contains(&host) {
+                    record.hosts.push(host.clone());
+                }
+            }
+            let took = |record: &mut OutboundRecord| record.upstream_time += sent_at.elapsed();
             // Labelled with the host of the `allow` entry that covers the
             // request, not the URL's.
             let rule_host = self.settings.network.rule_host(&host).unwrap_or_default();
@@ -595,14 +631,21 @@ impl Outbound {
                 self.hooks
                     .upstream_status(&self.settings.name, &rule_host, status)
             };
-            let response = match tokio::time::timeout_at(deadline, builder.send()).await {
+            let response = match tokio::time::timeout_at(deadline, builder.send())
+                .instrument(span.clone())
+                .await
+            {
                 Err(_) => {
+                    took(&mut self.record());
+                    span.record("error.type", "timeout");
                     upstream(UpstreamStatus::Timeout);
                     self.report_upstream(&method, &url, None, Err(&Error::Timeout));
                     return Err(Error::Timeout);
                 }
                 Ok(Err(e)) => {
+                    took(&mut self.record());
                     let error = transport_error(&e);
+                    span.record("error.type", error_kind(&error));
                     self.report_upstream(&method, &url, None, Err(&error));
                     match &error {
                         Error::Denied(_) => self
@@ -617,10 +660,15 @@ impl Outbound {
             };
 
             let status = response.status();
+            span.record("http.response.status_code", status.as_u16());
+            if status.as_u16() >= 400 {
+                span.record("error.type", status.as_str());
+            }
             upstream(UpstreamStatus::Code(status.as_u16()));
             if status.is_redirection()
                 && let Some(location) = response.headers().get(reqwest::header::LOCATION)
             {
+                took(&mut self.record());
                 self.report_upstream(&method, &url, Some(status.as_u16()), Ok(None));
                 let next = location
                     .to_str()
@@ -643,7 +691,26 @@ impl Outbound {
                 url = next;
                 continue;
             }
-            let read = read_response(response, limits.http_body_bytes, deadline).await;
+            let read = read_response(response, limits.http_body_bytes, deadline)
+                .instrument(span.clone())
+                .await;
+            {
+                let mut record = self.record();
+                took(&mut record);
+                match &read {
+                    Ok(r) => {
+                        record.bytes_in += r.body.len() as u64;
+                        span.record("http.response.body.size", r.body.len() as u64);
+                    }
+                    Err(Error::BodyTooLarge(_)) => {
+                        record.limit_hit = Some("limits.http_body_bytes");
+                        span.record("error.type", "body_too_large");
+                    }
+                    Err(error) => {
+                        span.record("error.type", error_kind(error));
+                    }
+                }
+            }
             let bytes = read.as_ref().map(|r| Some(r.body.len() as u64));
             self.report_upstream(&method, &url, Some(status.as_u16()), bytes);
             return read;
@@ -661,6 +728,41 @@ impl Outbound {
     /// When the call's time is up.
     pub(crate) fn deadline(&self) -> std::time::Instant {
         self.deadline
+    }
+}
+
+/// The span of one upstream request (one redirect hop), after the HTTP
+/// client semantic conventions: method, the URL without its query,
+/// fragment or userinfo, the server's address and port; the status, the
+/// body's size and an error's kind are recorded when known.
+fn client_span(method: &reqwest::Method, url: &Url) -> tracing::Span {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    tracing::info_span!(
+        target: "toolhost_runtime::http",
+        "upstream",
+        otel.name = %method,
+        otel.kind = "client",
+        http.request.method = %method,
+        url.full = %shown,
+        server.address = url.host_str().unwrap_or_default(),
+        server.port = url.port_or_known_default().unwrap_or_default(),
+        http.response.status_code = tracing::field::Empty,
+        http.response.body.size = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
+}
+
+/// A failed request's kind, as `error.type` names it.
+fn error_kind(error: &Error) -> &'static str {
+    match error {
+        Error::Timeout => "timeout",
+        Error::Denied(_) => "denied",
+        Error::BodyTooLarge(_) => "body_too_large",
+        _ => "connection_failed",
     }
 }
 

@@ -74,6 +74,8 @@ struct MemoryCap {
     /// The growth granted last, taken back if the growth then failed.
     last_grant: usize,
     hit: bool,
+    /// The most `used` has been, for the call's cost.
+    peak: usize,
 }
 
 impl MemoryCap {
@@ -83,6 +85,7 @@ impl MemoryCap {
             used: 0,
             last_grant: 0,
             hit: false,
+            peak: 0,
         }
     }
 }
@@ -106,6 +109,7 @@ impl ResourceLimiter for MemoryCap {
         }
         self.used += grant;
         self.last_grant = grant;
+        self.peak = self.peak.max(self.used);
         Ok(true)
     }
 
@@ -204,6 +208,12 @@ pub struct CallState {
     /// Who hears what the call does (the audit record, the metrics):
     /// upstream requests, denials, confirmations.
     pub(crate) hooks: Arc<dyn CallHooks>,
+    /// Epoch ticks at which the guest was found running, for the cost.
+    pub(crate) epoch_ticks: u64,
+    /// Time spent waiting for a person, for the cost.
+    pub(crate) waited_for_person: std::time::Duration,
+    /// The limit the call hit, by its key, for the cost.
+    pub(crate) limit_hit: Option<&'static str>,
 }
 
 impl WasiView for CallState {
@@ -280,7 +290,15 @@ impl CallState {
             wasi_http_hooks: wasi_http::PolicyHooks::default(),
             stop: None,
             hooks: Arc::new(NoHooks),
+            epoch_ticks: 0,
+            waited_for_person: std::time::Duration::ZERO,
+            limit_hit: None,
         }
+    }
+
+    /// The peak bytes of the call's linear memories together.
+    pub(crate) fn peak_memory(&self) -> u64 {
+        self.limiter.peak as u64
     }
 
     /// Whether the call hit its memory limit (`limits.memory_mib`).
@@ -306,7 +324,9 @@ pub(crate) fn new_store(runtime: &Runtime, state: CallState) -> Store<CallState>
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         let state = ctx.data_mut();
+        state.epoch_ticks += 1;
         if Instant::now() >= state.deadline {
+            state.limit_hit = Some("limits.call_timeout_secs");
             let secs = state.settings.limits.call_timeout.as_secs_f64();
             state.stop.get_or_insert(Stop::Limit(format!(
                 "the call ran past its deadline (limits.call_timeout_secs = {secs})"

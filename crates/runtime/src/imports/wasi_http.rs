@@ -51,18 +51,24 @@ impl WasiHttpHooks for PolicyHooks {
         _fut: Sent,
     ) -> Box<dyn Future<Output = Result<(http::Response<WasiBody>, Sent), WasiError>> + Send> {
         let outbound = self.outbound.clone();
-        Box::new(async move {
-            let Some(outbound) = outbound else {
-                return Err(WasiError::InternalError(Some(
-                    "no call to send this request for".into(),
-                )));
-            };
-            let deadline = tokio::time::Instant::from_std(outbound.deadline());
-            let sent = tokio::time::timeout_at(deadline, send(&outbound, request, options))
-                .await
-                .unwrap_or(Err(WasiError::ConnectionTimeout))?;
-            Ok((sent, Box::new(async { Ok(()) }) as Sent))
-        })
+        // The request may run in a task of its own: it keeps the call's
+        // span, so its own span is the call's child.
+        let span = tracing::Span::current();
+        Box::new(tracing::Instrument::instrument(
+            async move {
+                let Some(outbound) = outbound else {
+                    return Err(WasiError::InternalError(Some(
+                        "no call to send this request for".into(),
+                    )));
+                };
+                let deadline = tokio::time::Instant::from_std(outbound.deadline());
+                let sent = tokio::time::timeout_at(deadline, send(&outbound, request, options))
+                    .await
+                    .unwrap_or(Err(WasiError::ConnectionTimeout))?;
+                Ok((sent, Box::new(async { Ok(()) }) as Sent))
+            },
+            span,
+        ))
     }
 }
 

@@ -1,0 +1,390 @@
+//! Traces (`[telemetry]`, ADR 0039) through the real binary, exported to a
+//! real OTLP receiver built on the official protobuf definitions
+//! (`support::otlp`), over http/protobuf and gRPC; and each call's cost.
+//!
+//! | test | what it proves |
+//! |---|---|
+//! | a confirmed StatusPro call | one trace per request: server span, policy, component, the confirmation wait, each upstream request, in both eras and over HTTP |
+//! | propagation | a client's `traceparent` in `_meta` and in the HTTP headers is the server span's parent |
+//! | no secrets | no attribute holds the arguments, the API key or a query string |
+//! | dead collector | calls are answered while the collector is down or never answers; what is dropped is counted |
+//! | cost | the figures a call reports lie within what the `spend` component is known to spend |
+
+use serde_json::{Value, json};
+
+use crate::statuspro;
+use crate::support::otlp::{Collector, ExportedSpan, svg_timeline, tree};
+use crate::support::{Elicitation, Era, Host, HostOptions, Recorder};
+
+/// The arguments of the confirmed call: an order's comment the test can
+/// look for in every attribute.
+const COMMENT: &str = "Secret comment 7f3a";
+
+/// The sandbox's seeded order the call comments on.
+fn comment_args() -> Value {
+    json!({
+        "order_id": statuspro_sandbox::seed::order_without_due_date(),
+        "comment": COMMENT,
+        "confirm": true,
+    })
+}
+
+/// Every attribute value of every span, for looking for what must not be
+/// there.
+fn all_values(spans: &[ExportedSpan]) -> String {
+    spans
+        .iter()
+        .flat_map(|s| s.attributes.values().cloned().chain([s.name.clone()]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The trace of a confirmed `add_order_comment` call through a host
+/// serving StatusPro in `era` (over HTTP with `http`), exported to
+/// `collector`.
+async fn confirmed_call_trace(era: Era, http: bool, collector: &Collector) -> Vec<ExportedSpan> {
+    let mut setup = statuspro::Setup::new()
+        .era(era)
+        .elicitation(Elicitation::Accept(true))
+        .config(&collector.config());
+    if http {
+        setup = setup.http();
+    }
+    let running = setup.start().await;
+    let out = running.host.ok("add_order_comment", comment_args()).await;
+    assert_eq!(out["result"], "confirmed", "{out}");
+    let key = sandbox_kit::ApiSandbox::api_key(&running.sandbox).to_string();
+    // The round that sent the POST: in 2026-07-28, the retry that carried
+    // the answer.
+    let spans = collector
+        .trace_with(|s| s.kind == "client" && s.name == "POST")
+        .await;
+    let text = all_values(&collector.spans());
+    assert!(
+        !text.contains(COMMENT),
+        "no argument in any attribute:\n{text}"
+    );
+    assert!(
+        !text.contains(&key),
+        "no credential in any attribute:\n{text}"
+    );
+    spans
+}
+
+#[tokio::test]
+async fn a_confirmed_statuspro_call_is_one_trace_from_the_request_to_the_upstream_in_both_eras_and_over_http()
+ {
+    for (era, http, collector) in [
+        (Era::Legacy, false, Collector::http().await),
+        (Era::Modern, false, Collector::grpc().await),
+        (Era::Legacy, true, Collector::grpc().await),
+        (Era::Modern, true, Collector::http().await),
+    ] {
+        let spans = confirmed_call_trace(era, http, &collector).await;
+        let shape = tree(&spans);
+        let expected_start = [
+            "server tools/call add_order_comment",
+            "  internal policy",
+            "  internal component",
+        ];
+        assert_eq!(
+            &shape[..3],
+            &expected_start,
+            "{era:?} http={http}: {shape:#?}"
+        );
+        assert!(
+            shape.iter().any(|l| l == "    client POST"),
+            "{era:?}: the upstream POST under the component: {shape:#?}"
+        );
+        if era == Era::Legacy {
+            assert!(
+                shape.iter().any(|l| l == "    internal confirmation"),
+                "{era:?}: the wait for the person: {shape:#?}"
+            );
+        }
+        let server = spans.iter().find(|s| s.kind == "server").unwrap();
+        assert_eq!(server.service, "toolhost-test");
+        assert_eq!(server.attr("mcp.method.name"), Some("tools/call"));
+        assert_eq!(server.attr("gen_ai.tool.name"), Some("add_order_comment"));
+        assert!(server.attr("jsonrpc.request.id").is_some(), "{server:?}");
+        assert_eq!(
+            server.attr("mcp.protocol.version"),
+            Some(match era {
+                Era::Legacy => "2025-11-25",
+                Era::Modern => "2026-07-28",
+            })
+        );
+        assert_eq!(
+            server.attr("network.transport"),
+            Some(if http { "tcp" } else { "pipe" })
+        );
+        let post = spans.iter().find(|s| s.name == "POST").unwrap();
+        assert_eq!(post.attr("http.request.method"), Some("POST"));
+        assert_eq!(post.attr("http.response.status_code"), Some("200"));
+        assert!(
+            post.attr("url.full")
+                .unwrap()
+                .starts_with("http://127.0.0.1:")
+                && !post.attr("url.full").unwrap().contains('?'),
+            "{post:?}"
+        );
+        let component = spans.iter().find(|s| s.name == "component").unwrap();
+        assert_eq!(component.attr("toolhost.plugin"), Some("statuspro"));
+        assert!(
+            component.attr("toolhost.cost.cpu_us").is_some(),
+            "{component:?}"
+        );
+        assert!(
+            component
+                .attr("toolhost.cost.upstream_requests")
+                .unwrap()
+                .parse::<u32>()
+                .unwrap()
+                >= 1
+        );
+        if era == Era::Legacy && !http {
+            // The picture in docs/observability.md, drawn from this trace.
+            let svg = svg_timeline(&spans);
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../target/trace-timeline.svg");
+            std::fs::write(&path, svg).unwrap();
+        }
+    }
+}
+
+/// A client's trace: its id, and the id of the client's own span.
+const CLIENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+/// The client's span.
+const CLIENT_SPAN: &str = "00f067aa0ba902b7";
+
+/// A 2026-07-28 `tools/call` of `greet` as raw JSON, with `meta` added to
+/// its `_meta`.
+fn greet_call(id: u32, meta: Value) -> String {
+    let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "greet",
+        "arguments": {"name": "Ada"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }});
+    if let Value::Object(extra) = meta {
+        for (k, v) in extra {
+            request["params"]["_meta"][k] = v;
+        }
+    }
+    request.to_string()
+}
+
+#[tokio::test]
+async fn a_clients_traceparent_in_meta_or_in_the_headers_is_the_parent_of_the_server_span() {
+    let collector = Collector::http().await;
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .era(Era::Modern)
+            .config(collector.config()),
+    )
+    .await;
+    let traceparent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "greet"),
+    ];
+    // In `_meta`.
+    let answer = crate::http::post(
+        &host,
+        greet_call(
+            7,
+            json!({"traceparent": traceparent, "tracestate": "vendor=1"}),
+        ),
+        &headers,
+    )
+    .await;
+    assert!(
+        answer.status().is_success(),
+        "{}",
+        answer.text().await.unwrap()
+    );
+    let spans = collector
+        .trace_with(|s| s.kind == "server" && s.attr("jsonrpc.request.id") == Some("7"))
+        .await;
+    let server = spans.iter().find(|s| s.kind == "server").unwrap();
+    assert_eq!(
+        (server.trace_id.as_str(), server.parent.as_str()),
+        (CLIENT_TRACE, CLIENT_SPAN)
+    );
+
+    // In the HTTP headers, another span of the same trace.
+    let other_span = "1111111111111111";
+    let header = format!("00-{CLIENT_TRACE}-{other_span}-01");
+    let mut with_header = headers.to_vec();
+    with_header.push(("traceparent", &header));
+    let answer = crate::http::post(&host, greet_call(8, json!({})), &with_header).await;
+    assert!(answer.status().is_success());
+    let spans = collector
+        .trace_with(|s| s.kind == "server" && s.attr("jsonrpc.request.id") == Some("8"))
+        .await;
+    let server = spans
+        .iter()
+        .find(|s| s.attr("jsonrpc.request.id") == Some("8"))
+        .unwrap();
+    assert_eq!(
+        (server.trace_id.as_str(), server.parent.as_str()),
+        (CLIENT_TRACE, other_span)
+    );
+}
+
+#[tokio::test]
+async fn upstream_requests_carry_traceparent_only_where_the_plugins_config_says_so() {
+    let collector = Collector::http().await;
+    let upstream = Recorder::start().await;
+    for propagate in [false, true] {
+        let config = format!(
+            "[plugins.hello]\nallow = [{{ host = \"127.0.0.1\", port = {}, methods = [\"GET\"] }}]\npropagate_trace_context = {propagate}\n{}",
+            upstream.port,
+            collector.config()
+        );
+        let host = Host::start(HostOptions::new(&["hello"]).config(&config)).await;
+        host.ok(
+            "fetch_url",
+            json!({"url": format!("{}/page?secret=1", upstream.url)}),
+        )
+        .await;
+        let recorded = upstream.requests.lock().unwrap().last().cloned().unwrap();
+        let sent = recorded
+            .headers
+            .iter()
+            .find(|(name, _)| name == "traceparent")
+            .map(|(_, value)| value.clone());
+        match (propagate, sent) {
+            (false, None) => {}
+            (true, Some(value)) => {
+                let parts: Vec<&str> = value.split('-').collect();
+                let (trace, span) = (parts[1].to_string(), parts[2].to_string());
+                let spans = collector.trace_with(|s| s.span_id == span).await;
+                let client = spans.iter().find(|s| s.span_id == span).unwrap();
+                assert_eq!(
+                    (client.kind, client.trace_id.as_str(), client.name.as_str()),
+                    ("client", trace.as_str(), "GET"),
+                    "the upstream's parent is the host's request span"
+                );
+                assert!(
+                    !client.attr("url.full").unwrap().contains("secret"),
+                    "{client:?}"
+                );
+            }
+            (propagate, sent) => panic!("propagate = {propagate}, sent {sent:?}"),
+        }
+        host.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_dead_or_silent_collector_costs_dropped_spans_and_never_a_call() {
+    // Nothing listens on a port just closed; a listener that accepts and
+    // never answers holds every export until its timeout.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let _held = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    for (port, protocol) in [
+        (closed, "http/protobuf"),
+        (silent_port, "http/protobuf"),
+        (silent_port, "grpc"),
+    ] {
+        let host = Host::start(
+            HostOptions::new(&["hello"]).http().config(format!(
+                "[telemetry]\nendpoint = \"http://127.0.0.1:{port}\"\nprotocol = \"{protocol}\"\nexport_timeout_secs = 0.5\nqueue_spans = 8\n"
+            )),
+        )
+        .await;
+        for i in 0..40 {
+            let out = host.ok("greet", json!({"name": format!("n{i}")})).await;
+            assert_eq!(
+                out["message"],
+                format!("Hello, n{i}!"),
+                "{protocol} :{port}"
+            );
+        }
+        // What could not be sent is counted.
+        let dropped = loop {
+            let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+            let scrape = crate::support::metrics::Scrape::of(&url).await;
+            let dropped: f64 = ["queue_full", "export_failed"]
+                .iter()
+                .map(|r| scrape.get("toolhost_trace_spans_dropped_total", &[("reason", r)]))
+                .sum();
+            if dropped > 0.0 {
+                break dropped;
+            }
+            tokio::task::yield_now().await;
+        };
+        assert!(dropped > 0.0);
+        host.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_calls_cost_lies_within_what_the_component_is_known_to_spend() {
+    let upstream = Recorder::start().await;
+    let config = format!(
+        "[host]\naudit = \"AUDIT\"\n[plugins.spend]\nallow = [{{ host = \"127.0.0.1\", port = {}, methods = [\"GET\"] }}]\n[plugins.spend.limits]\nmemory_mib = 64\n",
+        upstream.port
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trail = dir.path().join("audit.jsonl");
+    let config = config.replace("AUDIT", trail.to_str().unwrap());
+    let host = Host::start(HostOptions::new(&["spend"]).config(&config)).await;
+    let (mib, bytes) = (16u64, 5000u64);
+    host.ok(
+        "spend",
+        json!({"mib": mib, "url": format!("{}/spend", upstream.url), "bytes": bytes}),
+    )
+    .await;
+    // Over the limit: the cost names the limit it hit.
+    let over = host
+        .call(
+            "spend",
+            json!({"mib": 100, "url": format!("{}/spend", upstream.url), "bytes": 1}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(over.is_error, Some(true));
+    host.stop().await;
+    let records: Vec<Value> = std::fs::read_to_string(&trail)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &Value| r["record"] != "intent")
+        .collect();
+    let cost = &records[0]["cost"];
+    let peak = cost["peak_memory_bytes"].as_u64().unwrap();
+    assert!(
+        peak >= mib << 20 && peak <= (mib + 8) << 20,
+        "the peak holds the {mib} MiB and little more: {cost}"
+    );
+    assert_eq!(cost["bytes_out"], bytes, "{cost}");
+    assert_eq!(cost["bytes_in"], "recorded".len(), "{cost}");
+    assert_eq!(cost["upstream_requests"], 1);
+    assert_eq!(cost["hosts"], json!(["127.0.0.1"]));
+    let run = cost["run_us"].as_u64().unwrap();
+    assert!(cost["upstream_us"].as_u64().unwrap() <= run, "{cost}");
+    assert!(cost["cpu_us"].as_u64().unwrap() > 0, "{cost}");
+    assert!(cost.get("limit").is_none(), "{cost}");
+    assert_eq!(
+        records[1]["cost"]["limit"], "limits.memory_mib",
+        "{}",
+        records[1]
+    );
+}
