@@ -219,6 +219,14 @@ impl Condition {
     }
 }
 
+/// A context in the shared environment whose variables `resolver` builds
+/// as conditions read them.
+pub fn resolving<'v>(resolver: &'v dyn cel::context::VariableResolver) -> Context<'v, 'v> {
+    let mut context = Context::with_env(ENV.clone());
+    context.set_variable_resolver(resolver);
+    context
+}
+
 /// A context in the shared environment with `variables` bound.
 pub fn context(variables: Vec<(&'static str, Value)>) -> Context<'static, 'static> {
     let mut context = Context::with_env(ENV.clone());

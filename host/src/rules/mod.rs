@@ -137,24 +137,11 @@ pub struct Rule {
     pub outcome: Outcome,
 }
 
-impl Rule {
-    /// Whether its condition (or its limit's key) reads `variable`.
-    fn reads(&self, variable: &str) -> bool {
-        let when = matches!(&self.when, When::Cel(c) if c.reads(variable));
-        let key = matches!(&self.outcome, Outcome::Limit(Limit { key: Some(k), .. }) if k.reads(variable));
-        when || key
-    }
-}
-
 /// The rules, in order, and their version.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     rules: Arc<Vec<Rule>>,
     version: String,
-    /// The variables the hide rules read: all a first pass builds.
-    hide_reads: Arc<[&'static str]>,
-    /// The variables the other rules (and limit keys) read.
-    decide_reads: Arc<[&'static str]>,
 }
 
 impl PartialEq for Policy {
@@ -224,75 +211,68 @@ impl Facts<'_> {
         }
     }
 
-    /// The variables in `reads` (the names the rules of one pass read;
-    /// see `docs/policy.md` for each field), built directly as CEL values:
-    /// a variable no rule reads is never built, so a rule over the tool's
-    /// name does not pay for the caller's claims or the call's arguments.
-    fn variables(&self, reads: &[&'static str]) -> Vec<(&'static str, Cel)> {
-        reads
-            .iter()
-            .map(|&name| {
-                let value = match name {
-                    "identity" => self.identity_value(),
-                    "request" => map([
-                        ("method", text(self.method)),
-                        ("transport", text(self.transport)),
-                        ("era", text(self.era)),
-                    ]),
-                    "plugin" => {
-                        let plugin = self.plugin;
-                        let hosts = plugin
-                            .settings
-                            .network
-                            .rules()
-                            .iter()
-                            .map(|r| text(&r.host().to_string()))
-                            .collect();
-                        map([
-                            ("name", text(&plugin.settings.name)),
-                            ("file", text(&plugin.file)),
-                            ("digest", text(&format!("sha256:{}", plugin.digest))),
-                            ("signer", text(self.signer.unwrap_or_default())),
-                            ("hosts", Cel::List(Arc::new(hosts))),
-                        ])
-                    }
-                    "tool" => match self.target {
-                        Target::Tool { name, spec } => tool_value(
-                            name,
-                            &spec.title,
-                            [
-                                spec.annotations.read_only,
-                                spec.annotations.destructive,
-                                spec.annotations.idempotent,
-                                spec.annotations.open_world,
-                            ],
-                        ),
-                        // A request about no tool: MCP's default hints (a
-                        // tool that says nothing may change things,
-                        // destructively).
-                        _ => tool_value("", "", [false, true, false, true]),
-                    },
-                    "resource" => map([(
-                        "uri",
-                        text(match self.target {
-                            Target::Resource(uri) => uri,
-                            _ => "",
-                        }),
-                    )]),
-                    "prompt" => map([(
-                        "name",
-                        text(match self.target {
-                            Target::Prompt(name) => name,
-                            _ => "",
-                        }),
-                    )]),
-                    "args" => self.arguments.map_or_else(|| map([]), json_value),
-                    "now" => Cel::Timestamp(chrono::Utc::now().fixed_offset()),
-                    _ => Cel::Null,
-                };
-                (name, value)
-            })
-            .collect()
+    /// The variable `name` (see `docs/policy.md` for each field), built
+    /// directly as a CEL value; only when a rule reads it (see
+    /// [`Variables`]).
+    fn value_of(&self, name: &str) -> Cel {
+        match name {
+            "identity" => self.identity_value(),
+            "request" => map([
+                ("method", text(self.method)),
+                ("transport", text(self.transport)),
+                ("era", text(self.era)),
+            ]),
+            "plugin" => {
+                let plugin = self.plugin;
+                let hosts = plugin
+                    .settings
+                    .network
+                    .rules()
+                    .iter()
+                    .map(|r| text(&r.host().to_string()))
+                    .collect();
+                map([
+                    ("name", text(&plugin.settings.name)),
+                    ("file", text(&plugin.file)),
+                    ("digest", text(&format!("sha256:{}", plugin.digest))),
+                    ("signer", text(self.signer.unwrap_or_default())),
+                    ("hosts", Cel::List(Arc::new(hosts))),
+                ])
+            }
+            "tool" => match self.target {
+                Target::Tool { name, spec } => tool_value(
+                    name,
+                    &spec.title,
+                    [
+                        spec.annotations.read_only,
+                        spec.annotations.destructive,
+                        spec.annotations.idempotent,
+                        spec.annotations.open_world,
+                    ],
+                ),
+                // A request about no tool: MCP's default hints (a
+                // tool that says nothing may change things,
+                // destructively).
+                _ => tool_value("", "", [false, true, false, true]),
+            },
+            "resource" => map([(
+                "uri",
+                text(match self.target {
+                    Target::Resource(uri) => uri,
+                    _ => "",
+                }),
+            )]),
+            "prompt" => map([(
+                "name",
+                text(match self.target {
+                    Target::Prompt(name) => name,
+                    _ => "",
+                }),
+            )]),
+            "args" => self.arguments.map_or_else(|| map([]), json_value),
+            "now" => Cel::Timestamp(chrono::Utc::now().fixed_offset()),
+            _ => Cel::Null,
+        }
     }
 
     /// `identity`: the caller, or the transport standing in for it.
@@ -322,6 +302,38 @@ fn identity_value(identity: Option<&Identity>, transport: &str) -> Cel {
             ("scopes", Cel::List(Arc::new(Vec::new()))),
             ("claims", map([])),
         ]),
+    }
+}
+
+/// The variables of one pass over the rules for one request, built when a
+/// condition first reads each, once (converting a map into CEL's values is
+/// most of a simple rule's cost, and a rule that short-circuits never pays
+/// for what it does not reach).
+pub struct Variables<'f> {
+    facts: &'f Facts<'f>,
+    built: [std::sync::OnceLock<Box<dyn cel::common::value::Val>>; condition::VARIABLES.len()],
+}
+
+impl<'f> Variables<'f> {
+    /// The variables of `facts`, none built yet.
+    pub fn of(facts: &'f Facts<'f>) -> Variables<'f> {
+        Variables {
+            facts,
+            built: Default::default(),
+        }
+    }
+}
+
+impl cel::context::VariableResolver for Variables<'_> {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<cel::common::value::CowVal<'b, 'b>> {
+        let index = condition::VARIABLES.iter().position(|v| *v == variable)?;
+        let built = self.built[index].get_or_init(|| {
+            self.facts
+                .value_of(variable)
+                .try_into()
+                .expect("a value built from facts converts")
+        });
+        Some(cel::common::value::CowVal::Borrowed(&**built))
     }
 }
 
@@ -522,20 +534,7 @@ impl Policy {
         hash.update([0]);
         hash.update(text.as_bytes());
         let version = hex::encode(&hash.finalize()[..6]);
-        let reads = |hide: bool| -> Arc<[&'static str]> {
-            condition::VARIABLES
-                .iter()
-                .copied()
-                .filter(|v| {
-                    all.iter()
-                        .filter(|r| matches!(r.outcome, Outcome::Hide) == hide)
-                        .any(|r| r.reads(v))
-                })
-                .collect()
-        };
         Ok(Policy {
-            hide_reads: reads(true),
-            decide_reads: reads(false),
             rules: Arc::new(all),
             version,
         })
@@ -572,7 +571,9 @@ impl Policy {
     /// if any (pass one of the module doc). A rule that cannot be
     /// evaluated hides (fail closed) and is logged.
     pub fn hides(&self, facts: &Facts) -> Option<&str> {
-        let mut context = None;
+        // Nothing is built until a condition reads it.
+        let variables = Variables::of(facts);
+        let context = condition::resolving(&variables);
         for rule in self.rules.iter() {
             if !matches!(rule.outcome, Outcome::Hide) {
                 continue;
@@ -581,12 +582,7 @@ impl Policy {
                 When::Always => Ok(true),
                 When::NotGranted(access) => Ok(facts.identity.is_some()
                     && !access.allows(facts.identity, &facts.plugin.settings.name)),
-                When::Cel(condition) => {
-                    let context = context.get_or_insert_with(|| {
-                        condition::context(facts.variables(&self.hide_reads))
-                    });
-                    condition.holds(context)
-                }
+                When::Cel(condition) => condition.holds(&context),
             };
             match applies {
                 Ok(true) => return Some(&rule.name),
@@ -610,7 +606,8 @@ impl Policy {
     /// the module doc): the limits it counts against and the decision.
     pub fn decide(&self, facts: &Facts) -> Evaluation {
         let mut limits = Vec::new();
-        let mut context = None;
+        let variables = Variables::of(facts);
+        let context = condition::resolving(&variables);
         for rule in self.rules.iter() {
             if matches!(rule.outcome, Outcome::Hide) {
                 continue;
@@ -618,12 +615,7 @@ impl Policy {
             let applies = match &rule.when {
                 When::Always => Ok(true),
                 When::NotGranted(_) => Ok(false),
-                When::Cel(condition) => {
-                    let context = context.get_or_insert_with(|| {
-                        condition::context(facts.variables(&self.decide_reads))
-                    });
-                    condition.holds(context)
-                }
+                When::Cel(condition) => condition.holds(&context),
             };
             let verdict = match applies {
                 Ok(false) => continue,
@@ -636,12 +628,7 @@ impl Policy {
                     Outcome::Limit(limit) => {
                         let key = match &limit.key {
                             None => Ok(format!("{} {}", facts.caller(), facts.target.name())),
-                            Some(key) => {
-                                let context = context.get_or_insert_with(|| {
-                                    condition::context(facts.variables(&self.decide_reads))
-                                });
-                                key.string(context)
-                            }
+                            Some(key) => key.string(&context),
                         };
                         match key {
                             Ok(key) => {
