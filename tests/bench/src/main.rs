@@ -18,7 +18,7 @@
 //! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
 //! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
 //! | [`audit`] | 15 a read-only and a confirmed call with the audit trail vs without |
-//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 17 a call held for approval (in-process and Redis store) vs the call allowed |
+//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 18 a call held for approval (in-process and Redis store) vs the call allowed |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
