@@ -261,12 +261,12 @@ async fn run(opts: Options) -> Result<bool> {
         let policy = policy::policy_rules(&fx, &opts);
         measure(&mut rows, "16", "policy rules", policy).await;
     }
-    if opts.runs(17) {
+    if opts.runs(18) {
         eprintln!(
-            "17. a call held for approval: store in-process and in Redis vs the call allowed"
+            "18. a call held for approval: store in-process and in Redis vs the call allowed"
         );
         let approvals = policy::approvals(&fx, &opts);
-        measure(&mut rows, "17", "approvals", approvals).await;
+        measure(&mut rows, "18", "approvals", approvals).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));
