@@ -40,6 +40,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod catalog;
 pub mod config;
 pub mod confirmation;
 pub mod lint;

@@ -48,6 +48,9 @@ pub struct RawConfig {
     /// `[policy]`: the rule layer (`[[policy.rules]]`).
     #[serde(default)]
     pub policy: super::policy::RawPolicy,
+    /// `[[profiles]]`: named surfaces of what is served.
+    #[serde(default)]
+    pub profiles: Vec<super::profiles::RawProfile>,
 }
 
 /// `[state]`.
@@ -181,6 +184,9 @@ pub struct RawHost {
     /// `resource_subscriptions`: resource URIs one session (or one
     /// 2026-07-28 listen stream) may subscribe to.
     pub resource_subscriptions: Option<u32>,
+    /// `list_ttl_ms`: how long a client may treat a list as fresh
+    /// (2026-07-28 `ttlMs`).
+    pub list_ttl_ms: Option<u64>,
 }
 
 /// `[http]`: how the Streamable HTTP transport serves.

@@ -67,6 +67,7 @@ impl Config {
             &auth.as_ref().map(AuthSettings::sources).unwrap_or_default(),
         )?;
         let policy = super::policy::resolve_policy(&raw.policy, access.clone(), text)?;
+        let profiles = super::profiles::resolve_profiles(raw.profiles, text)?.into();
         Ok(Config {
             confirmation: host.confirmation,
             elicitation_timeout,
@@ -83,6 +84,7 @@ impl Config {
             state,
             access,
             policy,
+            profiles,
             auth,
             components,
             oci: resolve_oci(raw.oci)?,
@@ -90,6 +92,7 @@ impl Config {
             path: None,
             resource_subscriptions: key!("host.resource_subscriptions")
                 .u32(host.resource_subscriptions)? as usize,
+            list_ttl_ms: key!("host.list_ttl_ms").u64(host.list_ttl_ms)?,
             secrets_dir,
         })
     }

@@ -353,6 +353,18 @@ fn json_object(entries: &serde_json::Map<String, Value>) -> Cel {
     })
 }
 
+/// Whether `condition` holds for `facts`, given the variables it reads
+/// (built as for a rule): a profile's `select` and `hide` conditions
+/// ([`crate::catalog`]) are evaluated this way.
+pub fn condition_holds(condition: &Condition, facts: &Facts) -> Result<bool, String> {
+    let reads: Vec<&'static str> = condition::VARIABLES
+        .iter()
+        .copied()
+        .filter(|v| condition.reads(v))
+        .collect();
+    condition.holds(&condition::context(facts.variables(&reads)))
+}
+
 /// What the rules decided for a request, and which rule decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
@@ -491,6 +503,17 @@ impl Policy {
             rules: Arc::new(all),
             version,
         })
+    }
+
+    /// Whether what the hide rules show depends on who calls (`[[access]]`,
+    /// or a hide rule reading `identity`): then a list is `cacheScope:
+    /// "private"`.
+    pub fn hides_per_caller(&self) -> bool {
+        self.hide_reads.contains(&"identity")
+            || self
+                .rules
+                .iter()
+                .any(|r| matches!(r.when, When::NotGranted(_)))
     }
 
     /// The policy's version: a hash of its rules and `[[access]]`, in the

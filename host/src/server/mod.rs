@@ -86,6 +86,7 @@
 
 mod completion;
 mod convert;
+mod discovery;
 mod notify;
 mod prompts;
 pub(crate) mod request;
@@ -160,6 +161,11 @@ struct Inner {
     subscriptions: Mutex<Vec<subscriptions::SessionSubscriptions>>,
     /// 2026-07-28 listen streams that subscribed to resource URIs.
     resource_listeners: Mutex<Vec<subscriptions::ResourceListener>>,
+    /// The profile stdio requests come through (`serve --profile`); set
+    /// once, before serving. Over HTTP the path names it.
+    stdio_profile: std::sync::OnceLock<String>,
+    /// Search indexes of discovery profiles ([`discovery`]).
+    indexes: discovery::Indexes,
 }
 
 impl Gateway {
@@ -201,6 +207,8 @@ impl Gateway {
                 follows_reloads: AtomicBool::new(false),
                 subscriptions: Mutex::new(Vec::new()),
                 resource_listeners: Mutex::new(Vec::new()),
+                stdio_profile: std::sync::OnceLock::new(),
+                indexes: discovery::Indexes::default(),
             }),
         })
     }
@@ -243,6 +251,17 @@ impl Gateway {
     /// capabilities cannot change within a session.
     pub fn follow_reloads(&self) {
         self.inner.follows_reloads.store(true, Ordering::SeqCst);
+    }
+
+    /// Serves stdio requests through the profile `name` (`serve
+    /// --profile`; ADR 0040). Set once: a second call changes nothing.
+    pub fn serve_profile(&self, name: &str) {
+        let _ = self.inner.stdio_profile.set(name.to_string());
+    }
+
+    /// The profile stdio requests come through, if one was chosen.
+    fn stdio_profile(&self) -> Option<String> {
+        self.inner.stdio_profile.get().cloned()
     }
 
     /// Whether the initial load of the plugin directory is in.
@@ -371,7 +390,10 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let request = Request::begin(self, &context).await;
-        Ok(tools::list(&request))
+        let (ttl, scope) = request.list_hints();
+        Ok(tools::list(&request)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
     }
 
     async fn call_tool(
@@ -380,6 +402,10 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let request = Request::begin(self, &context).await;
+        let params = match discovery::intercept(&self.inner.indexes, &request, params)? {
+            discovery::Meta::Answer(answer) => return Ok(CallToolResponse::Complete(answer)),
+            discovery::Meta::Call(params) => params,
+        };
         tools::call(self, &request, params, &context).await
     }
 
@@ -389,7 +415,10 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let request = Request::begin(self, &context).await;
-        Ok(resources::list(&request))
+        let (ttl, scope) = request.list_hints();
+        Ok(resources::list(&request)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
     }
 
     async fn list_resource_templates(
@@ -398,7 +427,10 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let request = Request::begin(self, &context).await;
-        Ok(resources::list_templates(&request))
+        let (ttl, scope) = request.list_hints();
+        Ok(resources::list_templates(&request)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
     }
 
     async fn read_resource(
@@ -416,7 +448,10 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let request = Request::begin(self, &context).await;
-        Ok(prompts::list(&request))
+        let (ttl, scope) = request.list_hints();
+        Ok(prompts::list(&request)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
     }
 
     async fn get_prompt(

@@ -69,6 +69,9 @@ pub(crate) struct Request {
     /// The legacy HTTP session (`Mcp-Session-Id`); `None` over stdio and
     /// for 2026-07-28 requests.
     pub session: Option<String>,
+    /// The profile the request came through (`/mcp/<profile>`, or
+    /// `serve --profile` on stdio); `None` for the whole catalog.
+    pub profile: Option<String>,
 }
 
 impl Request {
@@ -107,12 +110,56 @@ impl Request {
             over_http: parts.is_some(),
             protocol: context.protocol_version().map(|v| v.to_string()),
             session: parts.and_then(session_header),
+            profile: match parts {
+                Some(parts) => parts
+                    .extensions
+                    .get::<crate::catalog::ProfileName>()
+                    .map(|p| p.0.clone()),
+                None => gateway.stdio_profile(),
+            },
         }
     }
 
-    /// What this caller may see of this request's registry.
+    /// What this caller may see of this request's registry, through the
+    /// request's profile if it came through one.
     pub fn visible(&self) -> Visible<'_> {
         Visible::new(&self.registry, self.identity.as_ref(), self.transport())
+            .through(self.profile())
+    }
+
+    /// The profile the request came through, resolved in this request's
+    /// configuration: one a reload removed serves nothing.
+    pub fn profile(&self) -> Option<&crate::catalog::Profile> {
+        let name = self.profile.as_deref()?;
+        Some(
+            self.registry
+                .config()
+                .profile(name)
+                .unwrap_or(&crate::catalog::NOTHING),
+        )
+    }
+
+    /// The 2026-07-28 hints on a list result: `ttlMs` from
+    /// `host.list_ttl_ms`, and `cacheScope` private when the list depends
+    /// on the caller ([`Request::lists_per_caller`]), public otherwise.
+    pub fn list_hints(&self) -> (u64, rmcp::model::CacheScope) {
+        let scope = if self.lists_per_caller() {
+            rmcp::model::CacheScope::Private
+        } else {
+            rmcp::model::CacheScope::Public
+        };
+        (self.registry.config().list_ttl_ms, scope)
+    }
+
+    /// Whether this caller's lists may differ from another's: `[[access]]`,
+    /// a hide rule or the profile's `hide` reading the caller, or a
+    /// discovery profile (what it finds depends on what the caller may
+    /// see). The lists' `cacheScope` hint.
+    pub fn lists_per_caller(&self) -> bool {
+        self.registry.config().policy.hides_per_caller()
+            || self
+                .profile()
+                .is_some_and(|p| p.hides_per_caller() || p.discovery)
     }
 
     /// `http` or `stdio`, as policy conditions read it.
@@ -477,6 +524,9 @@ pub(crate) struct Visible<'a> {
     /// `stdio` or `http`; `None` sees everything served (for comparing
     /// what is served, not for answering a caller).
     transport: Option<&'static str>,
+    /// The profile the caller came through: it narrows, renames and hides
+    /// after the hide rules ([`crate::catalog`]).
+    profile: Option<&'a crate::catalog::Profile>,
 }
 
 /// Where a resource URI is served: the plugin, the template's variables
@@ -503,7 +553,13 @@ impl<'a> Visible<'a> {
             registry,
             identity,
             transport: Some(transport),
+            profile: None,
         }
+    }
+
+    /// What the caller may see through `profile` (none: the whole catalog).
+    pub fn through(self, profile: Option<&'a crate::catalog::Profile>) -> Visible<'a> {
+        Visible { profile, ..self }
     }
 
     /// Everything `registry` serves, hidden from nobody: for deciding
@@ -513,6 +569,7 @@ impl<'a> Visible<'a> {
             registry,
             identity: None,
             transport: None,
+            profile: None,
         }
     }
 
@@ -531,26 +588,62 @@ impl<'a> Visible<'a> {
             arguments: None,
             signer: config.signer_of(&plugin.file),
         };
-        config.policy.hides(&facts)
+        if let Some(rule) = config.policy.hides(&facts) {
+            return Some(rule);
+        }
+        self.profile
+            .filter(|p| p.hides(&facts))
+            .map(|_| PROFILE_RULE)
     }
 
-    /// Whether the caller may see `target` of `plugin`.
+    /// Whether the caller may see `target` of `plugin`: the hide rules,
+    /// then the profile's membership and its own `hide`.
     fn shows(&self, plugin: &Plugin, target: Target<'_>) -> bool {
-        self.hidden_by(plugin, target).is_none()
+        let held = match (self.profile, target) {
+            (None, _) => true,
+            // A tool's membership is its place in the profile's surface.
+            (Some(_), Target::Tool { .. }) => true,
+            (Some(p), Target::Resource(uri)) => p.holds_resource(plugin, uri),
+            (Some(p), Target::Prompt(name)) => p.holds_prompt(plugin, name),
+        };
+        held && self.hidden_by(plugin, target).is_none()
     }
 
-    /// The tools the caller may see.
-    pub fn tools(self) -> impl Iterator<Item = &'a ToolRef> {
-        self.registry
-            .tools()
-            .filter(move |t| self.shows(&t.plugin, tool_target(t)))
+    /// The tools the caller may see, under the names served to it, in the
+    /// order served (by name; a profile's own order through one).
+    pub fn tools(self) -> Vec<crate::catalog::Shown> {
+        match self.profile {
+            None => self
+                .registry
+                .tools()
+                .filter(|t| self.shows(&t.plugin, tool_target(t)))
+                .map(crate::catalog::Shown::plain)
+                .collect(),
+            Some(profile) => profile
+                .surface(self.registry)
+                .into_iter()
+                .filter(|s| self.shows(&s.tool.plugin, tool_target(&s.tool)))
+                .collect(),
+        }
     }
 
-    /// The tool served as `name`, if the caller may see it.
-    pub fn tool(self, name: &str) -> Option<&'a ToolRef> {
-        self.registry
-            .tool(name)
-            .filter(|t| self.shows(&t.plugin, tool_target(t)))
+    /// The tool served to the caller as `name`, if it may see it: the
+    /// registry's tool (named as the registry serves it, which rules and
+    /// the audit trail see).
+    pub fn tool(self, name: &str) -> Option<ToolRef> {
+        match self.profile {
+            None => self
+                .registry
+                .tool(name)
+                .filter(|t| self.shows(&t.plugin, tool_target(t)))
+                .cloned(),
+            Some(profile) => profile
+                .surface(self.registry)
+                .into_iter()
+                .find(|s| s.name == name)
+                .filter(|s| self.shows(&s.tool.plugin, tool_target(&s.tool)))
+                .map(|s| s.tool),
+        }
     }
 
     /// The resources the caller may see.
@@ -620,6 +713,9 @@ impl<'a> Visible<'a> {
         self.resource_at(uri).is_some()
     }
 }
+
+/// The rule name a profile's own `hide` is recorded under.
+pub(crate) const PROFILE_RULE: &str = "profile";
 
 /// A tool as the rules see it.
 pub(crate) fn tool_target(tool: &ToolRef) -> Target<'_> {
