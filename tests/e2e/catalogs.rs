@@ -345,3 +345,51 @@ hide = 'tool.name == "list_orders"'
         );
     }
 }
+
+#[path = "../components/catalog/src/queries.rs"]
+mod queries;
+
+/// The generated 1,000-tool catalog: 100 copies of the `catalog` component,
+/// each with its domain, and a discovery profile over all of it.
+fn thousand_tools() -> HostOptions {
+    let bytes = component("catalog");
+    let mut options = HostOptions::new(&[]);
+    let mut config =
+        String::from("[[profiles]]\nname = \"find\"\nselect = 'true'\ndiscovery = true\n\n");
+    for i in 0..100 {
+        options = options.file(&format!("cat_{i:02}.wasm"), bytes.clone());
+        config.push_str(&format!("[plugins.cat_{i:02}.config]\ndomain = \"{i}\"\n"));
+    }
+    options.config(config).arg("--profile").arg("find")
+}
+
+#[tokio::test]
+async fn discovery_finds_the_intended_tool_among_the_first_five_for_nine_queries_in_ten_of_a_thousand_tools()
+ {
+    let host = Host::start(thousand_tools()).await;
+    let mut found = 0;
+    let mut missed = Vec::new();
+    for (query, expected) in queries::QUERIES {
+        let answer = host
+            .ok("find_tools", json!({"query": query, "limit": 5}))
+            .await;
+        assert_eq!(answer["searched"], 1000, "every tool is searched");
+        let names: Vec<&str> = answer["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        if names.contains(expected) {
+            found += 1;
+        } else {
+            missed.push(format!("{query:?} → {names:?}, not {expected}"));
+        }
+    }
+    let recall = f64::from(found) / queries::QUERIES.len() as f64;
+    assert!(
+        queries::QUERIES.len() >= 50 && recall >= 0.9,
+        "recall@5 {recall:.2}; missed:\n{}",
+        missed.join("\n")
+    );
+}

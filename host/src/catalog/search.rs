@@ -1,7 +1,8 @@
 //! Finding tools by what they do: BM25 (the `bm25` crate's scorer) over
 //! each tool's served name, title, description and parameter names and
-//! descriptions, with English stemming (`rust-stemmers`), so "receive a
-//! delivery" finds `receive_purchase_order`.
+//! descriptions, with English stemming (`rust-stemmers`), so "receiving
+//! deliveries" finds `receive_purchase_order`; a query's everyday verbs
+//! also count as the action words tool names use ([`ACTION_SYNONYMS`]).
 //!
 //! Deterministic: the same tools and the same query give the same ranking,
 //! ties broken by the order the tools were given in (the surface's order).
@@ -25,6 +26,70 @@ const STOPWORDS: &[&str] = &[
     "that", "the", "their", "them", "then", "there", "these", "this", "to", "use", "want", "was",
     "what", "when", "which", "who", "will", "with", "you", "your",
 ];
+
+/// Everyday verbs for the actions tool names are made of (a name's verb
+/// is its first word: `create_`, `get_`, `update_`, …): a query's verb
+/// also counts as the action it asks for, so "hand the ticket over" finds
+/// `assign_ticket`. Query side only; the tools' own text is indexed as
+/// written. Each entry: the everyday verb, the action's word.
+const ACTION_SYNONYMS: &[(&str, &str)] = &[
+    ("add", "create"),
+    ("new", "create"),
+    ("make", "create"),
+    ("open", "create"),
+    ("file", "create"),
+    ("submit", "create"),
+    ("register", "create"),
+    ("book", "create"),
+    ("schedule", "create"),
+    ("launch", "create"),
+    ("publish", "create"),
+    ("raise", "create"),
+    ("change", "update"),
+    ("edit", "update"),
+    ("modify", "update"),
+    ("fix", "update"),
+    ("correct", "update"),
+    ("set", "update"),
+    ("rename", "update"),
+    ("move", "update"),
+    ("reset", "update"),
+    ("remove", "delete"),
+    ("revoke", "delete"),
+    ("erase", "delete"),
+    ("show", "list"),
+    ("browse", "list"),
+    ("read", "get"),
+    ("view", "get"),
+    ("fetch", "get"),
+    ("find", "search"),
+    ("look", "search"),
+    ("download", "export"),
+    ("hand", "assign"),
+    ("reassign", "assign"),
+    ("transfer", "assign"),
+    ("give", "assign"),
+    ("close", "archive"),
+    ("retire", "archive"),
+    ("note", "comment"),
+    ("remark", "comment"),
+];
+
+/// `query`'s words ([`Words`]), each everyday action verb followed by the
+/// action's own word ([`ACTION_SYNONYMS`]).
+fn query_text(query: &str) -> String {
+    let mut text = String::with_capacity(query.len() * 2);
+    for word in query.split(|c: char| !c.is_alphanumeric()) {
+        text.push_str(word);
+        text.push(' ');
+        let lower = word.to_lowercase();
+        if let Some((_, action)) = ACTION_SYNONYMS.iter().find(|(verb, _)| *verb == lower) {
+            text.push_str(action);
+            text.push(' ');
+        }
+    }
+    text
+}
 
 /// Splits text into stemmed lower-case words: on anything not a letter or
 /// a digit (so `update_order_status` is three words) and at a lower-upper
@@ -123,7 +188,9 @@ impl Index {
     /// The `limit` best tools for `query` (only those sharing a word with
     /// it), best first; equal scores in the surface's order.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
-        let mut found = self.scorer.matches(&self.embedder.embed(query));
+        let mut found = self
+            .scorer
+            .matches(&self.embedder.embed(&query_text(query)));
         found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         found
             .into_iter()
@@ -165,6 +232,11 @@ fn document(tool: &Shown) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_querys_everyday_verbs_also_count_as_the_action_words() {
+        assert_eq!(query_text("Hand it over"), "Hand assign it over ");
+    }
 
     #[test]
     fn words_split_names_drop_stopwords_and_stem() {
