@@ -86,6 +86,42 @@ impl Indexes {
     }
 }
 
+/// Profiles' surfaces ([`crate::catalog::Profile::surface`]) per registry,
+/// so a request through a profile does not evaluate its `select` for
+/// every tool again: computed once per registry and profile.
+#[derive(Default)]
+pub(crate) struct Surfaces {
+    built: Mutex<Vec<SurfaceOf>>,
+}
+
+/// A profile's surface (by its name) in one registry.
+type SurfaceOf = (Weak<Registry>, String, Arc<[Shown]>);
+
+impl Surfaces {
+    /// The surface of the profile `name` (resolved in `registry`'s
+    /// configuration; [`crate::catalog::NOTHING`] when it has none).
+    pub(crate) fn of(&self, registry: &Arc<Registry>, name: &str) -> Arc<[Shown]> {
+        let mut built = self.built.lock().expect("surface list");
+        built.retain(|(r, _, _)| r.strong_count() > 0);
+        if let Some((_, _, surface)) = built
+            .iter()
+            .find(|(r, n, _)| n == name && r.upgrade().is_some_and(|r| Arc::ptr_eq(&r, registry)))
+        {
+            return surface.clone();
+        }
+        let profile = registry
+            .config()
+            .profile(name)
+            .unwrap_or(&crate::catalog::NOTHING);
+        let surface: Arc<[Shown]> = profile.surface(registry).into();
+        if built.len() >= KEPT_INDEXES {
+            built.remove(0);
+        }
+        built.push((Arc::downgrade(registry), name.to_string(), surface.clone()));
+        surface
+    }
+}
+
 /// The meta-tools a discovery profile lists.
 pub(super) fn meta_tools() -> Vec<Tool> {
     let object = |properties: Value, required: &[&str]| -> Arc<Map<String, Value>> {

@@ -166,6 +166,8 @@ struct Inner {
     stdio_profile: std::sync::OnceLock<String>,
     /// Search indexes of discovery profiles ([`discovery`]).
     indexes: discovery::Indexes,
+    /// Profiles' surfaces, per registry.
+    surfaces: discovery::Surfaces,
 }
 
 impl Gateway {
@@ -209,6 +211,7 @@ impl Gateway {
                 resource_listeners: Mutex::new(Vec::new()),
                 stdio_profile: std::sync::OnceLock::new(),
                 indexes: discovery::Indexes::default(),
+                surfaces: discovery::Surfaces::default(),
             }),
         })
     }
@@ -257,6 +260,12 @@ impl Gateway {
     /// --profile`; ADR 0040). Set once: a second call changes nothing.
     pub fn serve_profile(&self, name: &str) {
         let _ = self.inner.stdio_profile.set(name.to_string());
+    }
+
+    /// The surface of the profile `name` in `registry` (computed once per
+    /// registry).
+    fn surface(&self, registry: &Arc<Registry>, name: &str) -> Arc<[crate::catalog::Shown]> {
+        self.inner.surfaces.of(registry, name)
     }
 
     /// The profile stdio requests come through, if one was chosen.

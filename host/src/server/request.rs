@@ -72,6 +72,9 @@ pub(crate) struct Request {
     /// The profile the request came through (`/mcp/<profile>`, or
     /// `serve --profile` on stdio); `None` for the whole catalog.
     pub profile: Option<String>,
+    /// That profile's tools in this request's registry, before the
+    /// caller's hiding (computed once per registry).
+    surface: Option<Arc<[crate::catalog::Shown]>>,
 }
 
 impl Request {
@@ -92,8 +95,17 @@ impl Request {
     /// listen acknowledgement or an unsubscribe needs).
     pub fn now(gateway: &Gateway, context: &RequestContext<RoleServer>) -> Request {
         let parts = context.extensions.get::<axum::http::request::Parts>();
+        let registry = gateway.registry();
+        let profile = match parts {
+            Some(parts) => parts
+                .extensions
+                .get::<crate::catalog::ProfileName>()
+                .map(|p| p.0.clone()),
+            None => gateway.stdio_profile(),
+        };
+        let surface = profile.as_deref().map(|p| gateway.surface(&registry, p));
         Request {
-            registry: gateway.registry(),
+            registry,
             identity: parts.and_then(|p| p.extensions.get::<Identity>()).cloned(),
             era: if context
                 .protocol_version()
@@ -110,13 +122,8 @@ impl Request {
             over_http: parts.is_some(),
             protocol: context.protocol_version().map(|v| v.to_string()),
             session: parts.and_then(session_header),
-            profile: match parts {
-                Some(parts) => parts
-                    .extensions
-                    .get::<crate::catalog::ProfileName>()
-                    .map(|p| p.0.clone()),
-                None => gateway.stdio_profile(),
-            },
+            profile,
+            surface,
         }
     }
 
@@ -124,7 +131,7 @@ impl Request {
     /// request's profile if it came through one.
     pub fn visible(&self) -> Visible<'_> {
         Visible::new(&self.registry, self.identity.as_ref(), self.transport())
-            .through(self.profile())
+            .through(self.profile(), self.surface.as_deref())
     }
 
     /// The profile the request came through, resolved in this request's
@@ -527,6 +534,8 @@ pub(crate) struct Visible<'a> {
     /// The profile the caller came through: it narrows, renames and hides
     /// after the hide rules ([`crate::catalog`]).
     profile: Option<&'a crate::catalog::Profile>,
+    /// The profile's tools, computed once per registry.
+    surface: Option<&'a [crate::catalog::Shown]>,
 }
 
 /// Where a resource URI is served: the plugin, the template's variables
@@ -554,12 +563,35 @@ impl<'a> Visible<'a> {
             identity,
             transport: Some(transport),
             profile: None,
+            surface: None,
         }
     }
 
-    /// What the caller may see through `profile` (none: the whole catalog).
-    pub fn through(self, profile: Option<&'a crate::catalog::Profile>) -> Visible<'a> {
-        Visible { profile, ..self }
+    /// What the caller may see through `profile` (none: the whole
+    /// catalog), whose tools in this registry are `surface` (computed here
+    /// when not given).
+    pub fn through(
+        self,
+        profile: Option<&'a crate::catalog::Profile>,
+        surface: Option<&'a [crate::catalog::Shown]>,
+    ) -> Visible<'a> {
+        Visible {
+            profile,
+            surface,
+            ..self
+        }
+    }
+
+    /// The profile's tools: the one computed for the request, or computed
+    /// now.
+    fn surface(
+        &self,
+        profile: &crate::catalog::Profile,
+    ) -> std::borrow::Cow<'a, [crate::catalog::Shown]> {
+        match self.surface {
+            Some(surface) => std::borrow::Cow::Borrowed(surface),
+            None => std::borrow::Cow::Owned(profile.surface(self.registry)),
+        }
     }
 
     /// Everything `registry` serves, hidden from nobody: for deciding
@@ -570,6 +602,7 @@ impl<'a> Visible<'a> {
             identity: None,
             transport: None,
             profile: None,
+            surface: None,
         }
     }
 
@@ -619,10 +652,11 @@ impl<'a> Visible<'a> {
                 .filter(|t| self.shows(&t.plugin, tool_target(t)))
                 .map(crate::catalog::Shown::plain)
                 .collect(),
-            Some(profile) => profile
-                .surface(self.registry)
-                .into_iter()
+            Some(profile) => self
+                .surface(profile)
+                .iter()
                 .filter(|s| self.shows(&s.tool.plugin, tool_target(&s.tool)))
+                .cloned()
                 .collect(),
         }
     }
@@ -637,12 +671,12 @@ impl<'a> Visible<'a> {
                 .tool(name)
                 .filter(|t| self.shows(&t.plugin, tool_target(t)))
                 .cloned(),
-            Some(profile) => profile
-                .surface(self.registry)
-                .into_iter()
+            Some(profile) => self
+                .surface(profile)
+                .iter()
                 .find(|s| s.name == name)
                 .filter(|s| self.shows(&s.tool.plugin, tool_target(&s.tool)))
-                .map(|s| s.tool),
+                .map(|s| s.tool.clone()),
         }
     }
 
