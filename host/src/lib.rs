@@ -42,6 +42,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod auth;
+pub mod catalog;
 pub mod config;
 pub mod confirmation;
 pub mod lint;

@@ -38,6 +38,10 @@ enum Command {
         /// loopback addresses may go without `[auth]`.
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+        /// Serve only the profile NAME (`[[profiles]]` in the config file)
+        /// on stdio. Over HTTP every profile is served at `/mcp/NAME`.
+        #[arg(long, value_name = "NAME", conflicts_with = "http")]
+        profile: Option<String>,
     },
     /// Print the tools a plugin directory provides, as a table: the name
     /// each is served under (with its block's `prefix`) and the
@@ -354,6 +358,7 @@ fn main() -> Result<()> {
                 plugins,
                 no_watch,
                 http,
+                profile,
             } => {
                 let verified = plugins.install_components().await?;
                 let loader = plugins.loader(verified).await?;
@@ -361,6 +366,7 @@ fn main() -> Result<()> {
                     dir: plugins.plugins.clone(),
                     watch: !no_watch,
                     http,
+                    profile,
                 };
                 toolhost::serve::serve(loader, options).await
             }

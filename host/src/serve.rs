@@ -30,6 +30,8 @@ pub struct ServeOptions {
     /// Serve MCP over Streamable HTTP at this address (`--http`, else
     /// `host.http`); stdio without either.
     pub http: Option<SocketAddr>,
+    /// On stdio, the profile served (`--profile`; ADR 0040).
+    pub profile: Option<String>,
 }
 
 /// Serves the plugin directory until the client goes away (stdio) or a
@@ -50,6 +52,12 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
     }
     match options.http.or(config.http.listen) {
         Some(addr) => {
+            if options.profile.is_some() {
+                bail!(
+                    "--profile chooses a profile on stdio; over HTTP every profile of \
+                     [[profiles]] is served at /mcp/NAME"
+                );
+            }
             let auth = Authenticator::from_settings(config.auth.as_ref(), &config.access)?;
             refuse_unauthenticated_exposure(addr, auth.is_some())?;
             refuse_access_rules_without_auth(&config, auth.is_some())?;
@@ -67,7 +75,24 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
             transport::http::serve(gateway, listener, auth, http).await
         }
         None => {
+            if let Some(name) = &options.profile
+                && config.profile(name).is_none()
+            {
+                let known: Vec<&str> = config.profiles.iter().map(|p| p.name.as_str()).collect();
+                bail!(
+                    "--profile {name:?}: the config file's [[profiles]] has no profile by that \
+                     name (it has: {}); add one or choose another",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+            }
             let gateway = start(loader, options.dir, options.watch)?;
+            if let Some(name) = &options.profile {
+                gateway.serve_profile(name);
+            }
             transport::stdio::serve_process(gateway, config.max_message_bytes).await
         }
     }

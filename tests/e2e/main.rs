@@ -13,6 +13,7 @@ mod audit;
 mod auth;
 mod bounds;
 mod cache;
+mod catalogs;
 mod commands;
 mod config_ranges;
 mod config_reload;

@@ -85,6 +85,10 @@ pub struct Approval {
     pub caller_identity: Option<String>,
     /// `stdio` or `http`.
     pub transport: String,
+    /// The profile the call came through (`/mcp/NAME`), if any: its
+    /// served name is found again there when a task's call runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The served tool name.
     pub tool: String,
     /// The plugin block serving it.
@@ -683,6 +687,7 @@ mod tests {
             caller: "jwt:alice".into(),
             caller_identity: None,
             transport: "http".into(),
+            profile: None,
             tool: "update_status".into(),
             plugin: "statuspro".into(),
             file: "statuspro.wasm".into(),

@@ -588,6 +588,18 @@ pub const KEYS: &[Key] = &[
             Needs `audit`.",
     },
     Key {
+        path: "host.list_ttl_ms",
+        default: Int(0),
+        range: Some(Range::int(0, 86_400_000, "milliseconds")),
+        restart_only: false,
+        doc: "The `ttlMs` hint on `tools/list`, `resources/list`, `resources/templates/list` and \
+            `prompts/list` results (2026-07-28): how long a client may reuse a list without asking \
+            again. 0 (the default) means ask every time; a list change is announced either way. \
+            Lists carry `cacheScope: \"private\"` when they depend on the caller (`[[access]]`, \
+            a hide rule or a profile's `hide` reading `identity`, a discovery profile), \
+            `\"public\"` otherwise. Reloads live.",
+    },
+    Key {
         path: "host.resource_subscriptions",
         default: Int(100),
         range: Some(Range::int(1, 10_000, "URIs")),
@@ -1297,6 +1309,87 @@ pub const KEYS: &[Key] = &[
         restart_only: false,
         doc: "Plugin block names (`[plugins.NAME]`; for a file no block covers, its name \
             without `.wasm`), or `\"*\"` for all.",
+    },
+    Key {
+        path: "profiles.name",
+        default: Required,
+        range: None,
+        restart_only: false,
+        doc: "The profile's name, 1 to 64 of `a-z 0-9 - _`: served at `/mcp/NAME` on the HTTP \
+            listener, and on stdio by `toolhost serve --profile NAME` (docs/catalogs.md).",
+    },
+    Key {
+        path: "profiles.tools",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "Tools, in the order listed: a served name, or `BLOCK/TOOL` (the `[plugins.BLOCK]` \
+            block and the component's own name), which stays served when another plugin offering \
+            the same name arrives. A tool not served is left out.",
+    },
+    Key {
+        path: "profiles.select",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "A CEL condition over `plugin`, `tool`, `resource` and `prompt` picking more tools \
+            (after `tools`, by name), resources and prompts, e.g. `plugin.name == \"katana\" && \
+            tool.annotations.readOnlyHint`.",
+    },
+    Key {
+        path: "profiles.resources",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "Resource URIs and resource URI templates the profile serves.",
+    },
+    Key {
+        path: "profiles.prompts",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "Prompts (served names) the profile serves.",
+    },
+    Key {
+        path: "profiles.hide",
+        default: Prose("none"),
+        range: None,
+        restart_only: false,
+        doc: "The profile's own access rule: a CEL condition (as a hide rule's, over `identity`, \
+            `plugin`, `tool`, `resource`, `prompt`, `now`) hiding what it holds from a caller, \
+            after `[[access]]` and the hide rules of `[[policy.rules]]`.",
+    },
+    Key {
+        path: "profiles.discovery",
+        default: Bool(false),
+        range: None,
+        restart_only: false,
+        doc: "List the meta-tools `find_tools`, `describe_tool` and `call_tool` instead of the \
+            profile's tools: the model finds a tool by a query (BM25 over names, titles, \
+            descriptions and parameters) and calls it through `call_tool` or by its name.",
+    },
+    Key {
+        path: "profiles.tool.*.as",
+        default: Prose("the served name"),
+        range: None,
+        restart_only: false,
+        doc: "`[profiles.tool.ENTRY]` (ENTRY as written in `tools`, or a selected tool's served \
+            name): the name the profile serves it under. Rules and the audit trail still see the \
+            served name.",
+    },
+    Key {
+        path: "profiles.tool.*.title",
+        default: Prose("the tool's"),
+        range: None,
+        restart_only: false,
+        doc: "The title the profile shows for the tool.",
+    },
+    Key {
+        path: "profiles.tool.*.description",
+        default: Prose("the tool's"),
+        range: None,
+        restart_only: false,
+        doc: "The description the profile shows for the tool.",
     },
     Key {
         path: "policy.rules.name",

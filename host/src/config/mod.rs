@@ -28,6 +28,7 @@ pub mod auth;
 pub mod exchange;
 pub mod keys;
 pub mod policy;
+pub mod profiles;
 pub mod raw;
 mod resolve;
 pub mod secrets;
@@ -251,6 +252,9 @@ pub struct Config {
     /// `[[policy.rules]]`, after `[[access]]`: what each request may see
     /// and do (ADR 0034).
     pub policy: crate::rules::Policy,
+    /// `[[profiles]]`: named surfaces, each served at `/mcp/NAME` and by
+    /// `serve --profile NAME` (ADR 0040).
+    pub profiles: std::sync::Arc<[crate::catalog::Profile]>,
     /// Components named by OCI reference (`components`).
     pub components: Vec<crate::oci::ComponentRef>,
     /// Trust policy and bounds for OCI components (`[oci]`).
@@ -263,6 +267,8 @@ pub struct Config {
     /// Resource URIs one session (or one 2026-07-28 listen stream) may
     /// subscribe to (`host.resource_subscriptions`).
     pub resource_subscriptions: usize,
+    /// `host.list_ttl_ms`: the `ttlMs` hint on list results.
+    pub list_ttl_ms: u64,
     /// `host.secrets_dir`: where credentials chosen per caller are read
     /// ([`secrets`]).
     pub secrets_dir: Option<PathBuf>,
@@ -312,6 +318,11 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The profile called `name` (`[[profiles]]`), if there is one.
+    pub fn profile(&self, name: &str) -> Option<&crate::catalog::Profile> {
+        self.profiles.iter().find(|p| p.name == name)
+    }
+
     /// Reads and resolves the file at `path`.
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)

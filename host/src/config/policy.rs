@@ -205,7 +205,11 @@ pub fn resolve_policy(raw: &RawPolicy, access: Access, text: Option<&str>) -> Re
 
 /// `error`, with the line and column in the config file where the
 /// expression `written` has its fault, when the file's text is known.
-fn located(error: &CompileError, written: &toml::Spanned<String>, text: Option<&str>) -> String {
+pub(super) fn located(
+    error: &CompileError,
+    written: &toml::Spanned<String>,
+    text: Option<&str>,
+) -> String {
     let (CompileError::Syntax { line, column, .. }, Some(text)) = (error, text) else {
         return error.to_string();
     };

@@ -57,6 +57,9 @@ pub struct RawConfig {
     /// `[telemetry]`: traces over OTLP.
     #[serde(default)]
     pub telemetry: super::telemetry::RawTelemetry,
+    /// `[[profiles]]`: named surfaces of what is served.
+    #[serde(default)]
+    pub profiles: Vec<super::profiles::RawProfile>,
 }
 
 /// `[approvals]`.
@@ -215,6 +218,9 @@ pub struct RawHost {
     /// `resource_subscriptions`: resource URIs one session (or one
     /// 2026-07-28 listen stream) may subscribe to.
     pub resource_subscriptions: Option<u32>,
+    /// `list_ttl_ms`: how long a client may treat a list as fresh
+    /// (2026-07-28 `ttlMs`).
+    pub list_ttl_ms: Option<u64>,
 }
 
 /// `[http]`: how the Streamable HTTP transport serves.

@@ -127,6 +127,7 @@ impl Config {
                 })
             }
         };
+        let profiles = super::profiles::resolve_profiles(raw.profiles, text)?.into();
         Ok(Config {
             token_exchanges,
             approvals_oauth,
@@ -146,6 +147,7 @@ impl Config {
             state,
             access,
             policy,
+            profiles,
             auth,
             components,
             oci: resolve_oci(raw.oci)?,
@@ -153,6 +155,7 @@ impl Config {
             path: None,
             resource_subscriptions: key!("host.resource_subscriptions")
                 .u32(host.resource_subscriptions)? as usize,
+            list_ttl_ms: key!("host.list_ttl_ms").u64(host.list_ttl_ms)?,
             secrets_dir,
             telemetry: super::telemetry::resolve_telemetry(raw.telemetry)
                 .map_err(|e| e.context("in [telemetry]"))?,

@@ -481,7 +481,8 @@ fn every_number_has_a_range_of_its_kind_that_holds_its_default() {
 }
 
 /// The TOML arrays of tables (`[[…]]`) among the tables of [`KEYS`].
-const ARRAYS_OF_TABLES: [&str; 5] = [
+const ARRAYS_OF_TABLES: [&str; 6] = [
+    "profiles",
     "state.keys",
     "plugins.*.allow",
     "plugins.*.credentials",
@@ -553,6 +554,10 @@ fn file_around(key: &keys::Key) -> String {
             "[[access]]\nplugins = [\"*\"]\nscopes = [\"x\"]\n{}\n".to_string()
         }
         "access" => "[[access]]\nplugins = [\"*\"]\nsubjects = [\"s\"]\n{}\n".to_string(),
+        "profiles" => "[[profiles]]\nname = \"p\"\n{}\n".to_string(),
+        "profiles.tool.*" => {
+            "[[profiles]]\nname = \"p\"\ntools = [\"t\"]\n[profiles.tool.t]\n{}\n".to_string()
+        }
         table => format!("{}{{}}\n", header(table)),
     }
 }

@@ -409,6 +409,14 @@ fn json_object(entries: &serde_json::Map<String, Value>) -> Cel {
     })
 }
 
+/// Whether `condition` holds for `facts`, its variables built as it reads
+/// them (as for a rule): a profile's `select` and `hide` conditions
+/// ([`crate::catalog`]) are evaluated this way.
+pub fn condition_holds(condition: &Condition, facts: &Facts) -> Result<bool, String> {
+    let variables = Variables::of(facts);
+    condition.holds(&condition::resolving(&variables))
+}
+
 /// What the rules decided for a request, and which rule decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
@@ -537,6 +545,17 @@ impl Policy {
         Ok(Policy {
             rules: Arc::new(all),
             version,
+        })
+    }
+
+    /// Whether what the hide rules show depends on who calls (`[[access]]`,
+    /// or a hide rule reading `identity`): then a list is `cacheScope:
+    /// "private"`.
+    pub fn hides_per_caller(&self) -> bool {
+        self.rules.iter().any(|r| match &r.when {
+            When::NotGranted(_) => true,
+            When::Cel(c) => matches!(r.outcome, Outcome::Hide) && c.reads("identity"),
+            When::Always => false,
         })
     }
 

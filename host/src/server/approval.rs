@@ -238,6 +238,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
         caller: binding.caller.clone(),
         caller_identity: request.identity.as_ref().map(Identity::to_json),
         transport: request.transport().to_string(),
+        profile: request.profile.clone(),
         tool: binding.tool.clone(),
         plugin: ask.tool.plugin.settings.name.clone(),
         file: ask.tool.plugin.file.clone(),
@@ -1046,8 +1047,13 @@ impl Gateway {
             .caller_identity
             .as_deref()
             .and_then(|j| Identity::from_json(j).ok());
-        let request = Request::resumed(self, identity, approval.transport == "http");
-        let Some(tool) = request.visible().tool(&approval.tool).cloned() else {
+        let request = Request::resumed(
+            self,
+            identity,
+            approval.transport == "http",
+            approval.profile.clone(),
+        );
+        let Some(tool) = request.visible().tool(&approval.tool) else {
             let message = format!(
                 "the tool {:?} is no longer served to you; nothing ran",
                 approval.tool

@@ -10,20 +10,21 @@ use rmcp::service::{Peer, RoleServer};
 use crate::bindings::v0_2::content::{
     Body, PromptDefinition, ResourceDefinition, ResourceTemplate as ResourceTemplateDefinition,
 };
+use crate::catalog::Shown;
 use crate::hooks::BoxFuture;
 use crate::imports::progress::ProgressSink;
-use crate::registry::ToolRef;
 
-/// A served tool as MCP lists it, under its served name.
-pub(super) fn mcp_tool(t: &ToolRef) -> Tool {
-    let s = &t.spec;
+/// A served tool as MCP lists it, under the name, title and description
+/// it is shown with.
+pub(super) fn mcp_tool(t: &Shown) -> Tool {
+    let s = &t.tool.spec;
     let a = &s.annotations;
     let mut tool = Tool::new(
         t.name.clone(),
-        s.description.clone(),
+        t.description().to_string(),
         s.input_schema.clone(),
     )
-    .with_title(s.title.clone())
+    .with_title(t.title().to_string())
     .with_annotations(
         ToolAnnotations::new()
             .read_only(a.read_only)

@@ -87,6 +87,7 @@
 mod approval;
 mod completion;
 mod convert;
+mod discovery;
 mod notify;
 mod prompts;
 pub(crate) mod request;
@@ -173,6 +174,13 @@ struct Inner {
     subscriptions: Mutex<Vec<subscriptions::SessionSubscriptions>>,
     /// 2026-07-28 listen streams that subscribed to resource URIs.
     resource_listeners: Mutex<Vec<subscriptions::ResourceListener>>,
+    /// The profile stdio requests come through (`serve --profile`); set
+    /// once, before serving. Over HTTP the path names it.
+    stdio_profile: std::sync::OnceLock<String>,
+    /// Search indexes of discovery profiles ([`discovery`]).
+    indexes: discovery::Indexes,
+    /// Profiles' surfaces, per registry.
+    surfaces: discovery::Surfaces,
 }
 
 impl Gateway {
@@ -220,6 +228,9 @@ impl Gateway {
                 follows_reloads: AtomicBool::new(false),
                 subscriptions: Mutex::new(Vec::new()),
                 resource_listeners: Mutex::new(Vec::new()),
+                stdio_profile: std::sync::OnceLock::new(),
+                indexes: discovery::Indexes::default(),
+                surfaces: discovery::Surfaces::default(),
             }),
         })
     }
@@ -262,6 +273,23 @@ impl Gateway {
     /// capabilities cannot change within a session.
     pub fn follow_reloads(&self) {
         self.inner.follows_reloads.store(true, Ordering::SeqCst);
+    }
+
+    /// Serves stdio requests through the profile `name` (`serve
+    /// --profile`; ADR 0040). Set once: a second call changes nothing.
+    pub fn serve_profile(&self, name: &str) {
+        let _ = self.inner.stdio_profile.set(name.to_string());
+    }
+
+    /// The surface of the profile `name` in `registry` (computed once per
+    /// registry).
+    fn surface(&self, registry: &Arc<Registry>, name: &str) -> Arc<[crate::catalog::Shown]> {
+        self.inner.surfaces.of(registry, name)
+    }
+
+    /// The profile stdio requests come through, if one was chosen.
+    fn stdio_profile(&self) -> Option<String> {
+        self.inner.stdio_profile.get().cloned()
     }
 
     /// Whether the initial load of the plugin directory is in.
@@ -402,7 +430,10 @@ impl ServerHandler for Gateway {
         let span = request_span(&context, "tools/list", SpanTarget::None);
         traced(span, async {
             let request = Request::begin(self, &context).await;
-            Ok(tools::list(&request))
+            let (ttl, scope) = request.list_hints();
+            Ok(tools::list(&request)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
         })
         .await
     }
@@ -415,6 +446,10 @@ impl ServerHandler for Gateway {
         let span = request_span(&context, "tools/call", SpanTarget::Tool(&params.name));
         traced(span, async {
             let request = Request::begin(self, &context).await;
+            let params = match discovery::intercept(&self.inner.indexes, &request, params)? {
+                discovery::Meta::Answer(answer) => return Ok(CallToolResponse::Complete(answer)),
+                discovery::Meta::Call(params) => params,
+            };
             tools::call(self, &request, params, &context).await
         })
         .await
@@ -455,7 +490,10 @@ impl ServerHandler for Gateway {
         let span = request_span(&context, "resources/list", SpanTarget::None);
         traced(span, async {
             let request = Request::begin(self, &context).await;
-            Ok(resources::list(&request))
+            let (ttl, scope) = request.list_hints();
+            Ok(resources::list(&request)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
         })
         .await
     }
@@ -468,7 +506,10 @@ impl ServerHandler for Gateway {
         let span = request_span(&context, "resources/templates/list", SpanTarget::None);
         traced(span, async {
             let request = Request::begin(self, &context).await;
-            Ok(resources::list_templates(&request))
+            let (ttl, scope) = request.list_hints();
+            Ok(resources::list_templates(&request)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
         })
         .await
     }
@@ -498,7 +539,10 @@ impl ServerHandler for Gateway {
         let span = request_span(&context, "prompts/list", SpanTarget::None);
         traced(span, async {
             let request = Request::begin(self, &context).await;
-            Ok(prompts::list(&request))
+            let (ttl, scope) = request.list_hints();
+            Ok(prompts::list(&request)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
         })
         .await
     }

@@ -55,11 +55,15 @@ impl Gateway {
         let before = self.registry();
         // `[[access]]` and the hide rules decide who sees what: a new
         // policy may change any caller's lists.
-        let access_changed = before.config().policy != registry.config().policy;
+        // So may a profile's edit (its tools, names, words or hide).
+        let access_changed = before.config().policy != registry.config().policy
+            || format!("{:?}", before.config().profiles)
+                != format!("{:?}", registry.config().profiles);
         // Everything served, as every caller without `[[access]]` sees it.
         let tools = |r: &Registry| -> Vec<Value> {
             Visible::everything(r)
                 .tools()
+                .iter()
                 .map(|t| serde_json::to_value(mcp_tool(t)).unwrap_or(Value::Null))
                 .collect()
         };

@@ -72,6 +72,12 @@ pub(crate) struct Request {
     /// The bearer token the caller authenticated with (HTTP with
     /// `[auth]`), for a token exchange; never logged or recorded.
     pub token: Option<crate::auth::CallerToken>,
+    /// The profile the request came through (`/mcp/<profile>`, or
+    /// `serve --profile` on stdio); `None` for the whole catalog.
+    pub profile: Option<String>,
+    /// That profile's tools in this request's registry, before the
+    /// caller's hiding (computed once per registry).
+    surface: Option<Arc<[crate::catalog::Shown]>>,
 }
 
 impl Request {
@@ -92,8 +98,17 @@ impl Request {
     /// listen acknowledgement or an unsubscribe needs).
     pub fn now(gateway: &Gateway, context: &RequestContext<RoleServer>) -> Request {
         let parts = context.extensions.get::<axum::http::request::Parts>();
+        let registry = gateway.registry();
+        let profile = match parts {
+            Some(parts) => parts
+                .extensions
+                .get::<crate::catalog::ProfileName>()
+                .map(|p| p.0.clone()),
+            None => gateway.stdio_profile(),
+        };
+        let surface = profile.as_deref().map(|p| gateway.surface(&registry, p));
         Request {
-            registry: gateway.registry(),
+            registry,
             identity: parts.and_then(|p| p.extensions.get::<Identity>()).cloned(),
             era: if context
                 .protocol_version()
@@ -111,6 +126,8 @@ impl Request {
             protocol: context.protocol_version().map(|v| v.to_string()),
             session: parts.and_then(session_header),
             token: parts.and_then(|p| p.extensions.get::<crate::auth::CallerToken>().cloned()),
+            profile,
+            surface,
         }
     }
 
@@ -118,9 +135,16 @@ impl Request {
     /// approved call that became an MCP task, run when its approver said
     /// yes or its client answered (ADR 0038). The caller is who began it;
     /// its questions travel in the task, as in the 2026-07-28 era.
-    pub fn resumed(gateway: &Gateway, identity: Option<Identity>, over_http: bool) -> Request {
+    pub fn resumed(
+        gateway: &Gateway,
+        identity: Option<Identity>,
+        over_http: bool,
+        profile: Option<String>,
+    ) -> Request {
+        let registry = gateway.registry();
+        let surface = profile.as_deref().map(|p| gateway.surface(&registry, p));
         Request {
-            registry: gateway.registry(),
+            registry,
             identity,
             era: Era::Modern,
             can_elicit: true,
@@ -130,12 +154,53 @@ impl Request {
             // Not kept with the task: a token exchange for the resumed call
             // finds none, and the credential it needs refuses.
             token: None,
+            // The profile the call came through: its served name is found
+            // again there.
+            profile,
+            surface,
         }
     }
 
-    /// What this caller may see of this request's registry.
+    /// What this caller may see of this request's registry, through the
+    /// request's profile if it came through one.
     pub fn visible(&self) -> Visible<'_> {
         Visible::new(&self.registry, self.identity.as_ref(), self.transport())
+            .through(self.profile(), self.surface.as_deref())
+    }
+
+    /// The profile the request came through, resolved in this request's
+    /// configuration: one a reload removed serves nothing.
+    pub fn profile(&self) -> Option<&crate::catalog::Profile> {
+        let name = self.profile.as_deref()?;
+        Some(
+            self.registry
+                .config()
+                .profile(name)
+                .unwrap_or(&crate::catalog::NOTHING),
+        )
+    }
+
+    /// The 2026-07-28 hints on a list result: `ttlMs` from
+    /// `host.list_ttl_ms`, and `cacheScope` private when the list depends
+    /// on the caller ([`Request::lists_per_caller`]), public otherwise.
+    pub fn list_hints(&self) -> (u64, rmcp::model::CacheScope) {
+        let scope = if self.lists_per_caller() {
+            rmcp::model::CacheScope::Private
+        } else {
+            rmcp::model::CacheScope::Public
+        };
+        (self.registry.config().list_ttl_ms, scope)
+    }
+
+    /// Whether this caller's lists may differ from another's: `[[access]]`,
+    /// a hide rule or the profile's `hide` reading the caller, or a
+    /// discovery profile (what it finds depends on what the caller may
+    /// see). The lists' `cacheScope` hint.
+    pub fn lists_per_caller(&self) -> bool {
+        self.registry.config().policy.hides_per_caller()
+            || self
+                .profile()
+                .is_some_and(|p| p.hides_per_caller() || p.discovery)
     }
 
     /// `http` or `stdio`, as policy conditions read it.
@@ -520,6 +585,11 @@ pub(crate) struct Visible<'a> {
     /// `stdio` or `http`; `None` sees everything served (for comparing
     /// what is served, not for answering a caller).
     transport: Option<&'static str>,
+    /// The profile the caller came through: it narrows, renames and hides
+    /// after the hide rules ([`crate::catalog`]).
+    profile: Option<&'a crate::catalog::Profile>,
+    /// The profile's tools, computed once per registry.
+    surface: Option<&'a [crate::catalog::Shown]>,
 }
 
 /// Where a resource URI is served: the plugin, the template's variables
@@ -546,6 +616,35 @@ impl<'a> Visible<'a> {
             registry,
             identity,
             transport: Some(transport),
+            profile: None,
+            surface: None,
+        }
+    }
+
+    /// What the caller may see through `profile` (none: the whole
+    /// catalog), whose tools in this registry are `surface` (computed here
+    /// when not given).
+    pub fn through(
+        self,
+        profile: Option<&'a crate::catalog::Profile>,
+        surface: Option<&'a [crate::catalog::Shown]>,
+    ) -> Visible<'a> {
+        Visible {
+            profile,
+            surface,
+            ..self
+        }
+    }
+
+    /// The profile's tools: the one computed for the request, or computed
+    /// now.
+    fn surface(
+        &self,
+        profile: &crate::catalog::Profile,
+    ) -> std::borrow::Cow<'a, [crate::catalog::Shown]> {
+        match self.surface {
+            Some(surface) => std::borrow::Cow::Borrowed(surface),
+            None => std::borrow::Cow::Owned(profile.surface(self.registry)),
         }
     }
 
@@ -556,6 +655,8 @@ impl<'a> Visible<'a> {
             registry,
             identity: None,
             transport: None,
+            profile: None,
+            surface: None,
         }
     }
 
@@ -574,26 +675,63 @@ impl<'a> Visible<'a> {
             arguments: None,
             signer: config.signer_of(&plugin.file),
         };
-        config.policy.hides(&facts)
+        if let Some(rule) = config.policy.hides(&facts) {
+            return Some(rule);
+        }
+        self.profile
+            .filter(|p| p.hides(&facts))
+            .map(|_| PROFILE_RULE)
     }
 
-    /// Whether the caller may see `target` of `plugin`.
+    /// Whether the caller may see `target` of `plugin`: the hide rules,
+    /// then the profile's membership and its own `hide`.
     fn shows(&self, plugin: &Plugin, target: Target<'_>) -> bool {
-        self.hidden_by(plugin, target).is_none()
+        let held = match (self.profile, target) {
+            (None, _) => true,
+            // A tool's membership is its place in the profile's surface.
+            (Some(_), Target::Tool { .. }) => true,
+            (Some(p), Target::Resource(uri)) => p.holds_resource(plugin, uri),
+            (Some(p), Target::Prompt(name)) => p.holds_prompt(plugin, name),
+        };
+        held && self.hidden_by(plugin, target).is_none()
     }
 
-    /// The tools the caller may see.
-    pub fn tools(self) -> impl Iterator<Item = &'a ToolRef> {
-        self.registry
-            .tools()
-            .filter(move |t| self.shows(&t.plugin, tool_target(t)))
+    /// The tools the caller may see, under the names served to it, in the
+    /// order served (by name; a profile's own order through one).
+    pub fn tools(self) -> Vec<crate::catalog::Shown> {
+        match self.profile {
+            None => self
+                .registry
+                .tools()
+                .filter(|t| self.shows(&t.plugin, tool_target(t)))
+                .map(crate::catalog::Shown::plain)
+                .collect(),
+            Some(profile) => self
+                .surface(profile)
+                .iter()
+                .filter(|s| self.shows(&s.tool.plugin, tool_target(&s.tool)))
+                .cloned()
+                .collect(),
+        }
     }
 
-    /// The tool served as `name`, if the caller may see it.
-    pub fn tool(self, name: &str) -> Option<&'a ToolRef> {
-        self.registry
-            .tool(name)
-            .filter(|t| self.shows(&t.plugin, tool_target(t)))
+    /// The tool served to the caller as `name`, if it may see it: the
+    /// registry's tool (named as the registry serves it, which rules and
+    /// the audit trail see).
+    pub fn tool(self, name: &str) -> Option<ToolRef> {
+        match self.profile {
+            None => self
+                .registry
+                .tool(name)
+                .filter(|t| self.shows(&t.plugin, tool_target(t)))
+                .cloned(),
+            Some(profile) => self
+                .surface(profile)
+                .iter()
+                .find(|s| s.name == name)
+                .filter(|s| self.shows(&s.tool.plugin, tool_target(&s.tool)))
+                .map(|s| s.tool.clone()),
+        }
     }
 
     /// The resources the caller may see.
@@ -663,6 +801,9 @@ impl<'a> Visible<'a> {
         self.resource_at(uri).is_some()
     }
 }
+
+/// The rule name a profile's own `hide` is recorded under.
+pub(crate) const PROFILE_RULE: &str = "profile";
 
 /// A tool as the rules see it.
 pub(crate) fn tool_target(tool: &ToolRef) -> Target<'_> {

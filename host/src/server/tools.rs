@@ -43,7 +43,10 @@ const INVALID_INPUT_RESPONSES: &str = "INVALID_INPUT_RESPONSES";
 
 /// `tools/list`: the tools the caller may see, under their served names.
 pub(super) fn list(request: &Request) -> ListToolsResult {
-    ListToolsResult::with_all_items(request.visible().tools().map(mcp_tool).collect())
+    if request.profile().is_some_and(|p| p.discovery) {
+        return ListToolsResult::with_all_items(super::discovery::meta_tools());
+    }
+    ListToolsResult::with_all_items(request.visible().tools().iter().map(mcp_tool).collect())
 }
 
 /// `tools/call`.
@@ -55,7 +58,7 @@ pub(super) async fn call(
 ) -> Result<CallToolResponse, ErrorData> {
     // A tool this caller may not see is unknown to it: same error, same
     // text, so the answer does not reveal that it exists.
-    let Some(tool) = request.visible().tool(&params.name).cloned() else {
+    let Some(tool) = request.visible().tool(&params.name) else {
         if let Some(loading) = gateway.still_loading() {
             return Err(ErrorData::invalid_params(
                 format!("no tool {:?} is served yet: {loading}", params.name),

@@ -464,7 +464,14 @@ fn router(
         StreamableHttpService::new(move || Ok(gateway.clone()), state.sessions.clone(), config);
 
     let mut endpoint = Router::new()
-        .route_service(MCP_PATH, mcp)
+        .route_service(MCP_PATH, mcp.clone())
+        // Each profile of `[[profiles]]` (ADR 0040); one the configuration
+        // does not name is 404, behind authentication like the rest.
+        .route_service(&format!("{MCP_PATH}/{{profile}}"), mcp)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_unknown_profile,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             bound_sessions,
@@ -527,6 +534,44 @@ fn router(
         app = app.merge(metrics);
     }
     app
+}
+
+/// A `/mcp/<profile>` request: 404 when it names no profile of the
+/// configuration being served, before rmcp sees it; else the profile's
+/// name goes into the request's extensions for the request context.
+async fn refuse_unknown_profile(
+    State(state): State<Arc<HttpState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let named = request
+        .uri()
+        .path()
+        .strip_prefix(MCP_PATH)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|name| !name.is_empty())
+        .map(str::to_string);
+    // Only the transport says which profile a request came through.
+    request
+        .extensions_mut()
+        .remove::<crate::catalog::ProfileName>();
+    let Some(name) = named else {
+        return next.run(request).await;
+    };
+    if state.gateway.registry().config().profile(&name).is_none() {
+        return (
+            StatusCode::NOT_FOUND,
+            format!(
+                "no profile {name:?} is served here; the operator's [[profiles]] names those served \
+                 at /mcp/NAME\n"
+            ),
+        )
+            .into_response();
+    }
+    request
+        .extensions_mut()
+        .insert(crate::catalog::ProfileName(name));
+    next.run(request).await
 }
 
 /// `routes` behind `[auth]`: [`close_unauthenticated`] around

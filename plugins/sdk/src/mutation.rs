@@ -6,18 +6,27 @@
 //!
 //! ```json
 //! {"is_preview": true, "result": "preview", "message": "Preview: …; nothing was changed",
-//!  "warnings": [], "next_actions": ["Call again with confirm=true to …"]}
+//!  "warnings": [], "next_actions": ["Call again with confirm=true to …"],
+//!  "confirmed": false, "success": false, "status_code": null}
 //! ```
 //!
-//! | what happened | `result` | `is_preview` | how |
-//! |---|---|---|---|
-//! | `confirm: false`: nothing asked, nothing sent | `preview` | true | [`Report::preview`] |
-//! | the user said yes and the upstream made the change | `confirmed` | false | [`Report::done`] |
-//! | the user answered no | `declined` | true | [`Report::not_confirmed`] |
-//! | the user dismissed the question, or the client cannot ask | `cancelled` | true | [`Report::not_confirmed`] |
-//! | nothing needed changing; nothing was asked | `unchanged` | false | [`Report::unchanged`] |
+//! | what happened | `result` | `is_preview` | `confirmed` | `success` | `status_code` | how |
+//! |---|---|---|---|---|---|---|
+//! | `confirm: false`: nothing asked, nothing sent | `preview` | true | false | false | null | [`Report::preview`] |
+//! | the user said yes and the upstream made the change | `confirmed` | false | true | true | the API's (200, 202, 204…) | [`Report::done`] |
+//! | the user answered no | `declined` | true | false | false | null | [`Report::not_confirmed`] |
+//! | the user dismissed the question, or the client cannot ask | `cancelled` | true | false | false | null | [`Report::not_confirmed`] |
+//! | nothing needed changing; nothing was asked | `unchanged` | false | false | false | null | [`Report::unchanged`] |
 //!
-//! `is_preview` is true exactly when nothing was written. A refusal is
+//! The fields come from two records: `is_preview`, `result`, `message`,
+//! `warnings` and `next_actions` from Katana's, `confirmed`, `success` and
+//! `status_code` from StatusPro's, so a client written against either
+//! reads every mutation of both sets. `is_preview` is true exactly when
+//! nothing was written; `confirmed` exactly when the user said yes and the
+//! change was applied; `success` means the API accepted the change (always
+//! with `confirmed`, since a refused change is a tool error, never a
+//! report); `status_code` is the HTTP status the API answered the change
+//! with, `null` when nothing was sent. A refusal is
 //! never a report: a change the tool can tell is impossible (a status the
 //! order cannot take, a row already received) is refused **before the user
 //! is asked**, and a change the upstream refuses, are tool errors
@@ -63,6 +72,13 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Suggested next steps.
     pub next_actions: Vec<String>,
+    /// True exactly when the user confirmed and the change was applied;
+    /// false on a preview, a no, a dismissal or a call with nothing to do.
+    pub confirmed: bool,
+    /// True when the API accepted the change (a 2xx); false when none was sent.
+    pub success: bool,
+    /// The HTTP status the API answered the change with; null when nothing was sent.
+    pub status_code: Option<u16>,
 }
 
 impl Report {
@@ -74,17 +90,29 @@ impl Report {
             message,
             warnings,
             next_actions,
+            confirmed: false,
+            success: false,
+            status_code: None,
         }
     }
 
-    /// The report of a change the upstream made.
-    pub fn done(message: String, warnings: Vec<String>, next_actions: Vec<String>) -> Report {
+    /// The report of a change the upstream made, answering it with the
+    /// HTTP status `status_code`.
+    pub fn done(
+        status_code: u16,
+        message: String,
+        warnings: Vec<String>,
+        next_actions: Vec<String>,
+    ) -> Report {
         Report {
             is_preview: false,
             result: Outcome::Confirmed,
             message,
             warnings,
             next_actions,
+            confirmed: true,
+            success: true,
+            status_code: Some(status_code),
         }
     }
 
@@ -96,6 +124,9 @@ impl Report {
             message,
             warnings,
             next_actions: Vec::new(),
+            confirmed: false,
+            success: false,
+            status_code: None,
         }
     }
 
@@ -130,6 +161,9 @@ impl Report {
             message,
             warnings,
             next_actions: vec![NOT_CONFIRMED_NEXT.to_string()],
+            confirmed: false,
+            success: false,
+            status_code: None,
         })
     }
 }
@@ -172,13 +206,27 @@ mod tests {
         assert_eq!(
             serde_json::to_value(report).unwrap(),
             json!({"is_preview": true, "result": "preview", "message": "Preview",
-                   "warnings": ["w"], "next_actions": ["n"]})
+                   "warnings": ["w"], "next_actions": ["n"],
+                   "confirmed": false, "success": false, "status_code": null})
+        );
+        let done = Report::done(202, "Queued".into(), Vec::new(), Vec::new());
+        assert_eq!(
+            serde_json::to_value(done).unwrap(),
+            json!({"is_preview": false, "result": "confirmed", "message": "Queued",
+                   "warnings": [], "next_actions": [],
+                   "confirmed": true, "success": true, "status_code": 202})
         );
         let schema: serde_json::Value =
             serde_json::from_str(&output_schema_text::<Report>()).unwrap();
         assert_eq!(
             schema["properties"]["result"]["enum"],
             json!(["preview", "confirmed", "declined", "cancelled", "unchanged"])
+        );
+        assert_eq!(schema["properties"]["confirmed"]["type"], "boolean");
+        assert_eq!(schema["properties"]["success"]["type"], "boolean");
+        assert_eq!(
+            schema["properties"]["status_code"]["type"],
+            json!(["integer", "null"])
         );
     }
 
@@ -206,6 +254,14 @@ mod tests {
         let cancelled =
             Report::not_confirmed(Confirmation::Cancelled, "X", &["kept".into()]).unwrap();
         assert_eq!(cancelled.message, "X cancelled by user");
+        assert_eq!(
+            (
+                cancelled.confirmed,
+                cancelled.success,
+                cancelled.status_code
+            ),
+            (false, false, None)
+        );
         assert_eq!(cancelled.warnings, ["kept"]);
         let unsupported = Report::not_confirmed(Confirmation::Unsupported, "X", &[]).unwrap();
         assert_eq!(unsupported.result, Outcome::Cancelled);

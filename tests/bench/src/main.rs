@@ -19,6 +19,7 @@
 //! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
 //! | [`audit`] | 15 a read-only and a confirmed call with the audit trail vs without |
 //! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 18 a call held for approval (in-process and Redis store) vs the call allowed |
+//! | [`catalog`] | 17 a 1,000-tool catalog: `tools/list` bytes and latency, whole vs a profile vs discovery; `find_tools` latency; recall@5 and MRR over fixed queries |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -33,6 +34,7 @@
 
 mod audit;
 mod calls;
+mod catalog;
 mod endtoend;
 mod fixture;
 mod many;
@@ -260,6 +262,10 @@ async fn run(opts: Options) -> Result<bool> {
         );
         let policy = policy::policy_rules(&fx, &opts);
         measure(&mut rows, "16", "policy rules", policy).await;
+    }
+    if opts.runs(17) {
+        eprintln!("17. a 1,000-tool catalog: whole, a profile, discovery; search quality");
+        measure(&mut rows, "17", "catalog", catalog::catalog(&fx, &opts)).await;
     }
     if opts.runs(18) {
         eprintln!(

@@ -209,8 +209,18 @@ async fn line_items_are_arrays_of_objects_and_finite_sets_are_enums() {
             "message",
             "warnings",
             "next_actions",
+            "confirmed",
+            "success",
+            "status_code",
         ] {
             assert!(output["properties"].get(field).is_some(), "{name}.{field}");
+            assert!(
+                output["required"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!(field)),
+                "{name}.{field} is in every answer"
+            );
         }
     }
 }

@@ -76,6 +76,11 @@ async fn previews_show_totals_warnings_and_stock_changes_and_write_nothing() {
             (&json!(true), &json!("preview")),
             "{tool}"
         );
+        assert_eq!(
+            (&out["confirmed"], &out["success"], &out["status_code"]),
+            (&json!(false), &json!(false), &Value::Null),
+            "the StatusPro record's fields on a preview: {tool}"
+        );
         assert!(out["message"].as_str().unwrap().starts_with("Preview"));
         assert!(
             strings(&out["next_actions"])[0].contains("confirm=true"),
@@ -215,6 +220,17 @@ async fn confirmed_mutations_ask_their_question_and_make_the_change() {
                 (&json!(false), &json!("confirmed")),
                 "{era:?} {tool}: {out}"
             );
+            // Katana answers a receipt with 204 and the rest with 200.
+            let status = if tool == "receive_purchase_order" {
+                204
+            } else {
+                200
+            };
+            assert_eq!(
+                (&out["confirmed"], &out["success"], &out["status_code"]),
+                (&json!(true), &json!(true), &json!(status)),
+                "the StatusPro record's fields after an applied change: {era:?} {tool}"
+            );
             asked.push(question.to_string());
             match tool {
                 "create_purchase_order" => {
@@ -326,6 +342,11 @@ async fn declined_and_cancelled_confirmations_change_nothing_and_say_who_stopped
                     (&out["is_preview"], &out["result"]),
                     (&json!(true), &json!(result)),
                     "{era:?} {answer:?} {tool}"
+                );
+                assert_eq!(
+                    (&out["confirmed"], &out["success"], &out["status_code"]),
+                    (&json!(false), &json!(false), &Value::Null),
+                    "the StatusPro record's fields: nothing confirmed, nothing sent"
                 );
                 let message = out["message"].as_str().unwrap();
                 assert!(

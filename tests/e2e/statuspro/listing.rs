@@ -94,12 +94,28 @@ async fn the_nine_tools_are_listed_with_titles_and_annotations() {
                     "message",
                     "warnings",
                     "next_actions",
+                    "confirmed",
+                    "success",
+                    "status_code",
                 ] {
                     assert!(
                         required.contains(&field.into()),
                         "{name}.{field}: {output:?}"
                     );
                 }
+                assert_eq!(
+                    (
+                        &output["properties"]["confirmed"]["type"],
+                        &output["properties"]["success"]["type"],
+                        &output["properties"]["status_code"]["type"]
+                    ),
+                    (
+                        &json!("boolean"),
+                        &json!("boolean"),
+                        &json!(["integer", "null"])
+                    ),
+                    "{name}"
+                );
                 assert_eq!(
                     output["properties"]["result"]["enum"],
                     json!(["preview", "confirmed", "declined", "cancelled", "unchanged"]),

@@ -66,6 +66,11 @@ async fn previews_echo_the_arguments_ask_nothing_and_send_no_change() {
                 (&json!(true), &json!("preview")),
                 "{era:?} {tool}"
             );
+            assert_eq!(
+                (&out["confirmed"], &out["success"], &out["status_code"]),
+                (&json!(false), &json!(false), &Value::Null),
+                "the StatusPro record's fields on a preview: {era:?} {tool}"
+            );
             assert_eq!(out["preview"]["action"], tool);
             assert!(out["message"].as_str().unwrap().starts_with("Preview: "));
             assert!(
@@ -133,6 +138,11 @@ async fn confirmed_mutations_change_the_order() {
                 (&out["is_preview"], &out["result"], &out["message"]),
                 (&json!(false), &json!("confirmed"), &json!(message)),
                 "{era:?} {tool}"
+            );
+            assert_eq!(
+                (&out["confirmed"], &out["success"], &out["status_code"]),
+                (&json!(true), &json!(true), &json!(200)),
+                "the StatusPro record's fields after an applied change: {era:?} {tool}"
             );
             assert_eq!(out["preview"]["action"], tool, "what was done");
             questions.push(question);
@@ -218,6 +228,11 @@ async fn declined_and_cancelled_confirmations_send_nothing_and_say_which() {
                     (&out["is_preview"], &out["result"]),
                     (&json!(true), &json!(expected)),
                     "{era:?} {answer:?} {tool}"
+                );
+                assert_eq!(
+                    (&out["confirmed"], &out["success"], &out["status_code"]),
+                    (&json!(false), &json!(false), &Value::Null),
+                    "the StatusPro record's fields: nothing confirmed, nothing sent"
                 );
                 assert_eq!(out["preview"]["action"], tool);
                 let message = out["message"].as_str().unwrap();
@@ -433,6 +448,11 @@ async fn a_bulk_update_answers_first_and_the_orders_change_after() {
                 )
             ),
             "{era:?}"
+        );
+        assert_eq!(
+            (&out["confirmed"], &out["success"], &out["status_code"]),
+            (&json!(true), &json!(true), &json!(202)),
+            "a queued bulk update: the API's 202, as the StatusPro record reports it"
         );
         assert_eq!(
             host.handler.seen.lock().unwrap().elicitations,

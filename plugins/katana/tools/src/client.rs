@@ -274,8 +274,9 @@ impl Client {
         Ok(response)
     }
 
-    /// [`Client::write`], then the answer parsed as `T`. An answer that
-    /// cannot be read is an error saying the change was nevertheless made.
+    /// [`Client::write`], then the answer parsed as `T`, with its HTTP
+    /// status (the report's `status_code`). An answer that cannot be read is
+    /// an error saying the change was nevertheless made.
     pub fn write_json<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
         method: Method,
@@ -283,10 +284,10 @@ impl Client {
         body: &B,
         missing: &str,
         check: &str,
-    ) -> Result<T, ToolError> {
-        self.write(method, path, body, missing, check)?
-            .json()
-            .map_err(|e| unreadable_answer(e, check))
+    ) -> Result<(u16, T), ToolError> {
+        let response = self.write(method, path, body, missing, check)?;
+        let parsed = response.json().map_err(|e| unreadable_answer(e, check))?;
+        Ok((response.status, parsed))
     }
 
     /// E1: every variant, with its product or material (for names).

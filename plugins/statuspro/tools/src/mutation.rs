@@ -14,7 +14,9 @@
 //!    client that cannot ask is `cancelled`, with a warning saying how the
 //!    operator can allow the call) and sends nothing.
 //! 3. Confirmed: the change is sent. StatusPro's 2xx is `result:
-//!    "confirmed"`, `is_preview: false`; a refusal is a tool error with
+//!    "confirmed"`, `is_preview: false`, and (as the StatusPro record has
+//!    it) `confirmed: true, success: true, status_code: <the API's>`; every
+//!    report that sent nothing says `confirmed: false`; a refusal is a tool error with
 //!    StatusPro's message, and a 5xx or a lost answer a `TRANSIENT` one
 //!    whose hint says to read the order before trying again.
 
@@ -98,7 +100,7 @@ pub fn two_step<P>(
     }
     Ok(MutationResult {
         preview,
-        report: Report::done(done, warnings, Vec::new()),
+        report: Report::done(response.status, done, warnings, Vec::new()),
     })
 }
 
@@ -118,10 +120,11 @@ mod tests {
         assert_eq!(
             serde_json::to_value(out).unwrap(),
             json!({"preview": {"action": "x"}, "is_preview": true, "result": "preview",
-                   "message": "Preview: x", "warnings": [], "next_actions": ["n"]})
+                   "message": "Preview: x", "warnings": [], "next_actions": ["n"],
+                   "confirmed": false, "success": false, "status_code": null})
         );
         assert_eq!(
-            Report::done("d".into(), Vec::new(), Vec::new()).result,
+            Report::done(200, "d".into(), Vec::new(), Vec::new()).result,
             Outcome::Confirmed
         );
     }

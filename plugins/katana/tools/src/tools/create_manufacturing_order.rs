@@ -155,7 +155,7 @@ impl Tool for CreateManufacturingOrder {
             production_deadline_date: input.production_deadline_date.as_deref(),
             additional_info: input.additional_info.as_deref(),
         };
-        let created: ManufacturingOrder = client.write_json(
+        let (status_code, created): (u16, ManufacturingOrder) = client.write_json(
             Method::Post,
             "/manufacturing_orders",
             &body,
@@ -170,6 +170,7 @@ impl Tool for CreateManufacturingOrder {
             out.status = status;
         }
         out.report = Report::done(
+            status_code,
             format!(
                 "Created manufacturing order {} (id {}) for {} of variant {}",
                 out.order_no,

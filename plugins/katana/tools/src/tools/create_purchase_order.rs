@@ -197,7 +197,7 @@ impl Tool for CreatePurchaseOrder {
                 })
                 .collect(),
         };
-        let created: PurchaseOrder = client.write_json(
+        let (status_code, created): (u16, PurchaseOrder) = client.write_json(
             Method::Post,
             "/purchase_orders",
             &body,
@@ -218,6 +218,7 @@ impl Tool for CreatePurchaseOrder {
             }
         }
         out.report = Report::done(
+            status_code,
             format!(
                 "Created purchase order {number} (id {}) totaling {total:.2}",
                 created.id

@@ -165,7 +165,7 @@ fn manufacturing(client: &Client, id: u64, confirm: bool) -> Result<FulfillOrder
         out.report = stopped;
         return Ok(out);
     }
-    let updated: ManufacturingOrder = client.write_json(
+    let (status_code, updated): (u16, ManufacturingOrder) = client.write_json(
         Method::Patch,
         &format!("/manufacturing_orders/{id}"),
         &serde_json::json!({"status": "DONE"}),
@@ -185,6 +185,7 @@ fn manufacturing(client: &Client, id: u64, confirm: bool) -> Result<FulfillOrder
     };
     out.inventory_updates = made(&merged, quantity, &variants);
     out.report = Report::done(
+        status_code,
         format!("Manufacturing order {number} is DONE; its stock was added"),
         Vec::new(),
         vec![
@@ -288,6 +289,7 @@ fn sales(client: &Client, id: u64, confirm: bool) -> Result<FulfillOrderOutput, 
         .unwrap_or_else(|| "DELIVERED".to_string());
     out.fulfillment_id = fulfillment.id;
     out.report = Report::done(
+        response.status,
         format!(
             "Sales order {number} is {}; its stock was taken out",
             out.status

@@ -119,8 +119,17 @@ mod tests {
                 "message",
                 "warnings",
                 "next_actions",
+                "confirmed",
+                "success",
+                "status_code",
             ] {
                 assert!(output["properties"].get(field).is_some(), "{name}.{field}");
+                assert!(
+                    output["required"]
+                        .as_array()
+                        .is_some_and(|r| r.contains(&json!(field))),
+                    "{name}.{field} is always written"
+                );
             }
             assert_eq!(
                 output["properties"]["result"]["enum"],

@@ -140,13 +140,15 @@ impl Tool for ReceivePurchaseOrder {
                 received_date: &now,
             })
             .collect();
-        client.write(
-            Method::Post,
-            "/purchase_order_receive",
-            &receipts,
-            &format!("purchase order {number} row"),
-            &format!("Read purchase order {number} (its rows' received dates)"),
-        )?;
+        let status_code = client
+            .write(
+                Method::Post,
+                "/purchase_order_receive",
+                &receipts,
+                &format!("purchase order {number} row"),
+                &format!("Read purchase order {number} (its rows' received dates)"),
+            )?
+            .status;
         // The receipt is made: a failure to read the new status must not
         // look like a failed receipt, or it could be repeated.
         let (open, warnings) = match client.purchase_order(order.id) {
@@ -171,6 +173,7 @@ impl Tool for ReceivePurchaseOrder {
             }
         };
         out.report = Report::done(
+            status_code,
             format!(
                 "Received {} items for purchase order {number}; its status is now {}",
                 lines.len(),
