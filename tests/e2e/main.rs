@@ -27,6 +27,7 @@ mod hot_reload;
 mod http;
 mod http_bounds;
 mod identities;
+mod javascript;
 mod katana;
 mod loading;
 mod logging;

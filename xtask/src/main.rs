@@ -4,10 +4,16 @@
 //!   a `cdylib` target under `plugins/` or `tests/components/`) for
 //!   `wasm32-wasip2` with the `plugin` profile, and collect the `.wasm` files
 //!   in `target/components/`; with componentize-py available, also the
-//!   Python example component (see `python.rs`).
+//!   Python example component (see `python.rs`); with the JavaScript
+//!   toolchain installed, the JavaScript and TypeScript example components
+//!   (see `javascript.rs`).
 //! - `setup-python`: create `target/python-venv` with the pinned
 //!   componentize-py, which builds the Python example component.
+//! - `setup-js`: install Node.js 22, jco (componentize-js) and TypeScript
+//!   from npm under `target/js-tools/`, which build the JavaScript and
+//!   TypeScript example components.
 //! - `test [cargo test args]`: `setup-python` if the venv is missing,
+//!   `setup-js` if npm is installed and the JavaScript toolchain is not,
 //!   `build-plugins`, then `cargo test --workspace` with the arguments given.
 //!   This is the command that runs every test: the tests that need
 //!   infrastructure programs (Redis, HAProxy, an OCI registry; see
@@ -54,6 +60,7 @@ mod config_docs;
 mod conformance;
 mod demo;
 mod imports;
+mod javascript;
 mod layers;
 // The test-infrastructure crate's table of programs, included rather than
 // depended on: it needs `std` alone, while that crate brings Redis, HAProxy
@@ -70,8 +77,10 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("build-plugins") => build_plugins(&root).map(|_| ()),
         Some("setup-python") => python::setup(&root),
+        Some("setup-js") => javascript::setup(&root),
         Some("test") => {
             python::ensure_venv(&root)?;
+            javascript::ensure(&root)?;
             build_plugins(&root)?;
             // Every test binary runs even after one fails, so a run reports
             // every failure, not the first.
@@ -117,7 +126,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | layers | config-docs [--check]>"
+                "usage: cargo xtask <build-plugins | setup-python | setup-js | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | layers | config-docs [--check]>"
             );
             std::process::exit(2);
         }
@@ -261,6 +270,7 @@ pub fn build_plugins(root: &Path) -> Result<PathBuf> {
         }
     }
     python::build(root, &out)?;
+    javascript::build(root, &out)?;
     eprintln!("components: {} in {}", packages.len(), out.display());
     Ok(out)
 }

@@ -27,7 +27,7 @@ pub struct Program {
 
 /// Every program a test needs besides Rust and the components, in the order
 /// the tests' ignore reasons and `.ci/run` name them.
-pub const PROGRAMS: [Program; 7] = [
+pub const PROGRAMS: [Program; 8] = [
     Program {
         name: "redis-server",
         package: "redis-server",
@@ -62,6 +62,12 @@ pub const PROGRAMS: [Program; 7] = [
         name: "chromedriver",
         package: "chromium-driver",
         used_for: "driving that browser over WebDriver (tests/e2e/approvals/browser.rs)",
+    },
+    Program {
+        name: "npm",
+        package: "npm",
+        used_for: "installing Node.js 22, componentize-js and TypeScript under target/js-tools, \
+                   which build the JavaScript and TypeScript components (tests/e2e/javascript.rs)",
     },
 ];
 
