@@ -90,31 +90,32 @@ async fn shot(browser: &Client, name: &str) {
 /// Signs in on the page at `url` with `token`.
 async fn sign_in(browser: &Client, url: &str, token: &str) {
     browser.goto(url).await.unwrap();
-    browser
-        .find(Locator::Css("#token"))
+    element(&browser, "#token")
         .await
-        .expect("the sign-in form")
         .send_keys(token)
         .await
         .unwrap();
-    browser
-        .find(Locator::Css("form button[type=submit]"))
+    element(&browser, "form button[type=submit]")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
 }
 
-/// The text of the element `css`.
-async fn text(browser: &Client, css: &str) -> String {
+/// The element `css`, once the page shows it (a click's navigation may
+/// still be loading on a busy machine).
+async fn element(browser: &Client, css: &str) -> fantoccini::elements::Element {
     browser
-        .find(Locator::Css(css))
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css(css))
         .await
         .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .text()
-        .await
-        .unwrap()
+}
+
+/// The text of the element `css`.
+async fn text(browser: &Client, css: &str) -> String {
+    element(browser, css).await.text().await.unwrap()
 }
 
 #[tokio::test]
@@ -134,10 +135,8 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
     sign_in(&browser, &url, MALLORY).await;
     let shown = browser.source().await.unwrap();
     assert!(shown.contains("no approval with this id"), "{shown}");
-    browser
-        .find(Locator::Css("header form button"))
+    element(&browser, "header form button")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
@@ -162,17 +161,13 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
     browser.goto(&url).await.unwrap();
     browser.switch_to_window(first).await.unwrap();
 
-    browser
-        .find(Locator::Css(&format!("#note-{id}")))
+    element(&browser, &format!("#note-{id}"))
         .await
-        .unwrap()
         .send_keys("Checked the order; go ahead.")
         .await
         .unwrap();
-    browser
-        .find(Locator::Css("button.approve"))
+    element(&browser, "button.approve")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
@@ -181,10 +176,8 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
 
     // The stale form's Deny changes nothing.
     browser.switch_to_window(stale).await.unwrap();
-    browser
-        .find(Locator::Css("button.deny"))
+    element(&browser, "button.deny")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
@@ -205,10 +198,8 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
     let denied = pending(host, change("Not this one.")).await;
     let denied_id = denied["id"].as_str().unwrap().to_string();
     browser.goto(denied["url"].as_str().unwrap()).await.unwrap();
-    browser
-        .find(Locator::Css("button.deny"))
+    element(&browser, "button.deny")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
@@ -225,10 +216,8 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
     );
     // The caller, signed in, has nothing to decide (its own calls are not
     // its to approve).
-    browser
-        .find(Locator::Css("header form button"))
+    element(&browser, "header form button")
         .await
-        .unwrap()
         .click()
         .await
         .unwrap();
