@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 
 use crate::support::{Changes, Elicitation, Era, Host, component};
 
+mod wkg;
+
 /// The programs the registry tests run (`toolhost_test_infra::PROGRAMS`
 /// names their packages).
 const PROGRAMS: [&str; 3] = ["docker-registry", "skopeo", "htpasswd"];

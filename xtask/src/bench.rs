@@ -48,6 +48,8 @@ pub fn run(root: &Path, components: &Path, extra: &[String]) -> Result<()> {
         .arg(components)
         .arg("--work")
         .arg(&work)
+        .arg("--workspace")
+        .arg(root)
         .arg("--markdown")
         .arg(work.join("results.md"));
     match fastmcp(&work) {

@@ -12,8 +12,12 @@
 //! - `setup-js`: install Node.js 22, jco (componentize-js) and TypeScript
 //!   from npm under `target/js-tools/`, which build the JavaScript and
 //!   TypeScript example components.
+//! - `setup-wkg`: `cargo install wkg` at a pinned version into
+//!   `target/tools/`, for the test that fetches the WIT package from a
+//!   registry with it (see `wkg.rs`).
 //! - `test [cargo test args]`: `setup-python` if the venv is missing,
 //!   `setup-js` if npm is installed and the JavaScript toolchain is not,
+//!   `setup-wkg` when the tests needing infrastructure will run,
 //!   `build-plugins`, then `cargo test --workspace` with the arguments given.
 //!   This is the command that runs every test: the tests that need
 //!   infrastructure programs (Redis, HAProxy, an OCI registry; see
@@ -70,6 +74,7 @@ mod layers;
 #[path = "../../tests/infra/src/programs.rs"]
 mod programs;
 mod python;
+mod wkg;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,9 +83,11 @@ fn main() -> Result<()> {
         Some("build-plugins") => build_plugins(&root).map(|_| ()),
         Some("setup-python") => python::setup(&root),
         Some("setup-js") => javascript::setup(&root),
+        Some("setup-wkg") => wkg::setup(&root),
         Some("test") => {
             python::ensure_venv(&root)?;
             javascript::ensure(&root)?;
+            wkg::ensure(&root)?;
             build_plugins(&root)?;
             // Every test binary runs even after one fails, so a run reports
             // every failure, not the first.
@@ -126,7 +133,7 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-plugins | setup-python | setup-js | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | layers | config-docs [--check]>"
+                "usage: cargo xtask <build-plugins | setup-python | setup-js | setup-wkg | test [cargo test args] | demo [--no-build] | fuzz [SECONDS] | bench [args] | conformance [--suite VERSION] [SCENARIO...] | imports [--graph] [SRC_DIR...] | layers | config-docs [--check]>"
             );
             std::process::exit(2);
         }

@@ -18,8 +18,9 @@
 //! | [`many`] | 8 start-up with 10, 50, 100 distinct components; 9 a directory of 100 at rest: reload, idle CPU |
 //! | [`replicas`] | 12 per-call latency through HAProxy vs direct; 13 throughput with 1, 2, 3 replicas behind HAProxy; 14 a confirmed call with spent states in Redis vs in-process |
 //! | [`audit`] | 15 a read-only and a confirmed call with the audit trail vs without |
-//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 18 a call held for approval (in-process and Redis store) vs the call allowed |
+//! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 20 a call held for approval (in-process and Redis store) vs the call allowed |
 //! | [`catalog`] | 17 a 1,000-tool catalog: `tools/list` bytes and latency, whole vs a profile vs discovery; `find_tools` latency; recall@5 and MRR over fixed queries |
+//! | [`languages`] | 18 component size and first/warm load, Rust vs Python vs JavaScript; 19 scaffold to first call per language |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -37,6 +38,7 @@ mod calls;
 mod catalog;
 mod endtoend;
 mod fixture;
+mod languages;
 mod many;
 mod memory;
 mod policy;
@@ -85,6 +87,10 @@ pub struct Options {
     /// Why FastMCP could not be installed (printed in the skipped rows).
     #[arg(long, value_name = "TEXT", conflicts_with = "python")]
     no_fastmcp: Option<String>,
+    /// The workspace root (for measurement 19: the example sources and the
+    /// Python and JavaScript toolchains under its `target/`).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
     /// Also write the results as markdown to this file.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
@@ -267,12 +273,21 @@ async fn run(opts: Options) -> Result<bool> {
         eprintln!("17. a 1,000-tool catalog: whole, a profile, discovery; search quality");
         measure(&mut rows, "17", "catalog", catalog::catalog(&fx, &opts)).await;
     }
-    if opts.runs(18) {
+    if opts.runs(20) {
         eprintln!(
-            "18. a call held for approval: store in-process and in Redis vs the call allowed"
+            "20. a call held for approval: store in-process and in Redis vs the call allowed"
         );
         let approvals = policy::approvals(&fx, &opts);
-        measure(&mut rows, "18", "approvals", approvals).await;
+        measure(&mut rows, "20", "approvals", approvals).await;
+    }
+    if opts.runs(18) {
+        eprintln!("18. a component per language: size, first and warm load");
+        measure(&mut rows, "18", "languages", languages::loads(&fx, &opts)).await;
+    }
+    if opts.runs(19) {
+        eprintln!("19. scaffold to first call per language");
+        let scaffold = languages::scaffold_to_first_call(&fx, &opts);
+        measure(&mut rows, "19", "scaffold to first call", scaffold).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));

@@ -8,7 +8,7 @@
 //! - the same call under one `limit` rule whose counter is in Redis
 //!   (`state.replay`) against one counted in-process.
 //!
-//! Measurement 18: what an `approve` rule (ADR 0038) costs the call it
+//! Measurement 20: what an `approve` rule (ADR 0038) costs the call it
 //! holds: the same `echo` call answered `APPROVAL_PENDING` (its approval
 //! found and reported, nothing run), with the approvals kept in-process and
 //! in Redis, against the call allowed and run.
@@ -154,7 +154,7 @@ async fn held(session: Session) -> Result<Session> {
     Ok(session)
 }
 
-/// Measurement 18.
+/// Measurement 20.
 pub async fn approvals(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let held = "[[policy.rules]]\nname = \"held\"\nwhen = 'tool.name == \"echo\"'\n\
@@ -170,7 +170,7 @@ pub async fn approvals(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     .await?;
     let count = stats::count(samples[0].len() as u64);
     rows.extend(percentile_rows(
-        "18",
+        "20",
         |p| format!("call held for approval (echo, stdio) {p}, store in-process: {count} calls"),
         &samples[1],
         "the call allowed and run",
@@ -180,7 +180,7 @@ pub async fn approvals(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     let redis = match Redis::start(None).await {
         Ok(redis) => redis,
         Err(why) => {
-            rows.push(Row::skipped("18", HELD_REDIS, why));
+            rows.push(Row::skipped("20", HELD_REDIS, why));
             return Ok(rows);
         }
     };
@@ -199,7 +199,7 @@ pub async fn approvals(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
     drop(redis);
     let count = stats::count(samples[0].len() as u64);
     rows.extend(percentile_rows(
-        "18",
+        "20",
         |p| format!("call held for approval (echo, stdio) {p}, store in Redis: {count} calls"),
         &samples[0],
         "store in-process",

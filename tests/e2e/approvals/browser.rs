@@ -90,12 +90,12 @@ async fn shot(browser: &Client, name: &str) {
 /// Signs in on the page at `url` with `token`.
 async fn sign_in(browser: &Client, url: &str, token: &str) {
     browser.goto(url).await.unwrap();
-    element(&browser, "#token")
+    element(browser, "#token")
         .await
         .send_keys(token)
         .await
         .unwrap();
-    element(&browser, "form button[type=submit]")
+    element(browser, "form button[type=submit]")
         .await
         .click()
         .await
