@@ -135,6 +135,17 @@ impl Page {
         self.cookie = Some(set.split(';').next().unwrap().to_string());
     }
 
+    /// Decides approval `id` (`decision` is `approve` or `deny`) with the
+    /// session's own form token: status, body.
+    pub async fn decide(&self, id: &str, decision: &str) -> (StatusCode, String) {
+        let csrf = self.csrf().await;
+        self.post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", decision)],
+        )
+        .await
+    }
+
     /// The CSRF token the page's forms carry.
     pub async fn csrf(&self) -> String {
         let (_, _, html) = self.get("").await;
@@ -185,13 +196,7 @@ async fn a_call_waits_for_a_second_persons_yes_on_the_page_and_runs_once_when_ca
         page.sign_in(ALICE).await;
         let (_, _, html) = page.get("").await;
         assert!(html.contains("No call is waiting"), "{html}");
-        let csrf = page.csrf().await;
-        let (status, html) = page
-            .post(
-                &format!("/{id}"),
-                &[("csrf", &csrf), ("decision", "approve")],
-            )
-            .await;
+        let (status, html) = page.decide(&id, "approve").await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{html}");
         assert!(html.contains("you made this call"), "{html}");
 
@@ -350,13 +355,7 @@ async fn a_lapsed_approval_cannot_be_used() {
     let id = approval["id"].as_str().unwrap().to_string();
     let mut carol = Page::of(host);
     carol.sign_in(CAROL).await;
-    let csrf = carol.csrf().await;
-    let (decided, html) = carol
-        .post(
-            &format!("/{id}"),
-            &[("csrf", &csrf), ("decision", "approve")],
-        )
-        .await;
+    let (decided, html) = carol.decide(&id, "approve").await;
     // Approved within its three seconds (or, on a slow machine, lapsed
     // already): either way it lapses before the call comes back.
     assert!(
@@ -388,13 +387,7 @@ async fn a_lapsed_approval_cannot_be_used() {
     );
     assert_ne!(out["approval"]["id"], id.as_str());
     // Too late to decide, too.
-    let csrf = carol.csrf().await;
-    let (status, html) = carol
-        .post(
-            &format!("/{id}"),
-            &[("csrf", &csrf), ("decision", "approve")],
-        )
-        .await;
+    let (status, html) = carol.decide(&id, "approve").await;
     assert!(
         status == StatusCode::GONE || status == StatusCode::CONFLICT,
         "{status}: {html}"
@@ -481,13 +474,7 @@ async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_complet
 
     let mut carol = Page::of(host);
     carol.sign_in(CAROL).await;
-    let csrf = carol.csrf().await;
-    let (status, _) = carol
-        .post(
-            &format!("/{id}"),
-            &[("csrf", &csrf), ("decision", "approve")],
-        )
-        .await;
+    let (status, _) = carol.decide(&id, "approve").await;
     assert_eq!(status, StatusCode::OK);
 
     // StatusPro asks its own question: it comes through the task.
@@ -542,13 +529,7 @@ async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_complet
         .unwrap();
     let cancelled = poll(&client, &second, |s| s == TaskStatus::Cancelled).await;
     assert_eq!(cancelled["status"], "cancelled");
-    let csrf = carol.csrf().await;
-    let (status, html) = carol
-        .post(
-            &format!("/{second}"),
-            &[("csrf", &csrf), ("decision", "approve")],
-        )
-        .await;
+    let (status, html) = carol.decide(&second, "approve").await;
     assert_eq!(status, StatusCode::CONFLICT, "{html}");
     assert_eq!(statuspro.sandbox.mutations().len(), 1);
     // Another caller's task is unknown to this one.
@@ -600,13 +581,7 @@ async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_app
 
         let mut carol = Page::of(host);
         carol.sign_in(CAROL).await;
-        let csrf = carol.csrf().await;
-        let (status, _) = carol
-            .post(
-                &format!("/{id}"),
-                &[("csrf", &csrf), ("decision", "approve")],
-            )
-            .await;
+        let (status, _) = carol.decide(&id, "approve").await;
         assert_eq!(status, StatusCode::OK);
         handler.release_elicitations();
         let (_client, result) = call.await.unwrap();
@@ -736,13 +711,7 @@ async fn an_approver_signs_in_through_the_identity_provider_with_pkce_and_decide
     carol.cookie = Some(session.split(';').next().unwrap().to_string());
     let (_, _, html) = carol.get("").await;
     assert!(html.contains("jwt:carol") && html.contains(&id), "{html}");
-    let csrf = carol.csrf().await;
-    let (status, _) = carol
-        .post(
-            &format!("/{id}"),
-            &[("csrf", &csrf), ("decision", "approve")],
-        )
-        .await;
+    let (status, _) = carol.decide(&id, "approve").await;
     assert_eq!(status, StatusCode::OK);
     let out = host
         .ok("update_order_status", change("Signed in at the provider."))

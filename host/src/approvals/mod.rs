@@ -143,6 +143,20 @@ pub struct TaskRecord {
     pub updated_ms: u64,
 }
 
+impl TaskRecord {
+    /// A task just begun: working (waiting for an approver).
+    pub fn working() -> TaskRecord {
+        TaskRecord {
+            phase: TaskPhase::Working,
+            question: None,
+            form: None,
+            request_state: None,
+            result: None,
+            updated_ms: now_ms(),
+        }
+    }
+}
+
 /// A task's phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -252,14 +252,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
         decided_ms: None,
         note: None,
         void_reason: None,
-        task: ask.as_task.then_some(TaskRecord {
-            phase: TaskPhase::Working,
-            question: None,
-            form: None,
-            request_state: None,
-            result: None,
-            updated_ms: created_ms,
-        }),
+        task: ask.as_task.then(TaskRecord::working),
         revision: 0,
     };
     if let Err(e) = store.insert(&approval).await {
@@ -295,16 +288,7 @@ async fn waiting(
             .update(
                 &approval.id,
                 |a| a.state == State::Pending && a.task.is_none(),
-                |a| {
-                    a.task = Some(TaskRecord {
-                        phase: TaskPhase::Working,
-                        question: None,
-                        form: None,
-                        request_state: None,
-                        result: None,
-                        updated_ms: now_ms(),
-                    })
-                },
+                |a| a.task = Some(TaskRecord::working()),
             )
             .await;
         match attached {

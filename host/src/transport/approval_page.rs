@@ -231,13 +231,18 @@ struct Signed {
 
 /// The session id the request's cookie carries.
 fn session_id(headers: &HeaderMap) -> Option<String> {
+    cookie_value(headers, COOKIE)
+}
+
+/// The value of the request's cookie `name`.
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(cookie::Cookie::split_parse)
         .filter_map(Result::ok)
-        .find(|c| c.name() == COOKIE)
+        .find(|c| c.name() == name)
         .map(|c| c.value().to_string())
 }
 
@@ -687,14 +692,7 @@ async fn callback(
     let (Some(code), Some(state)) = (query.get("code"), query.get("state")) else {
         return refused("The identity provider's answer lacks its code; sign in again.");
     };
-    let cookie_state = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(cookie::Cookie::split_parse)
-        .filter_map(Result::ok)
-        .find(|c| c.name() == SIGN_IN_COOKIE)
-        .map(|c| c.value().to_string());
+    let cookie_state = cookie_value(&headers, SIGN_IN_COOKIE);
     if !cookie_state.is_some_and(|c| same_token(&c, state)) {
         return refused(
             "This sign-in was not begun in this browser (or it took too long); sign in again.",

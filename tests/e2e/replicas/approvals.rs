@@ -69,13 +69,7 @@ async fn a_task_begun_on_one_replica_is_approved_on_another_and_survives_a_kill(
     carol.sign_in(CAROL).await;
     let (_, _, html) = carol.get("").await;
     assert!(html.contains(&id), "B lists the call begun on A: {html}");
-    let csrf = carol.csrf().await;
-    let (status, html) = carol
-        .post(
-            &format!("/{id}"),
-            &[("csrf", &csrf), ("decision", "approve")],
-        )
-        .await;
+    let (status, html) = carol.decide(&id, "approve").await;
     assert_eq!(status, reqwest::StatusCode::OK, "{html}");
     a.restart().await;
     let mut on_a_page = Page::at(&a.url());

@@ -155,6 +155,21 @@ impl FetchHold {
     }
 }
 
+/// Serves `app` on a free loopback port: its address, and the task that
+/// serves it (aborted on drop by its owner).
+async fn serve_on_loopback(
+    app: axum::Router,
+) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("a bound address");
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, server)
+}
+
 /// The gate [`Idp::hold_next_fetch`] sets: who to tell of the arrival, and
 /// what to wait for.
 type Gate = Arc<Mutex<Option<(oneshot::Sender<()>, oneshot::Receiver<()>)>>>;
@@ -197,13 +212,7 @@ impl Idp {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let addr = listener.local_addr().expect("a bound address");
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (addr, server) = serve_on_loopback(app).await;
         Idp {
             issuer: format!("http://{addr}"),
             jwks_url: format!("http://{addr}/jwks.json"),
@@ -431,13 +440,7 @@ impl AuthorizationServer {
         let app = axum::Router::new()
             .route("/authorize", axum::routing::get(authorize))
             .route("/token", axum::routing::post(token));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let addr = listener.local_addr().expect("a bound address");
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (addr, server) = serve_on_loopback(app).await;
         AuthorizationServer {
             authorization_endpoint: format!("http://{addr}/authorize"),
             token_endpoint: format!("http://{addr}/token"),
