@@ -1,7 +1,7 @@
 //! The approval page in a real browser: Debian's Chromium, headless, driven
 //! over WebDriver by its own ChromeDriver. An approver signs in with a
-//! token, sees only what they may decide, approves; the caller's call runs
-//! and the sandbox shows one change. A denial runs nothing; a second
+//! token, sees only what they may decide, approves; the caller's task
+//! completes and the sandbox shows one change. A denial runs nothing; a second
 //! window's stale form changes nothing. The screenshots it takes are the
 //! ones in docs/approvals.md.
 
@@ -11,7 +11,9 @@ use std::time::Duration;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
-use super::{ALICE, CAROL, MALLORY, change, pending, statuspro};
+use rmcp::model::TaskStatus;
+
+use super::{ALICE, CAROL, MALLORY, change, pending, poll, statuspro, task_client_at};
 use crate::support::infra::require;
 use crate::support::{Elicitation, Era};
 
@@ -124,9 +126,20 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
     require(&["chromium", "chromedriver"]);
     let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
     let host = &statuspro.host;
-    let approval = pending(host, change("Checked by support.")).await;
-    let id = approval["id"].as_str().unwrap().to_string();
-    let url = approval["url"].as_str().unwrap().to_string();
+    // The caller's client declares tasks: its call becomes one.
+    let caller = task_client_at(host.url.as_deref().unwrap(), ALICE).await;
+    let params = rmcp::model::CallToolRequestParams::new("update_order_status")
+        .with_arguments(change("Checked by support.").as_object().unwrap().clone());
+    let rmcp::model::CallToolResponse::Task(created) = caller.call_tool_once(params).await.unwrap()
+    else {
+        panic!("a task");
+    };
+    let id = created.task.task_id;
+    let url = host
+        .url
+        .as_deref()
+        .unwrap()
+        .replace("/mcp", &format!("/approvals/{id}"));
 
     let driver = driver().await;
     let browser = browser(&driver).await;
@@ -181,17 +194,31 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
         .click()
         .await
         .unwrap();
+    // Approved, and (a task) perhaps already begun: spent.
     let refused = text(&browser, "#outcome").await;
     assert!(
-        refused.contains("approved already (by token:carol)"),
+        refused.contains("already (by token:carol)") && refused.contains("nothing changed"),
         "{refused}"
     );
 
-    // The caller's call runs, once.
-    let out = host
-        .ok("update_order_status", change("Checked by support."))
-        .await;
-    assert_eq!(out["result"], "confirmed", "{out}");
+    // The caller's task runs, asks its own question through the task, and
+    // completes with one change.
+    let asking = poll(&caller, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    let mut answers = rmcp::model::InputResponses::new();
+    answers.insert(
+        "confirm".into(),
+        json!({"action": "accept", "content": {"confirm": true}}),
+    );
+    caller
+        .update_task(rmcp::model::UpdateTaskParams::new(&id, answers))
+        .await
+        .unwrap();
+    let done = poll(&caller, &id, |s| s == TaskStatus::Completed).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "confirmed",
+        "{done}"
+    );
     assert_eq!(statuspro.sandbox.mutations().len(), 1);
 
     // A denial in the browser: nothing runs.
