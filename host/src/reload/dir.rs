@@ -386,7 +386,13 @@ impl Reloader {
         }
         let mut results = Vec::new();
         for group in groups {
-            results.extend(group.await.context("a load task failed")?);
+            match group.await {
+                Ok(loaded) => results.extend(loaded),
+                // The runtime is shutting down (the client left while the
+                // directory was loading): nothing is left to serve.
+                Err(e) if e.is_cancelled() => return Err(ShuttingDown.into()),
+                Err(e) => return Err(e).context("a load task failed"),
+            }
         }
         results.sort_by(|a, b| a.0.cmp(&b.0));
 
@@ -699,6 +705,12 @@ pub fn watch_dir(dir: &Path) -> Result<DirWatch> {
         events,
     })
 }
+
+/// The error a rescan ends with when the process is shutting down under
+/// it: not a failure to report, only a reason to stop.
+#[derive(Debug, thiserror::Error)]
+#[error("the process is shutting down")]
+pub struct ShuttingDown;
 
 /// Loads every `*.wasm` in `dir` once (`toolhost list`, `call`): the
 /// first scan of a [`Reloader`]. A file that fails is skipped with an

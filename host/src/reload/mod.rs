@@ -58,6 +58,10 @@ pub async fn run(dir: PathBuf, loader: Loader, gateway: Gateway, watch: Option<D
             crate::metrics::loaded(&first.registry, first.failed);
             gateway.publish_initial(first.registry).await;
         }
+        Err(e) if e.is::<dir::ShuttingDown>() => {
+            tracing::debug!("the first load stopped: the process is shutting down");
+            return;
+        }
         Err(e) => {
             tracing::error!("cannot load the plugin directory: {e:#}");
             gateway.publish_initial(Registry::empty(config)).await;
@@ -111,6 +115,9 @@ async fn rescan_and_publish(reloader: &mut Reloader, gateway: &Gateway) {
             tracing::debug!("plugin directory rescanned: no changes ({rescan})");
             crate::metrics::reload(crate::metrics::ReloadResult::Unchanged);
             crate::metrics::loaded(&rescan.registry, rescan.failed);
+        }
+        Err(e) if e.is::<dir::ShuttingDown>() => {
+            tracing::debug!("the rescan stopped: the process is shutting down");
         }
         Err(e) => {
             tracing::error!("cannot rescan the plugin directory: {e:#}");
