@@ -36,3 +36,43 @@ async fn a_third_party_schema_is_published_with_standard_formats_and_enforced() 
         "{issue}"
     );
 }
+
+#[test]
+fn copies_of_a_component_compiled_in_one_load_compile_their_shared_functions_once() {
+    // Two distinct components (different bytes, digests and tool names)
+    // built from one source: the second is made of the first's functions.
+    let runtime = toolhost::engine::Runtime::new(64 << 20).unwrap();
+    let first = component("numbered");
+    let placeholder = b"numbered_XXXXXX";
+    let at = first
+        .windows(placeholder.len())
+        .position(|w| w == placeholder)
+        .expect("numbered.wasm holds its placeholder tool name");
+    let mut second = first.clone();
+    second[at..at + placeholder.len()].copy_from_slice(b"numbered_000002");
+
+    wasmtime::component::Component::new(&runtime.engine, &first).unwrap();
+    let kept = runtime.functions.len();
+    assert!(
+        kept > 0,
+        "the first compile keeps its functions for the load"
+    );
+    // Identical functions within one component are compiled once too.
+    let reused_by_first = runtime.functions.reused();
+    wasmtime::component::Component::new(&runtime.engine, &second).unwrap();
+    let reused_by_second = runtime.functions.reused() - reused_by_first;
+    assert!(
+        reused_by_second * 10 >= kept * 9,
+        "the copy reuses (nearly) every function: {reused_by_second} of {kept}"
+    );
+    let compiled_by_second = runtime.functions.len() - kept;
+    assert!(
+        compiled_by_second * 10 <= kept,
+        "and compiles few anew: {compiled_by_second}"
+    );
+
+    // The end of a load empties it, so its memory goes back.
+    runtime.functions.clear();
+    assert!(runtime.functions.is_empty());
+    assert_eq!(runtime.functions.reused(), 0);
+}

@@ -46,6 +46,9 @@ pub struct Runtime {
     pub waiting: Arc<WaitingForUser>,
     /// Each plugin block's `limits.concurrent_calls` turns.
     pub turns: Arc<BlockTurns>,
+    /// Functions Cranelift compiled during the current load, shared by
+    /// every component the load compiles.
+    pub functions: Arc<FunctionCache>,
 }
 
 impl Runtime {
@@ -56,6 +59,11 @@ impl Runtime {
         config.wasm_component_model(true);
         config.epoch_interruption(true);
         config.parallel_compilation(true);
+        let functions = Arc::new(FunctionCache::default());
+        config
+            .enable_incremental_compilation(functions.clone())
+            .map_err(anyhow::Error::from)
+            .context("cannot configure the WebAssembly engine's function cache")?;
 
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
@@ -95,7 +103,82 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(MAX_INSTANCES as usize)),
             waiting: Arc::default(),
             turns: Arc::default(),
+            functions,
         })
+    }
+}
+
+/// Most bytes of compiled functions a [`FunctionCache`] holds; past them
+/// new functions are compiled and not kept.
+pub const FUNCTION_CACHE_BYTES: usize = 64 << 20;
+
+/// Cranelift's incremental compilation cache, in memory, for one load:
+/// a function whose body (its IR, whatever functions it calls) and
+/// target flags were compiled before in this load is copied instead of
+/// compiled again. Components built with one toolchain share much of
+/// their code (the standard library, the bindings' glue), and copies of
+/// one component built with different settings share nearly all of it,
+/// so a first start that compiles many components compiles each shared
+/// function once.
+///
+/// Entries are keyed by Cranelift's SHA-256 of the function and the
+/// target flags, so one component's code can only be reused for a
+/// function identical to it: what a component runs is what its own
+/// bytes compile to. Held only in memory, never on disk (the compile
+/// cache keeps whole components), and emptied by [`FunctionCache::clear`]
+/// once a load ends, so its memory goes back.
+#[derive(Debug, Default)]
+pub struct FunctionCache {
+    entries: Mutex<FunctionEntries>,
+}
+
+#[derive(Debug, Default)]
+struct FunctionEntries {
+    by_key: HashMap<Vec<u8>, Vec<u8>>,
+    bytes: usize,
+    reused: usize,
+}
+
+impl FunctionCache {
+    /// Forgets every function (the end of a load).
+    pub fn clear(&self) {
+        *self.entries.lock().expect("not poisoned") = FunctionEntries::default();
+    }
+
+    /// How many functions it holds.
+    pub fn len(&self) -> usize {
+        self.entries.lock().expect("not poisoned").by_key.len()
+    }
+
+    /// Whether it holds no function.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many functions were copied from it instead of compiled since
+    /// the last [`FunctionCache::clear`].
+    pub fn reused(&self) -> usize {
+        self.entries.lock().expect("not poisoned").reused
+    }
+}
+
+impl wasmtime::CacheStore for FunctionCache {
+    fn get(&self, key: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let mut entries = self.entries.lock().expect("not poisoned");
+        let value = entries.by_key.get(key).cloned()?;
+        entries.reused += 1;
+        Some(std::borrow::Cow::Owned(value))
+    }
+
+    fn insert(&self, key: &[u8], value: Vec<u8>) -> bool {
+        let mut entries = self.entries.lock().expect("not poisoned");
+        let size = key.len() + value.len();
+        if entries.bytes + size > FUNCTION_CACHE_BYTES {
+            return false;
+        }
+        entries.bytes += size;
+        entries.by_key.insert(key.to_vec(), value);
+        true
     }
 }
 

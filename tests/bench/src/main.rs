@@ -21,6 +21,7 @@
 //! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 20 a call held for approval (in-process and Redis store) vs the call allowed |
 //! | [`catalog`] | 17 a 1,000-tool catalog: `tools/list` bytes and latency, whole vs a profile vs discovery; `find_tools` latency; recall@5 and MRR over fixed queries |
 //! | [`languages`] | 18 component size and first/warm load, Rust vs Python vs JavaScript; 19 scaffold to first call per language |
+//! | [`scaling`] | 22 calls per second and p99 over HTTP at 1, 8, 64, 256 clients with policy, audit and metrics each and all on, vs all off |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
 //! config, scratch directories), [`session`] (start a server, connect,
@@ -44,6 +45,7 @@ mod memory;
 mod policy;
 mod reload;
 mod replicas;
+mod scaling;
 mod session;
 mod startup;
 mod stats;
@@ -288,6 +290,12 @@ async fn run(opts: Options) -> Result<bool> {
         eprintln!("19. scaffold to first call per language");
         let scaffold = languages::scaffold_to_first_call(&fx, &opts);
         measure(&mut rows, "19", "scaffold to first call", scaffold).await;
+    }
+    if opts.runs(22) {
+        eprintln!(
+            "22. scaling over HTTP with 1, 8, 64, 256 clients: policy, audit, metrics each and all on vs off"
+        );
+        measure(&mut rows, "22", "scaling", scaling::scaling(&fx, &opts)).await;
     }
     rows.retain(|r| opts.runs(r.id.parse().unwrap_or(0)) || r.toolhost.starts_with("FAILED"));
     rows.sort_by_key(|r| r.id.parse::<u8>().unwrap_or(0));

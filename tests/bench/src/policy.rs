@@ -13,7 +13,10 @@
 //! found and reported, nothing run), with the approvals kept in-process and
 //! in Redis, against the call allowed and run.
 
+use std::time::{Duration, Instant};
+
 use anyhow::Result;
+use rmcp::service::{Peer, RoleClient};
 
 use crate::Options;
 use crate::calls::{checked, interleaved, sequential};
@@ -24,7 +27,7 @@ use crate::table::{Row, percentile_rows};
 use toolhost_test_infra::Redis;
 
 /// `n` rules, none of which holds for `echo`.
-fn rules(n: usize) -> String {
+pub(crate) fn rules(n: usize) -> String {
     (0..n)
         .map(|i| {
             if i % 5 == 0 {
@@ -50,6 +53,7 @@ async fn echo_samples(
     servers: &[(&str, ConfigChange)],
 ) -> Result<Vec<Samples>> {
     let mut sessions = Vec::new();
+    let mut holds = Vec::new();
     for (label, change) in servers {
         let config = fx.config_with(label, change)?;
         let plugins = fx.plugin_dir(&format!("{label}-plugins"), &[fx.component("echo")])?;
@@ -57,18 +61,21 @@ async fn echo_samples(
         let launch = fx.toolhost_with_config(label, &plugins, &cache, &config);
         let session = Session::start(&launch).await?;
         // A held call does not echo: it answers that it waits.
-        let session = if change.tables.contains("outcome = \"approve\"") {
+        let holds_calls = change.tables.contains("outcome = \"approve\"");
+        let session = if holds_calls {
             held(session).await?
         } else {
             checked(session).await?
         };
         sessions.push(session);
+        holds.push(holds_calls);
     }
-    for session in &sessions {
-        sequential(&session.peer(), opts.warmup).await?;
+    for (session, held) in sessions.iter().zip(&holds) {
+        timed(session, *held, opts.warmup).await?;
     }
-    let samples = interleaved(&sessions, opts.calls, |session, n| async move {
-        sequential(&session.peer(), n).await
+    let targets: Vec<(&Session, bool)> = sessions.iter().zip(holds).collect();
+    let samples = interleaved(&targets, opts.calls, |(session, held), n| {
+        timed(session, *held, n)
     })
     .await?;
     for session in sessions {
@@ -138,20 +145,41 @@ pub async fn policy_rules(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
 /// `session`, once its `echo` answers `APPROVAL_PENDING` (held by an
 /// `approve` rule, nothing run).
 async fn held(session: Session) -> Result<Session> {
+    held_echo(&session.peer()).await?;
+    Ok(session)
+}
+
+/// One `echo` call that must answer `APPROVAL_PENDING`.
+async fn held_echo(peer: &Peer<RoleClient>) -> Result<()> {
     let result =
-        crate::session::call(&session.peer(), "echo", &crate::calls::echo_arguments()).await?;
+        crate::session::call_answered(peer, "echo", &crate::calls::echo_arguments()).await?;
     let code = result
         .structured_content
         .as_ref()
         .and_then(|v| v["issues"][0]["code"].as_str().map(str::to_string));
     if code.as_deref() != Some("APPROVAL_PENDING") {
         anyhow::bail!(
-            "echo on {} was not held for approval: {:?}",
-            session.label,
+            "echo was not held for approval: {:?}",
             result.structured_content
         );
     }
-    Ok(session)
+    Ok(())
+}
+
+/// Times `n` sequential echo calls on `session`: held ones (each must
+/// answer `APPROVAL_PENDING`) when `held` is set, else run ones.
+async fn timed(session: &Session, held: bool, n: usize) -> Result<Vec<Duration>> {
+    if !held {
+        return sequential(&session.peer(), n).await;
+    }
+    let peer = session.peer();
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = Instant::now();
+        held_echo(&peer).await?;
+        times.push(start.elapsed());
+    }
+    Ok(times)
 }
 
 /// Measurement 20.

@@ -461,8 +461,9 @@ fn on_cpu_ns(schedstat: &str) -> Option<u64> {
     schedstat.split_whitespace().next()?.parse().ok()
 }
 
-/// Calls `tool` once and insists on a successful result.
-pub async fn call(
+/// Calls `tool` once and returns its result, a tool error included; an
+/// answer that asks for input, or none within the patience, is an error.
+pub async fn call_answered(
     peer: &Peer<RoleClient>,
     tool: &str,
     arguments: &Value,
@@ -478,6 +479,16 @@ pub async fn call(
     let CallToolResponse::Complete(result) = response else {
         bail!("{tool} asked for input; the benchmark calls only tools that do not");
     };
+    Ok(result)
+}
+
+/// Calls `tool` once and insists on a successful result.
+pub async fn call(
+    peer: &Peer<RoleClient>,
+    tool: &str,
+    arguments: &Value,
+) -> Result<CallToolResult> {
+    let result = call_answered(peer, tool, arguments).await?;
     if result.is_error == Some(true) {
         bail!(
             "{tool} returned a tool error: {}",

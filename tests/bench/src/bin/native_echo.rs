@@ -134,12 +134,30 @@ struct Args {
 async fn main() -> anyhow::Result<()> {
     match Args::parse().http {
         None => {
-            let service = NativeEcho::new().serve(rmcp::transport::stdio()).await?;
+            let service = NativeEcho::new().serve(stdio_on_the_reactor()?).await?;
             service.waiting().await?;
         }
         Some(addr) => serve_http(addr).await?,
     }
     Ok(())
+}
+
+/// Stdin and stdout as non-blocking pipes read and written on tokio's
+/// reactor, the way toolhost serves stdio (ADR 0024), rather than through
+/// rmcp's `stdio()`, which goes through the blocking pool: the baseline
+/// gets the same treatment, so the ratio measures the gateway. The
+/// benchmark always starts this server with pipes.
+fn stdio_on_the_reactor() -> anyhow::Result<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+    Ok((
+        tokio::net::unix::pipe::Receiver::from_owned_fd(stdin)?,
+        tokio::net::unix::pipe::Sender::from_owned_fd(stdout)?,
+    ))
 }
 
 /// Serves `echo` over Streamable HTTP on `addr` until killed.
