@@ -123,8 +123,8 @@ pub enum SpanTarget<'a> {
 /// The server span of one MCP request of `method`, with the MCP semantic
 /// conventions' attributes read from `context`, its parent taken from the
 /// request's `_meta` or, failing that, its HTTP headers. The one place a
-/// request's span begins. The span's `trace_id` field puts the trace id on
-/// every log line written inside it.
+/// request's span begins. Its `trace_id` and `span_id` fields put the
+/// trace and this span on every log line written inside it.
 pub fn request_span(
     context: &RequestContext<RoleServer>,
     method: &'static str,
@@ -137,6 +137,7 @@ pub fn request_span(
         otel.kind = Empty,
         otel.status_code = Empty,
         trace_id = Empty,
+        span_id = Empty,
     );
     if !enabled() || span.is_disabled() {
         return span;
@@ -180,8 +181,12 @@ pub fn request_span(
         }
         None => span.set_attribute("network.transport", "pipe"),
     }
-    let trace_id = span.context().span().span_context().trace_id();
-    span.record("trace_id", tracing::field::display(trace_id));
+    // On every log line written within the request: the trace, and this
+    // span, to open in a trace viewer.
+    let context = span.context();
+    let own = context.span().span_context().clone();
+    span.record("trace_id", tracing::field::display(own.trace_id()));
+    span.record("span_id", tracing::field::display(own.span_id()));
     span
 }
 
