@@ -101,6 +101,12 @@ async fn a_confirmed_statuspro_call_is_one_trace_from_the_request_to_the_upstrea
                 shape.iter().any(|l| l == "    internal confirmation"),
                 "{era:?}: the wait for the person: {shape:#?}"
             );
+            let confirmation = spans.iter().find(|s| s.name == "confirmation").unwrap();
+            assert_eq!(
+                confirmation.attr("toolhost.outcome"),
+                Some("confirmed"),
+                "{confirmation:?}"
+            );
         }
         let server = spans.iter().find(|s| s.kind == "server").unwrap();
         assert_eq!(server.service, "toolhost-test");
@@ -606,4 +612,69 @@ async fn each_redis_command_of_a_call_is_a_client_span_within_the_calls_trace() 
         "the counter is read within the policy's decision: {shape:#?}"
     );
     host.stop().await;
+}
+
+#[tokio::test]
+async fn a_tools_own_form_is_a_span_that_says_how_it_was_answered_and_never_the_answer() {
+    use crate::support::ERAS;
+    for era in ERAS {
+        for (answer, outcome) in [
+            (
+                Elicitation::AcceptWith(r#"{"color": "blue", "note": "matte finish 5c1e"}"#),
+                "accepted",
+            ),
+            (Elicitation::Decline, "declined"),
+            (Elicitation::Cancel, "cancelled"),
+        ] {
+            let collector = Collector::http().await;
+            let host = Host::start(
+                HostOptions::new(&["media"])
+                    .era(era)
+                    .elicitation(answer)
+                    .config(collector.config()),
+            )
+            .await;
+            let out = host.ok("pick_color", json!({})).await;
+            assert_eq!(out["answer"], outcome, "{era:?}: {out}");
+            // The round the answer reached the tool in (in 2026-07-28, the
+            // retry that carried it).
+            let spans = collector
+                .trace_with(|s| s.name == "form" && s.attr("toolhost.outcome") == Some(outcome))
+                .await;
+            let shape = tree(&spans);
+            assert_eq!(
+                shape,
+                [
+                    "server tools/call pick_color",
+                    "  internal policy",
+                    "  internal component",
+                    "    internal form",
+                ],
+                "{era:?} {outcome}"
+            );
+            let form = spans.iter().find(|s| s.name == "form").unwrap();
+            assert_eq!(
+                form.attributes.keys().collect::<Vec<_>>(),
+                ["toolhost.outcome"],
+                "{era:?}: how it ended, and nothing of the question or the answer: {form:?}"
+            );
+            if era == Era::Modern {
+                // The first round ended asking the client for the answer.
+                let asked = collector
+                    .trace_with(|s| {
+                        s.name == "form" && s.attr("toolhost.outcome") == Some("input_required")
+                    })
+                    .await;
+                assert!(asked.iter().any(|s| s.kind == "server"), "{asked:#?}");
+            }
+            let text = all_values(&collector.spans());
+            for content in ["matte finish 5c1e", "blue", "Which color"] {
+                assert!(
+                    !text.contains(content),
+                    "{era:?}: {content:?} in an attribute:\n{text}"
+                );
+            }
+            host.stop().await;
+        }
+    }
 }

@@ -15,7 +15,8 @@
 //! | `{mcp.method.name} {target}` | server | [`request_span`], for every request the server dispatches (`server/mod.rs`) |
 //! | `policy` | internal | [`policy_span`], around `[[policy.rules]]`' decision |
 //! | `component` | internal | the run of a component's code (`server/tools.rs`, `server/request.rs`) |
-//! | `confirmation` | internal | waiting for a person (the runtime's `ask_user`) |
+//! | `confirmation` | internal | waiting for a person (the runtime's `ask_user`), with how it ended |
+//! | `form` | internal | waiting for the answer to a tool's own form (the runtime's `form::ask`), with how it ended, never the values |
 //! | `{METHOD}` | client | each upstream HTTP request, each redirect hop one (the runtime's `Outbound::send_checked`) |
 //! | `{COMMAND}` | client | each Redis command (`replay::RedisReplay::run`) |
 //!
