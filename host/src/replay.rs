@@ -77,6 +77,9 @@ pub struct RedisReplay {
     client: redis::Client,
     /// The URL without credentials, for messages.
     shown: String,
+    /// The server's host (or socket path) and port, for the spans of its
+    /// commands.
+    address: (String, Option<u16>),
     connection: tokio::sync::Mutex<Option<ConnectionManager>>,
 }
 
@@ -130,6 +133,11 @@ impl RedisReplay {
         let client = redis::Client::open(url.url.as_str())?;
         let info = client.get_connection_info();
         let shown = format!("redis at {}", info.addr());
+        let address = match info.addr() {
+            redis::ConnectionAddr::Tcp(host, port)
+            | redis::ConnectionAddr::TcpTls { host, port, .. } => (host.clone(), Some(*port)),
+            other => (other.to_string(), None),
+        };
         if url.literal_password {
             tracing::warn!(
                 "`state.replay` holds a password written in the config file; keep it in the \
@@ -139,6 +147,7 @@ impl RedisReplay {
         Ok(RedisReplay {
             client,
             shown,
+            address,
             connection: tokio::sync::Mutex::new(None),
         })
     }
@@ -186,7 +195,7 @@ impl RedisReplay {
         // since: its first use fails although Redis is up. Connect afresh
         // and try once more before answering TRANSIENT.
         let mut retried = false;
-        let span = redis_span(command, &self.shown);
+        let span = redis_span(command, &self.address);
         loop {
             let mut connection = self
                 .connection(&unavailable)
@@ -332,9 +341,9 @@ fn what_to_fix(error: &redis::RedisError) -> String {
 }
 
 /// The span of one Redis command (database client conventions): the
-/// command's name and the store's host and port, never its arguments (a
-/// state's nonce, a limit's key) or its URL.
-fn redis_span(command: &impl Query, store: &str) -> tracing::Span {
+/// command's name and the server's host and port, never its arguments (a
+/// state's nonce, a limit's key), its URL or its password.
+fn redis_span(command: &impl Query, (host, port): &(String, Option<u16>)) -> tracing::Span {
     let name = command.operation();
     tracing::info_span!(
         target: "toolhost::replay",
@@ -343,6 +352,7 @@ fn redis_span(command: &impl Query, store: &str) -> tracing::Span {
         otel.kind = "client",
         db.system.name = "redis",
         db.operation.name = %name,
-        server.address = %store,
+        server.address = %host,
+        server.port = *port,
     )
 }

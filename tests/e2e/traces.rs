@@ -101,6 +101,12 @@ async fn a_confirmed_statuspro_call_is_one_trace_from_the_request_to_the_upstrea
                 shape.iter().any(|l| l == "    internal confirmation"),
                 "{era:?}: the wait for the person: {shape:#?}"
             );
+            let confirmation = spans.iter().find(|s| s.name == "confirmation").unwrap();
+            assert_eq!(
+                confirmation.attr("toolhost.outcome"),
+                Some("confirmed"),
+                "{confirmation:?}"
+            );
         }
         let server = spans.iter().find(|s| s.kind == "server").unwrap();
         assert_eq!(server.service, "toolhost-test");
@@ -387,4 +393,288 @@ async fn a_calls_cost_lies_within_what_the_component_is_known_to_spend() {
         "{}",
         records[1]
     );
+}
+
+/// Runs `toolhost call spend ARGS` on a directory holding the `spend`
+/// component, allowed to reach `upstream`, with `flags` after the
+/// arguments; its exit status, stdout and stderr.
+async fn call_spend(
+    upstream: &Recorder,
+    arguments: Value,
+    flags: &[&str],
+) -> (bool, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    std::fs::write(
+        plugins.join("spend.wasm"),
+        crate::support::component("spend"),
+    )
+    .unwrap();
+    let config = dir.path().join("toolhost.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[plugins.spend]\nallow = [{{ host = \"127.0.0.1\", port = {}, methods = [\"GET\"] }}]\n[plugins.spend.limits]\nmemory_mib = 64\n",
+            upstream.port
+        ),
+    )
+    .unwrap();
+    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+    // The CLI blocks; the upstream answers on this test's runtime meanwhile.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["call", "spend", &arguments.to_string()])
+            .args(&flags)
+            .arg("--plugins")
+            .arg(&plugins)
+            .arg("--config")
+            .arg(&config)
+            .env("XDG_CACHE_HOME", crate::support::test_cache_home())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is the tool's output alone ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (
+        out.status.success(),
+        stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The JSON object that follows `cost: ` on `stderr`, if any.
+fn printed_cost(stderr: &str) -> Option<Value> {
+    let at = stderr.find("cost: ")? + "cost: ".len();
+    let mut values = serde_json::Deserializer::from_str(&stderr[at..]).into_iter::<Value>();
+    Some(values.next()?.expect("the cost is JSON"))
+}
+
+#[tokio::test]
+async fn toolhost_call_with_cost_prints_the_figures_the_call_really_spent_on_stderr() {
+    let upstream = Recorder::start().await;
+    let (mib, bytes) = (8u64, 3000u64);
+    let arguments = json!({"mib": mib, "url": format!("{}/spend", upstream.url), "bytes": bytes});
+
+    let (ok, out, stderr) = call_spend(&upstream, arguments.clone(), &["--cost"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(out["status"], 200, "stdout holds the result, not the cost");
+    let cost = printed_cost(&stderr).unwrap_or_else(|| panic!("no cost on stderr: {stderr}"));
+    let figure = |key: &str| {
+        cost[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{key} is a number: {cost}"))
+    };
+    // Wall time holds the CPU time and the parts of the run.
+    assert!(figure("cpu_us") > 0, "{cost}");
+    assert!(
+        figure("cpu_us") <= figure("queue_us") + figure("run_us"),
+        "CPU time within the wall time: {cost}"
+    );
+    assert!(figure("run_us") > 0, "{cost}");
+    assert!(
+        figure("upstream_us") + figure("waiting_us") <= figure("run_us"),
+        "{cost}"
+    );
+    assert!(figure("upstream_us") > 0, "the GET took time: {cost}");
+    assert_eq!(figure("waiting_us"), 0, "nobody was asked: {cost}");
+    // What the component is known to spend.
+    let peak = figure("peak_memory_bytes");
+    assert!(
+        peak >= mib << 20 && peak <= (mib + 8) << 20,
+        "the peak holds the {mib} MiB: {cost}"
+    );
+    assert_eq!(figure("upstream_requests"), 1, "{cost}");
+    assert_eq!(figure("bytes_out"), bytes, "{cost}");
+    assert_eq!(figure("bytes_in"), "recorded".len() as u64, "{cost}");
+    assert_eq!(cost["hosts"], json!(["127.0.0.1"]), "{cost}");
+    assert!(cost.get("limit").is_none(), "{cost}");
+    assert_eq!(upstream.received().len(), 1);
+
+    // A call over its memory names the limit, and exits non-zero.
+    let over = json!({"mib": 100, "url": format!("{}/spend", upstream.url), "bytes": 1});
+    let (ok, out, stderr) = call_spend(&upstream, over, &["--cost"]).await;
+    assert!(!ok && out["ok"] == false, "{out}");
+    let cost = printed_cost(&stderr).unwrap_or_else(|| panic!("no cost on stderr: {stderr}"));
+    assert_eq!(cost["limit"], "limits.memory_mib", "{cost}");
+    assert_eq!(cost["upstream_requests"], 0, "{cost}");
+
+    // Without `--cost`, no cost.
+    let (ok, _, stderr) = call_spend(&upstream, arguments, &[]).await;
+    assert!(ok && printed_cost(&stderr).is_none(), "{stderr}");
+}
+
+/// The value of `field=` in a log `line` (up to the next space, `}` or `:`).
+fn log_field<'a>(line: &'a str, field: &str) -> Option<&'a str> {
+    let at = line.find(&format!("{field}="))? + field.len() + 1;
+    let rest = &line[at..];
+    Some(&rest[..rest.find([' ', '}', ':']).unwrap_or(rest.len())])
+}
+
+#[tokio::test]
+async fn a_log_line_written_during_a_call_names_the_trace_id_its_exported_span_has() {
+    let collector = Collector::http().await;
+    let host = Host::start(HostOptions::new(&["hello"]).config(collector.config())).await;
+    // Nothing allows this host: the refusal is logged inside the call.
+    let issue = host
+        .tool_error(
+            "fetch_url",
+            json!({"url": "http://127.0.0.1:9/denied-here"}),
+        )
+        .await;
+    assert_eq!(issue["code"], "PERMISSION_DENIED", "{issue}");
+    let log = host.wait_for_stderr("/denied-here").await;
+    let line = log
+        .lines()
+        .find(|l| l.contains("/denied-here"))
+        .unwrap()
+        .to_string();
+    let logged = log_field(&line, "trace_id")
+        .unwrap_or_else(|| panic!("the line names the trace: {line}"))
+        .to_string();
+    let spans = collector
+        .trace_with(|s| s.kind == "server" && s.attr("gen_ai.tool.name") == Some("fetch_url"))
+        .await;
+    let server = spans.iter().find(|s| s.kind == "server").unwrap();
+    assert_eq!(logged, server.trace_id, "{line}");
+    // And the request's own span, the one to open in a trace viewer.
+    assert_eq!(
+        log_field(&line, "span_id"),
+        Some(server.span_id.as_str()),
+        "{line}"
+    );
+    host.stop().await;
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn each_redis_command_of_a_call_is_a_client_span_within_the_calls_trace() {
+    use crate::support::infra::{Redis, require};
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let collector = Collector::grpc().await;
+    // A `limit` rule counts each call in the shared Redis.
+    let config = format!(
+        "[state]\nreplay = \"{}\"\n\n[[policy.rules]]\nname = \"budget\"\noutcome = \"limit\"\nlimit = {{ count = 100, window_secs = 3600 }}\n{}",
+        redis.url,
+        collector.config()
+    );
+    let host = Host::start(HostOptions::new(&["hello"]).config(config)).await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    let spans = collector
+        .trace_with(|s| s.attr("db.system.name") == Some("redis"))
+        .await;
+    let server = spans
+        .iter()
+        .find(|s| s.kind == "server")
+        .expect("the call's server span");
+    assert_eq!(server.attr("gen_ai.tool.name"), Some("greet"));
+    let commands: Vec<&ExportedSpan> = spans
+        .iter()
+        .filter(|s| s.attr("db.system.name") == Some("redis"))
+        .collect();
+    for command in &commands {
+        assert_eq!(command.kind, "client", "{command:?}");
+        let operation = command.attr("db.operation.name").unwrap();
+        assert_eq!(command.name, operation, "named after its command");
+        assert!(
+            operation.chars().all(|c| c.is_ascii_uppercase()),
+            "a command's name, never its arguments: {command:?}"
+        );
+        assert_eq!(command.attr("server.address"), Some("127.0.0.1"));
+        assert_eq!(
+            command.attr("server.port"),
+            Some(redis.port.to_string().as_str())
+        );
+        // Within the call: its ancestors lead to the server span.
+        let mut parent = command.parent.as_str();
+        let mut path = Vec::new();
+        while let Some(span) = spans.iter().find(|s| s.span_id == parent) {
+            path.push(span.name.as_str());
+            parent = span.parent.as_str();
+        }
+        assert_eq!(
+            path.last(),
+            Some(&"tools/call greet"),
+            "{command:?} under {path:?}"
+        );
+    }
+    let shape = tree(&spans);
+    assert!(
+        shape.iter().any(|l| l.starts_with("    client ")) && shape[1] == "  internal policy",
+        "the counter is read within the policy's decision: {shape:#?}"
+    );
+    host.stop().await;
+}
+
+#[tokio::test]
+async fn a_tools_own_form_is_a_span_that_says_how_it_was_answered_and_never_the_answer() {
+    use crate::support::ERAS;
+    for era in ERAS {
+        for (answer, outcome) in [
+            (
+                Elicitation::AcceptWith(r#"{"color": "blue", "note": "matte finish 5c1e"}"#),
+                "accepted",
+            ),
+            (Elicitation::Decline, "declined"),
+            (Elicitation::Cancel, "cancelled"),
+        ] {
+            let collector = Collector::http().await;
+            let host = Host::start(
+                HostOptions::new(&["media"])
+                    .era(era)
+                    .elicitation(answer)
+                    .config(collector.config()),
+            )
+            .await;
+            let out = host.ok("pick_color", json!({})).await;
+            assert_eq!(out["answer"], outcome, "{era:?}: {out}");
+            // The round the answer reached the tool in (in 2026-07-28, the
+            // retry that carried it).
+            let spans = collector
+                .trace_with(|s| s.name == "form" && s.attr("toolhost.outcome") == Some(outcome))
+                .await;
+            let shape = tree(&spans);
+            assert_eq!(
+                shape,
+                [
+                    "server tools/call pick_color",
+                    "  internal policy",
+                    "  internal component",
+                    "    internal form",
+                ],
+                "{era:?} {outcome}"
+            );
+            let form = spans.iter().find(|s| s.name == "form").unwrap();
+            assert_eq!(
+                form.attributes.keys().collect::<Vec<_>>(),
+                ["toolhost.outcome"],
+                "{era:?}: how it ended, and nothing of the question or the answer: {form:?}"
+            );
+            if era == Era::Modern {
+                // The first round ended asking the client for the answer.
+                let asked = collector
+                    .trace_with(|s| {
+                        s.name == "form" && s.attr("toolhost.outcome") == Some("input_required")
+                    })
+                    .await;
+                assert!(asked.iter().any(|s| s.kind == "server"), "{asked:#?}");
+            }
+            let text = all_values(&collector.spans());
+            for content in ["matte finish 5c1e", "blue", "Which color"] {
+                assert!(
+                    !text.contains(content),
+                    "{era:?}: {content:?} in an attribute:\n{text}"
+                );
+            }
+            host.stop().await;
+        }
+    }
 }

@@ -242,43 +242,10 @@ impl Collector {
     }
 }
 
-/// The span tree of `spans` as indented `kind name` lines, children in
-/// start order: what a test compares.
-pub fn tree(spans: &[ExportedSpan]) -> Vec<String> {
-    fn walk(spans: &[ExportedSpan], parent: &str, depth: usize, out: &mut Vec<String>) {
-        let mut children: Vec<&ExportedSpan> =
-            spans.iter().filter(|s| s.parent == parent).collect();
-        children.sort_by_key(|s| s.start);
-        for child in children {
-            out.push(format!(
-                "{}{} {}",
-                "  ".repeat(depth),
-                child.kind,
-                child.name
-            ));
-            walk(spans, &child.span_id, depth + 1, out);
-        }
-    }
-    let ids: Vec<&str> = spans.iter().map(|s| s.span_id.as_str()).collect();
-    let mut out = Vec::new();
-    // Roots: spans whose parent is not among them (a client's span, or none).
-    let mut roots: Vec<&str> = spans
-        .iter()
-        .filter(|s| !ids.contains(&s.parent.as_str()))
-        .map(|s| s.parent.as_str())
-        .collect();
-    roots.dedup();
-    for root in roots {
-        walk(spans, root, 0, &mut out);
-    }
-    out
-}
-
-/// A span timeline of `spans` as an SVG picture: one bar per span, indented
-/// by depth, placed by its start and end, labelled with its name and
-/// duration (as a trace viewer draws one call).
-pub fn svg_timeline(spans: &[ExportedSpan]) -> String {
-    let mut ordered: Vec<(usize, &ExportedSpan)> = Vec::new();
+/// `spans` in the order a trace viewer lists them, each with its depth:
+/// from each root (a span whose parent is not among them: a client's span,
+/// or none) down, children in start order.
+fn ordered(spans: &[ExportedSpan]) -> Vec<(usize, &ExportedSpan)> {
     fn walk<'a>(
         spans: &'a [ExportedSpan],
         parent: &str,
@@ -299,10 +266,29 @@ pub fn svg_timeline(spans: &[ExportedSpan]) -> String {
         .filter(|s| !ids.contains(&s.parent.as_str()))
         .map(|s| s.parent.as_str())
         .collect();
+    roots.sort_unstable();
     roots.dedup();
+    let mut out = Vec::new();
     for root in roots {
-        walk(spans, root, 0, &mut ordered);
+        walk(spans, root, 0, &mut out);
     }
+    out
+}
+
+/// The span tree of `spans` as indented `kind name` lines, children in
+/// start order: what a test compares.
+pub fn tree(spans: &[ExportedSpan]) -> Vec<String> {
+    ordered(spans)
+        .into_iter()
+        .map(|(depth, span)| format!("{}{} {}", "  ".repeat(depth), span.kind, span.name))
+        .collect()
+}
+
+/// A span timeline of `spans` as an SVG picture: one bar per span, indented
+/// by depth, placed by its start and end, labelled with its name and
+/// duration (as a trace viewer draws one call).
+pub fn svg_timeline(spans: &[ExportedSpan]) -> String {
+    let ordered = ordered(spans);
     let begin = spans.iter().map(|s| s.start).min().unwrap_or(0);
     let finish = spans
         .iter()

@@ -15,7 +15,8 @@
 //! | `{mcp.method.name} {target}` | server | [`request_span`], for every request the server dispatches (`server/mod.rs`) |
 //! | `policy` | internal | [`policy_span`], around `[[policy.rules]]`' decision |
 //! | `component` | internal | the run of a component's code (`server/tools.rs`, `server/request.rs`) |
-//! | `confirmation` | internal | waiting for a person (the runtime's `ask_user`) |
+//! | `confirmation` | internal | waiting for a person (the runtime's `ask_user`), with how it ended |
+//! | `form` | internal | waiting for the answer to a tool's own form (the runtime's `form::ask`), with how it ended, never the values |
 //! | `{METHOD}` | client | each upstream HTTP request, each redirect hop one (the runtime's `Outbound::send_checked`) |
 //! | `{COMMAND}` | client | each Redis command (`replay::RedisReplay::run`) |
 //!
@@ -123,8 +124,8 @@ pub enum SpanTarget<'a> {
 /// The server span of one MCP request of `method`, with the MCP semantic
 /// conventions' attributes read from `context`, its parent taken from the
 /// request's `_meta` or, failing that, its HTTP headers. The one place a
-/// request's span begins. The span's `trace_id` field puts the trace id on
-/// every log line written inside it.
+/// request's span begins. Its `trace_id` and `span_id` fields put the
+/// trace and this span on every log line written inside it.
 pub fn request_span(
     context: &RequestContext<RoleServer>,
     method: &'static str,
@@ -137,6 +138,7 @@ pub fn request_span(
         otel.kind = Empty,
         otel.status_code = Empty,
         trace_id = Empty,
+        span_id = Empty,
     );
     if !enabled() || span.is_disabled() {
         return span;
@@ -180,8 +182,12 @@ pub fn request_span(
         }
         None => span.set_attribute("network.transport", "pipe"),
     }
-    let trace_id = span.context().span().span_context().trace_id();
-    span.record("trace_id", tracing::field::display(trace_id));
+    // On every log line written within the request: the trace, and this
+    // span, to open in a trace viewer.
+    let context = span.context();
+    let own = context.span().span_context().clone();
+    span.record("trace_id", tracing::field::display(own.trace_id()));
+    span.record("span_id", tracing::field::display(own.span_id()));
     span
 }
 

@@ -21,6 +21,7 @@
 //! | [`policy`] | 16 a read-only call under 10 and 100 `[[policy.rules]]` vs none; a limited call, counter in Redis vs in-process; 20 a call held for approval (in-process and Redis store) vs the call allowed |
 //! | [`catalog`] | 17 a 1,000-tool catalog: `tools/list` bytes and latency, whole vs a profile vs discovery; `find_tools` latency; recall@5 and MRR over fixed queries |
 //! | [`languages`] | 18 component size and first/warm load, Rust vs Python vs JavaScript; 19 scaffold to first call per language |
+//! | [`telemetry`] | 21 a call with `[telemetry]` at sampling 0.0 and 1.0 vs tracing off; the cost accounting's clock read |
 //! | [`scaling`] | 22 calls per second and p99 over HTTP at 1, 8, 64, 256 clients with policy, audit and metrics each and all on, vs all off |
 //!
 //! Shared parts: [`fixture`] (binaries, components, the StatusPro sandbox,
@@ -50,6 +51,7 @@ mod session;
 mod startup;
 mod stats;
 mod table;
+mod telemetry;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -290,6 +292,11 @@ async fn run(opts: Options) -> Result<bool> {
         eprintln!("19. scaffold to first call per language");
         let scaffold = languages::scaffold_to_first_call(&fx, &opts);
         measure(&mut rows, "19", "scaffold to first call", scaffold).await;
+    }
+    if opts.runs(21) {
+        eprintln!("21. traces per call: [telemetry] sampling 0.0 and 1.0 vs off; cost accounting");
+        let traces = telemetry::telemetry(&fx, &opts);
+        measure(&mut rows, "21", "traces", traces).await;
     }
     if opts.runs(22) {
         eprintln!(

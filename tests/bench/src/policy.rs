@@ -46,8 +46,8 @@ pub(crate) fn rules(n: usize) -> String {
 }
 
 /// Echo sessions over stdio, one per `(label, change)`, measured
-/// interleaved.
-async fn echo_samples(
+/// interleaved (also measurement 21's).
+pub(crate) async fn echo_samples(
     fx: &Fixture,
     opts: &Options,
     servers: &[(&str, ConfigChange)],

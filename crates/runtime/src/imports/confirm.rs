@@ -279,14 +279,21 @@ impl CallState {
     pub(crate) async fn ask_user(&mut self, prompt: String) -> wasmtime::Result<Outcome> {
         let wait = self.begin_asking()?;
         // The wait for a person, as its own span.
-        let asked = tracing::Instrument::instrument(
-            self.confirmer.ask(&prompt),
-            tracing::info_span!(target: "toolhost_runtime::confirm", "confirmation", otel.name = "confirmation"),
-        )
-        .await;
+        let span = question_span("confirmation");
+        let asked =
+            tracing::Instrument::instrument(self.confirmer.ask(&prompt), span.clone()).await;
         self.end_asking(wait).await;
         match asked {
             Asked::Answered(outcome) => {
+                span.record(
+                    "toolhost.outcome",
+                    match outcome {
+                        Outcome::Confirmed => "confirmed",
+                        Outcome::Declined => "declined",
+                        Outcome::Cancelled => "cancelled",
+                        Outcome::Unsupported => "unsupported",
+                    },
+                );
                 tracing::info!(
                     plugin = %self.settings.name,
                     tool = %self.tool.name,
@@ -300,6 +307,7 @@ impl CallState {
                 Ok(outcome)
             }
             Asked::NeedsInput => {
+                span.record("toolhost.outcome", INPUT_REQUIRED);
                 self.hooks.needs_input();
                 self.stop = Some(Stop::NeedsInput(super::Pending {
                     message: prompt,
@@ -309,4 +317,20 @@ impl CallState {
             }
         }
     }
+}
+
+/// A question's outcome when the client must collect the answer (a
+/// 2026-07-28 round that ends `input_required`).
+pub(crate) const INPUT_REQUIRED: &str = "input_required";
+
+/// The span of one wait for a person (`confirmation`, or a tool's own
+/// `form`): its `toolhost.outcome` says how the question ended, never what
+/// was answered (a form's values stay out of every span).
+pub(crate) fn question_span(name: &'static str) -> tracing::Span {
+    tracing::info_span!(
+        target: "toolhost_runtime::confirm",
+        "question",
+        otel.name = name,
+        toolhost.outcome = tracing::field::Empty,
+    )
 }

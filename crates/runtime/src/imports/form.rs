@@ -19,7 +19,9 @@
 
 use serde_json::{Map, Value};
 
-use super::confirm::{Answer, AskedForm, FormReply, QuestionHash, Reply};
+use super::confirm::{
+    Answer, AskedForm, FormReply, INPUT_REQUIRED, QuestionHash, Reply, question_span,
+};
 use super::{CallState, Pending, Stop};
 use crate::bindings::v0_3::form::{Answer as WitAnswer, Host};
 
@@ -510,11 +512,22 @@ impl Host for CallState {
         let question = QuestionHash::of_form(&prompt, &schema_text);
 
         let wait = self.begin_asking()?;
-        let asked = self.confirmer.ask_form(&prompt, &schema_text).await;
+        // The wait for a person, as its own span, as a confirmation's.
+        let span = question_span("form");
+        let asked = tracing::Instrument::instrument(
+            self.confirmer.ask_form(&prompt, &schema_text),
+            span.clone(),
+        )
+        .await;
         self.end_asking(wait).await;
         let reply = match asked {
-            AskedForm::Answered(reply) => reply,
+            AskedForm::Answered(reply) => {
+                // How it ended, never the values.
+                span.record("toolhost.outcome", reply.name());
+                reply
+            }
             AskedForm::NeedsInput => {
+                span.record("toolhost.outcome", INPUT_REQUIRED);
                 self.hooks.needs_input();
                 self.stop = Some(Stop::NeedsInput(Pending {
                     message: prompt,

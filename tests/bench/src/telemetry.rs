@@ -1,0 +1,204 @@
+//! Measurement 21: what traces (`[telemetry]`, ADR 0039) cost a call,
+//! against the same server without them, interleaved in blocks as in
+//! measurement 1; and what the per-call cost accounting costs.
+//!
+//! - a read-only call (`echo` over stdio) with `[telemetry]` exporting to a
+//!   local OTLP receiver at `sampling_ratio = 0.0` (spans made, none kept)
+//!   and at `1.0` (every span exported), against tracing off;
+//! - a confirmed 2026-07-28 `add_order_comment` over HTTP (both rounds, with
+//!   their policy, component, confirmation and upstream spans) at `1.0`
+//!   against off;
+//! - the cost accounting, which cannot be switched off: what it adds to a
+//!   call is its two reads of the thread CPU clock around each poll of the
+//!   call's execution (the counters beside them are a few additions), so
+//!   the row times one read on this machine.
+//!
+//! The receiver answers every http/protobuf export at once with an empty
+//! `ExportTraceServiceResponse` (zero bytes in protobuf) and counts the
+//! requests and bytes, so the rows show that the spans were exported.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::Options;
+use crate::fixture::{ConfigChange, Fixture};
+use crate::policy::echo_samples;
+use crate::replicas::confirmed_calls;
+use crate::stats::{self, Samples};
+use crate::table::{Row, percentile_rows};
+
+/// What the receiver was sent.
+#[derive(Default)]
+struct Received {
+    /// Export requests.
+    requests: AtomicU64,
+    /// Their body bytes (protobuf).
+    bytes: AtomicU64,
+}
+
+/// An OTLP http/protobuf receiver on loopback that accepts everything.
+struct Receiver {
+    endpoint: String,
+    received: Arc<Received>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Receiver {
+    async fn start() -> Result<Receiver> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("cannot bind the OTLP receiver")?;
+        let endpoint = format!("http://{}", listener.local_addr()?);
+        let received = Arc::new(Received::default());
+        let counts = received.clone();
+        let app = axum::Router::new().route(
+            "/v1/traces",
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let counts = counts.clone();
+                async move {
+                    counts.requests.fetch_add(1, Ordering::Relaxed);
+                    counts.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+                    (
+                        [("content-type", "application/x-protobuf")],
+                        Vec::<u8>::new(),
+                    )
+                }
+            }),
+        );
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Receiver {
+            endpoint,
+            received,
+            task,
+        })
+    }
+
+    /// `[telemetry]` exporting here, keeping `ratio` of the traces.
+    fn config(&self, ratio: f64) -> ConfigChange {
+        ConfigChange::tables(format!(
+            "[telemetry]\nendpoint = \"{}\"\nprotocol = \"http/protobuf\"\nsampling_ratio = {ratio:.1}\nservice_name = \"toolhost-bench\"\n",
+            self.endpoint
+        ))
+    }
+
+    /// `N export requests, X KiB` so far.
+    fn summary(&self) -> String {
+        format!(
+            "{} export requests, {:.0} KiB",
+            stats::count(self.received.requests.load(Ordering::Relaxed)),
+            self.received.bytes.load(Ordering::Relaxed) as f64 / 1024.0
+        )
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The target at `sampling_ratio = 1.0`: under 10% over tracing off.
+const TARGET: f64 = 1.10;
+
+/// p50 and p99 of `measured` against `off`; with `target`, the target.
+fn against_off(
+    what: &str,
+    ratio: &str,
+    measured: &Samples,
+    off: &Samples,
+    target: bool,
+) -> Vec<Row> {
+    let count = stats::count(measured.len() as u64);
+    let mut rows = percentile_rows(
+        "21",
+        |p| format!("{what} {p}, [telemetry] sampling {ratio}: {count} calls"),
+        measured,
+        "tracing off",
+        off,
+    );
+    if target {
+        for (row, p) in rows.iter_mut().zip([50.0, 99.0]) {
+            let met =
+                measured.percentile(p).as_secs_f64() <= off.percentile(p).as_secs_f64() * TARGET;
+            *row = row
+                .clone()
+                .target(format!("≤ 1.10× off: {}", stats::verdict(met)));
+        }
+    }
+    rows
+}
+
+/// Measurement 21.
+pub async fn telemetry(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let receiver = Receiver::start().await?;
+    let samples = echo_samples(
+        fx,
+        opts,
+        &[
+            ("telemetry-off", ConfigChange::default()),
+            ("telemetry-0", receiver.config(0.0)),
+            ("telemetry-1", receiver.config(1.0)),
+        ],
+    )
+    .await?;
+    const ECHO: &str = "read-only call (echo, stdio)";
+    rows.extend(against_off(ECHO, "0.0", &samples[1], &samples[0], false));
+    rows.extend(against_off(ECHO, "1.0", &samples[2], &samples[0], true));
+    rows.push(Row::figure(
+        "21",
+        "spans the receiver was sent (echo rows)",
+        receiver.summary(),
+    ));
+
+    if let Some(why) = fx.statuspro_missing() {
+        rows.push(Row::skipped("21", "traces, confirmed call", why));
+    } else {
+        let samples = confirmed_calls(
+            fx,
+            opts,
+            &[
+                ("telemetry-confirmed-off", ConfigChange::default()),
+                ("telemetry-confirmed-1", receiver.config(1.0)),
+            ],
+        )
+        .await?;
+        const CONFIRMED: &str = "confirmed call (both rounds, HTTP)";
+        rows.extend(against_off(
+            CONFIRMED,
+            "1.0",
+            &samples[1],
+            &samples[0],
+            true,
+        ));
+    }
+
+    rows.push(cost_accounting());
+    Ok(rows)
+}
+
+/// Reads of the thread CPU clock timed for the cost-accounting row.
+const CLOCK_READS: u32 = 1_000_000;
+
+/// The cost accounting's own overhead: one read of the thread CPU clock
+/// (the runtime's `CpuTimed` makes two per poll of a call's execution).
+fn cost_accounting() -> Row {
+    let started = Instant::now();
+    let mut last = Duration::ZERO;
+    for _ in 0..CLOCK_READS {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        last = std::hint::black_box(Duration::new(t.tv_sec as u64, t.tv_nsec as u32));
+    }
+    std::hint::black_box(last);
+    let each = started.elapsed() / CLOCK_READS;
+    Row::figure(
+        "21",
+        "cost accounting: one read of the thread CPU clock (2 per poll of a call's execution)",
+        format!("{} ns", each.as_nanos()),
+    )
+}
