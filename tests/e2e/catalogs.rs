@@ -7,7 +7,8 @@ use rmcp::model::{CacheScope, Tool};
 use serde_json::json;
 
 use crate::support::{
-    Changes, Elicitation, Era, Host, HostOptions, component, http_client, write_then_rename,
+    Changes, Elicitation, Era, Host, HostOptions, component, http_client, session,
+    write_then_rename,
 };
 
 /// The components every test here serves: the Katana tools, two
@@ -392,4 +393,42 @@ async fn discovery_finds_the_intended_tool_among_the_first_five_for_nine_queries
         "recall@5 {recall:.2}; missed:\n{}",
         missed.join("\n")
     );
+}
+
+#[tokio::test]
+async fn a_policy_rule_reads_the_profile_a_request_came_through() {
+    let config = format!(
+        r#"{SUPPORT}
+[[policy.rules]]
+name = "no-echo-for-support"
+when = 'request.profile == "support" && tool.name == "echo"'
+outcome = "deny"
+reason = "support does not echo"
+
+[[policy.rules]]
+name = "whole-catalog-searches-nothing"
+when = 'request.profile == "" && tool.name == "search_items"'
+outcome = "deny"
+reason = "search through a profile"
+"#
+    );
+    let host = Host::start(HostOptions::new(COMPONENTS).http().config(&config)).await;
+    let base = host.url.clone().unwrap();
+    let message = json!({"message": "hi"});
+    let (support, _) = http_client(
+        &format!("{base}/support"),
+        Era::Legacy,
+        Elicitation::Unsupported,
+        None,
+    )
+    .await;
+    let issue = session::tool_error(&support, "echo", message.clone()).await;
+    assert_eq!(issue["message"], "support does not echo", "{issue}");
+    // The same tool through /mcp: the rule does not hold there.
+    assert_eq!(host.ok("echo", message).await["message"], "hi");
+    let issue = host
+        .tool_error("search_items", json!({"query": "knife"}))
+        .await;
+    assert_eq!(issue["message"], "search through a profile", "{issue}");
+    let _ = support.cancel().await;
 }

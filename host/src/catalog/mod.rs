@@ -301,6 +301,7 @@ fn selects(select: &Condition, plugin: &Plugin, target: Target<'_>) -> bool {
         transport: "",
         era: "",
         method: "",
+        profile: "",
         plugin,
         target,
         arguments: None,
