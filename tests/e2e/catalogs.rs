@@ -432,3 +432,165 @@ reason = "search through a profile"
     assert_eq!(issue["message"], "search through a profile", "{issue}");
     let _ = support.cancel().await;
 }
+
+/// A profile renaming a resource and a prompt of the `offers` component.
+const SHOP: &str = r#"
+[[profiles]]
+name = "shop"
+tools = ["echo"]
+resources = ["test://readme", "test://logo", "test://colors/{name}"]
+prompts = ["describe_color"]
+
+[profiles.resource."test://readme"]
+as = "shop://guide"
+title = "Shop Guide"
+
+[profiles.prompt.describe_color]
+as = "colour_words"
+description = "Describe a colour in words."
+"#;
+
+#[tokio::test]
+async fn a_profile_serves_resources_and_prompts_under_its_names_in_lists_reads_gets_completion_and_subscriptions()
+ {
+    use crate::support::offers::{read, rebuilt, resource_uris, text_of};
+    use rmcp::model::{GetPromptRequestParams, ServerNotification, SubscribeRequestParams};
+    for era in [Era::Legacy, Era::Modern] {
+        let host = Host::start(
+            HostOptions::new(&["offers", "echo"])
+                .era(era)
+                .config(SHOP)
+                .arg("--profile")
+                .arg("shop"),
+        )
+        .await;
+        let client = &host.client;
+        assert_eq!(
+            resource_uris(client).await,
+            ["shop://guide", "test://logo"],
+            "{era:?}"
+        );
+        let listed = client.list_all_resources().await.unwrap();
+        let guide = listed.iter().find(|r| r.uri == "shop://guide").unwrap();
+        assert_eq!(guide.title.as_deref(), Some("Shop Guide"));
+        let contents = read(client, "shop://guide").await.unwrap();
+        assert!(!text_of(&contents[0]).is_empty());
+        let rmcp::model::ResourceContents::TextResourceContents { uri, .. } = &contents[0] else {
+            panic!("text")
+        };
+        assert_eq!(uri, "shop://guide", "contents at the URI asked for");
+        assert!(
+            read(client, "test://readme").await.is_err(),
+            "{era:?}: the URI renamed away is unknown here"
+        );
+        // A template is served as its component writes it.
+        assert!(read(client, "test://colors/red").await.is_ok());
+
+        let prompts = client.list_all_prompts().await.unwrap();
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0].name, "colour_words");
+        assert_eq!(
+            prompts[0].description.as_deref(),
+            Some("Describe a colour in words.")
+        );
+        let arguments = json!({"color": "red"}).as_object().unwrap().clone();
+        let got = client
+            .get_prompt(
+                GetPromptRequestParams::new("colour_words").with_arguments(arguments.clone()),
+            )
+            .await
+            .unwrap();
+        assert!(
+            format!("{:?}", got.messages).contains("colour red"),
+            "{got:?}"
+        );
+        assert!(
+            client
+                .get_prompt(GetPromptRequestParams::new("describe_color").with_arguments(arguments))
+                .await
+                .is_err(),
+            "{era:?}: the name renamed away is unknown here"
+        );
+        let completed = client
+            .complete_prompt_argument("colour_words", "color", "re", None)
+            .await
+            .unwrap();
+        assert_eq!(completed.values, ["red"], "{era:?}");
+
+        // Subscriptions are to the served URI, and updates name it.
+        match era {
+            Era::Legacy => {
+                #[allow(deprecated)]
+                let refused = client
+                    .subscribe(SubscribeRequestParams::new("test://readme"))
+                    .await;
+                assert!(refused.is_err(), "the URI renamed away");
+                #[allow(deprecated)]
+                client
+                    .subscribe(SubscribeRequestParams::new("shop://guide"))
+                    .await
+                    .unwrap();
+                write_then_rename(&host.plugins, "offers.wasm", &rebuilt("offers", 1));
+                host.wait_for_seen(|s| !s.updated.is_empty()).await;
+                assert_eq!(host.handler.seen.lock().unwrap().updated, ["shop://guide"]);
+            }
+            Era::Modern => {
+                let filter = rmcp::model::SubscriptionFilter::builder()
+                    .resource_subscriptions(["shop://guide", "test://readme", "test://fetched"])
+                    .build();
+                let mut stream = client.listen(filter).await.unwrap();
+                assert_eq!(
+                    stream.acknowledged().resource_subscriptions.as_deref(),
+                    Some(&["shop://guide".to_string()][..]),
+                    "acknowledged as the profile serves it, with nothing outside it"
+                );
+                write_then_rename(&host.plugins, "offers.wasm", &rebuilt("offers", 1));
+                let update =
+                    tokio::time::timeout(std::time::Duration::from_secs(30), stream.next())
+                        .await
+                        .unwrap()
+                        .unwrap()
+                        .unwrap();
+                let ServerNotification::ResourceUpdatedNotification(update) = update else {
+                    panic!("{update:?}")
+                };
+                assert_eq!(update.params.uri, "shop://guide");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listen_stream_through_a_profile_is_acknowledged_with_only_what_the_profile_serves() {
+    let config = "[[profiles]]\nname = \"readme\"\nresources = [\"test://readme\"]\n";
+    let host = Host::start(
+        HostOptions::new(&["offers"])
+            .http()
+            .era(Era::Modern)
+            .config(config),
+    )
+    .await;
+    // Once the initial load is in: what is served is known.
+    host.tools().await;
+    let base = host.url.clone().unwrap();
+    let uris = ["test://readme", "test://logo", "test://colors/red"];
+    for (path, expected) in [("/readme", &uris[..1]), ("", &uris[..])] {
+        let (client, _) = http_client(
+            &format!("{base}{path}"),
+            Era::Modern,
+            Elicitation::Unsupported,
+            None,
+        )
+        .await;
+        let filter = rmcp::model::SubscriptionFilter::builder()
+            .resource_subscriptions(uris)
+            .build();
+        let stream = client.listen(filter).await.unwrap();
+        assert_eq!(
+            stream.acknowledged().resource_subscriptions.as_deref(),
+            Some(&expected.iter().map(|u| u.to_string()).collect::<Vec<_>>()[..]),
+            "at /mcp{path}"
+        );
+        let _ = client.cancel().await;
+    }
+}

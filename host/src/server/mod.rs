@@ -288,7 +288,7 @@ impl Gateway {
     }
 
     /// The profile stdio requests come through, if one was chosen.
-    fn stdio_profile(&self) -> Option<String> {
+    pub(crate) fn stdio_profile(&self) -> Option<String> {
         self.inner.stdio_profile.get().cloned()
     }
 
@@ -342,8 +342,10 @@ impl Gateway {
     }
 
     /// Narrows a decoded `subscriptions/listen` request's resource URIs to
-    /// those `identity`, calling over `transport` (`stdio` or `http`), may
-    /// see, before rmcp acknowledges it; whether it removed any. rmcp sends
+    /// those `identity`, calling over `transport` (`stdio` or `http`)
+    /// through `profile` (none: the whole catalog), may see, as that
+    /// profile serves them, before rmcp acknowledges it; whether it removed
+    /// any. rmcp sends
     /// the acknowledgement before the handler runs and asks for the
     /// accepted filter without the request's context, so each transport,
     /// which knows its caller, hands the request here first.
@@ -352,6 +354,7 @@ impl Gateway {
         message: &mut ClientJsonRpcMessage,
         identity: Option<&Identity>,
         transport: &'static str,
+        profile: Option<&str>,
     ) -> bool {
         let ClientJsonRpcMessage::Request(request) = message else {
             return false;
@@ -360,7 +363,8 @@ impl Gateway {
             return false;
         };
         let registry = self.registry();
-        let visible = request::Visible::new(&registry, identity, transport);
+        let visible =
+            request::Visible::new(&registry, identity, transport).through_named(&registry, profile);
         subscriptions::narrow_to_visible(visible, &mut listen.params.notifications)
     }
 

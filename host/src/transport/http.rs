@@ -470,10 +470,6 @@ fn router(
         .route_service(&format!("{MCP_PATH}/{{profile}}"), mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            refuse_unknown_profile,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
             bound_sessions,
         ))
         .layer(middleware::from_fn_with_state(
@@ -483,6 +479,12 @@ fn router(
         .layer(middleware::from_fn_with_state(
             state.clone(),
             limit_per_caller,
+        ))
+        // Outside the others: a listen stream's acknowledgement is
+        // narrowed to the profile it came through.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_unknown_profile,
         ));
     if let Some(auth) = auth {
         endpoint = authenticated(endpoint, auth);
@@ -823,25 +825,30 @@ async fn answer_what_rmcp_would_not(
             // server narrows its resource URIs to what this caller may see
             // first.
             let identity = parts.extensions.get::<Identity>();
-            let body = if state
-                .gateway
-                .narrow_listen_request(&mut message, identity, "http")
-            {
-                match serde_json::to_vec(&message) {
-                    Ok(narrowed) => {
-                        parts
-                            .headers
-                            .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
-                        Body::from(narrowed)
+            let profile = parts
+                .extensions
+                .get::<crate::catalog::ProfileName>()
+                .map(|p| p.0.as_str());
+            let body =
+                if state
+                    .gateway
+                    .narrow_listen_request(&mut message, identity, "http", profile)
+                {
+                    match serde_json::to_vec(&message) {
+                        Ok(narrowed) => {
+                            parts
+                                .headers
+                                .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
+                            Body::from(narrowed)
+                        }
+                        Err(e) => {
+                            tracing::error!("cannot encode a narrowed listen request: {e}");
+                            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                        }
                     }
-                    Err(e) => {
-                        tracing::error!("cannot encode a narrowed listen request: {e}");
-                        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-                    }
-                }
-            } else {
-                Body::from(bytes)
-            };
+                } else {
+                    Body::from(bytes)
+                };
             next.run(Request::from_parts(parts, body)).await
         }
         Triage::Answer(answer) => {
