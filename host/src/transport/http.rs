@@ -487,7 +487,10 @@ fn router(
             refuse_unknown_profile,
         ));
     if let Some(auth) = auth {
-        endpoint = authenticated(endpoint, auth);
+        endpoint = authenticated(endpoint, auth)
+            // Before authentication: a refusal at `/mcp/NAME` names that
+            // profile's metadata, and its token's audience may be its own.
+            .layer(middleware::from_fn_with_state(state.clone(), name_profile));
     }
     let endpoint = endpoint
         .layer(middleware::from_fn_with_state(
@@ -503,7 +506,9 @@ fn router(
         .route("/readyz", get(readiness).with_state(state.clone()))
         .merge(endpoint);
     if let Some(auth) = auth {
-        app = app.merge(crate::auth::http::metadata_router(auth));
+        let gateway = state.gateway.clone();
+        let serves_profile = move |name: &str| gateway.registry().config().profile(name).is_some();
+        app = app.merge(crate::auth::http::metadata_router(auth, serves_profile));
     }
     // The approval page (ADR 0038): approvers sign in there, so it is not
     // behind `/mcp`'s bearer check; the rebinding guard applies.
@@ -573,6 +578,30 @@ async fn refuse_unknown_profile(
     request
         .extensions_mut()
         .insert(crate::catalog::ProfileName(name));
+    next.run(request).await
+}
+
+/// Names the profile a `/mcp/<profile>` request is for (in its
+/// extensions) when the configuration has one by that name, for
+/// authentication to read; an unknown one is refused after it
+/// ([`refuse_unknown_profile`]).
+async fn name_profile(
+    State(state): State<Arc<HttpState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let named = request
+        .uri()
+        .path()
+        .strip_prefix(MCP_PATH)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|name| state.gateway.registry().config().profile(name).is_some())
+        .map(|name| crate::catalog::ProfileName(name.to_string()));
+    let extensions = request.extensions_mut();
+    extensions.remove::<crate::catalog::ProfileName>();
+    if let Some(named) = named {
+        extensions.insert(named);
+    }
     next.run(request).await
 }
 
