@@ -594,3 +594,139 @@ async fn a_listen_stream_through_a_profile_is_acknowledged_with_only_what_the_pr
         let _ = client.cancel().await;
     }
 }
+
+/// A discovery profile over every tool, hiding `list_orders`.
+const FIND: &str = r#"
+[[profiles]]
+name = "find"
+select = 'true'
+discovery = true
+hide = 'tool.name == "list_orders"'
+"#;
+
+fn meta_and(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut names = vec!["find_tools", "describe_tool", "call_tool"];
+    names.extend(extra);
+    names
+}
+
+#[tokio::test]
+async fn a_found_tool_enabled_joins_the_sessions_list_with_a_list_change_and_leaves_it_when_a_reload_hides_it()
+ {
+    let host = Host::start(
+        HostOptions::new(COMPONENTS)
+            .config(FIND)
+            .arg("--profile")
+            .arg("find"),
+    )
+    .await;
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    assert_eq!(names(&host.tools().await), meta_and(&[]));
+
+    let described = host
+        .ok("describe_tool", json!({"name": "echo", "enable": true}))
+        .await;
+    assert_eq!(
+        (&described["name"], &described["enabled"]),
+        (&json!("echo"), &json!(true))
+    );
+    changes.next(&host).await;
+    let tools = host.tools().await;
+    assert_eq!(names(&tools), meta_and(&["echo"]));
+    assert_eq!(
+        tools[3].input_schema["required"],
+        json!(["message"]),
+        "the whole tool, as the catalog lists it"
+    );
+    // Described without `enable`, a tool stays out of the list.
+    host.ok("describe_tool", json!({"name": "get_order"})).await;
+    assert_eq!(names(&host.tools().await), meta_and(&["echo"]));
+    // The profile's hide wins: a hidden tool cannot be enabled.
+    let hidden = host
+        .call(
+            "describe_tool",
+            json!({"name": "list_orders", "enable": true}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(hidden.contains("unknown tool"), "{hidden}");
+
+    // A reload that hides it takes it out, with a list change; one that
+    // shows it again does not put it back until it is enabled again.
+    host.write_config(&FIND.replace(
+        r#"tool.name == "list_orders""#,
+        r#"tool.name in ["list_orders", "echo"]"#,
+    ));
+    changes.next(&host).await;
+    assert_eq!(names(&host.tools().await), meta_and(&[]));
+    host.write_config(FIND);
+    changes.next(&host).await;
+    assert_eq!(names(&host.tools().await), meta_and(&[]));
+}
+
+#[tokio::test]
+async fn a_tool_one_session_enables_stays_out_of_every_other_sessions_list() {
+    let host = Host::start(HostOptions::new(COMPONENTS).http().config(FIND)).await;
+    host.tools().await;
+    let url = format!("{}/find", host.url.as_deref().unwrap());
+    let (first, first_seen) = http_client(&url, Era::Legacy, Elicitation::Unsupported, None).await;
+    let (second, second_seen) =
+        http_client(&url, Era::Legacy, Elicitation::Unsupported, None).await;
+
+    session::ok(
+        &first,
+        "describe_tool",
+        json!({"name": "echo", "enable": true}),
+    )
+    .await;
+    session::wait_for_seen(&first_seen, |s| s.list_changed >= 1).await;
+    assert_eq!(names(&session::tools(&first).await), meta_and(&["echo"]));
+    assert_eq!(names(&session::tools(&second).await), meta_and(&[]));
+
+    session::ok(
+        &second,
+        "describe_tool",
+        json!({"name": "search_items", "enable": true}),
+    )
+    .await;
+    session::wait_for_seen(&second_seen, |s| s.list_changed >= 1).await;
+    assert_eq!(
+        names(&session::tools(&second).await),
+        meta_and(&["search_items"])
+    );
+    assert_eq!(names(&session::tools(&first).await), meta_and(&["echo"]));
+    // A reload that edits the profile tells every session, tools first,
+    // then resources: once the second has heard of its resources, it has
+    // heard every tool-list change meant for it, and only its own enabling
+    // and the reload's are among them (the first's went to the first).
+    host.write_config(&FIND.replace(
+        r#"tool.name == "list_orders""#,
+        r#"tool.name in ["list_orders"]"#,
+    ));
+    session::wait_for_seen(&second_seen, |s| s.resources_changed >= 1).await;
+    assert_eq!(second_seen.seen.lock().unwrap().list_changed, 2);
+    // What stays visible stays enabled across the reload.
+    assert_eq!(
+        names(&session::tools(&second).await),
+        meta_and(&["search_items"])
+    );
+    assert_eq!(names(&session::tools(&first).await), meta_and(&["echo"]));
+    // The whole catalog at /mcp is no session of the profile's.
+    assert!(names(&host.tools().await).contains(&"get_order"));
+
+    // A 2026-07-28 request has no session to enable a tool into.
+    let (modern, _) = http_client(&url, Era::Modern, Elicitation::Unsupported, None).await;
+    let refused = session::call(
+        &modern,
+        "describe_tool",
+        json!({"name": "echo", "enable": true}),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(refused.contains("call_tool"), "{refused}");
+    for client in [first, second, modern] {
+        let _ = client.cancel().await;
+    }
+}

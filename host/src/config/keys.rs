@@ -1366,7 +1366,8 @@ pub const KEYS: &[Key] = &[
         restart_only: false,
         doc: "List the meta-tools `find_tools`, `describe_tool` and `call_tool` instead of the \
             profile's tools: the model finds a tool by a query (BM25 over names, titles, \
-            descriptions and parameters) and calls it through `call_tool` or by its name.",
+            descriptions and parameters) and calls it through `call_tool` or by its name, or \
+            enables it into its session's list (`describe_tool` with `enable`).",
     },
     Key {
         path: "profiles.tool.*.as",

@@ -181,6 +181,8 @@ struct Inner {
     indexes: discovery::Indexes,
     /// Profiles' surfaces, per registry.
     surfaces: discovery::Surfaces,
+    /// The tools legacy sessions enabled through discovery profiles.
+    enabled: Mutex<Vec<discovery::Enabled>>,
 }
 
 impl Gateway {
@@ -231,6 +233,7 @@ impl Gateway {
                 stdio_profile: std::sync::OnceLock::new(),
                 indexes: discovery::Indexes::default(),
                 surfaces: discovery::Surfaces::default(),
+                enabled: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -435,7 +438,7 @@ impl ServerHandler for Gateway {
         traced(span, async {
             let request = Request::begin(self, &context).await;
             let (ttl, scope) = request.list_hints();
-            Ok(tools::list(&request)
+            Ok(tools::list(self, &request)
                 .with_ttl_ms(ttl)
                 .with_cache_scope(scope))
         })
@@ -452,6 +455,10 @@ impl ServerHandler for Gateway {
             let request = Request::begin(self, &context).await;
             let params = match discovery::intercept(&self.inner.indexes, &request, params)? {
                 discovery::Meta::Answer(answer) => return Ok(CallToolResponse::Complete(answer)),
+                discovery::Meta::Enable(name, answer) => {
+                    discovery::enable(self, &request, &context.peer, name).await;
+                    return Ok(CallToolResponse::Complete(answer));
+                }
                 discovery::Meta::Call(params) => params,
             };
             tools::call(self, &request, params, &context).await

@@ -40,6 +40,7 @@ impl Gateway {
     /// offers any).
     pub async fn replace_registry(&self, registry: Registry) {
         let before = self.inner.registry.swap(Arc::new(registry));
+        super::discovery::prune(self, true).await;
         self.notify_tools_changed().await;
         self.notify_offers_changed(&before).await;
         self.notify_resources_updated(&before).await;
@@ -95,6 +96,7 @@ impl Gateway {
         let resources_changed = differ(resources(&before), resources(&registry));
         let prompts_changed = differ(prompts(&before), prompts(&registry));
         self.inner.registry.store(Arc::new(registry));
+        super::discovery::prune(self, tools_changed).await;
         if tools_changed {
             self.notify_tools_changed().await;
         }
