@@ -234,9 +234,11 @@ pub fn metadata_router(
     let profile_handler = {
         let auth = auth.clone();
         move |axum::extract::Path(name): axum::extract::Path<String>| {
-            let answer = serves_profile(&name)
-                .then(|| document_for(auth.profile_resource(&name)).into_response())
-                .unwrap_or_else(|| StatusCode::NOT_FOUND.into_response());
+            let answer = if serves_profile(&name) {
+                document_for(auth.profile_resource(&name)).into_response()
+            } else {
+                StatusCode::NOT_FOUND.into_response()
+            };
             async move { answer }
         }
     };
