@@ -32,6 +32,13 @@ use super::{AuthFailure, Authenticator, Identity};
 /// appended (`/.well-known/oauth-protected-resource/mcp`).
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
+/// The profile an HTTP request's path names (`/mcp/NAME`), put into the
+/// request's extensions by the transport before authentication: a refusal
+/// there names that profile's metadata, and a token issued for the
+/// profile's resource URI is accepted.
+#[derive(Debug, Clone)]
+pub struct ProfilePath(pub String);
+
 /// Authenticates the request; on success inserts its [`Identity`] into the
 /// request's extensions and runs the rest, on failure answers 401/403.
 pub async fn require_identity(
@@ -43,7 +50,7 @@ pub async fn require_identity(
     // it: its own resource URI, and its own metadata in a refusal.
     let profile = request
         .extensions()
-        .get::<crate::catalog::ProfileName>()
+        .get::<ProfilePath>()
         .map(|p| p.0.clone());
     match auth
         .authenticate_for(request.headers(), profile.as_deref())

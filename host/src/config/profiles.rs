@@ -18,6 +18,10 @@ use crate::rules::Condition;
 /// ([`crate::catalog`]); no alias may take one.
 pub const META_TOOLS: [&str; 3] = ["find_tools", "describe_tool", "call_tool"];
 
+/// The longest URI a profile may serve a resource at: well under the
+/// longest URI a session may subscribe to, so every alias can be.
+const MAX_ALIAS_URI_BYTES: usize = 2048;
+
 /// One `[[profiles]]` entry, as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -229,7 +233,7 @@ fn resolve_offer_overrides(
         }
         if let Some(name) = &o.name {
             let valid = if kind == "resource" {
-                (1..=crate::server::MAX_SUBSCRIBED_URI_BYTES).contains(&name.len())
+                (1..=MAX_ALIAS_URI_BYTES).contains(&name.len())
                     && name
                         .split_once(':')
                         .is_some_and(|(scheme, _)| !scheme.is_empty())

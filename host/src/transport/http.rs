@@ -596,9 +596,9 @@ async fn name_profile(
         .strip_prefix(MCP_PATH)
         .and_then(|rest| rest.strip_prefix('/'))
         .filter(|name| state.gateway.registry().config().profile(name).is_some())
-        .map(|name| crate::catalog::ProfileName(name.to_string()));
+        .map(|name| crate::auth::http::ProfilePath(name.to_string()));
     let extensions = request.extensions_mut();
-    extensions.remove::<crate::catalog::ProfileName>();
+    extensions.remove::<crate::auth::http::ProfilePath>();
     if let Some(named) = named {
         extensions.insert(named);
     }
