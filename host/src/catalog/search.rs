@@ -2,7 +2,7 @@
 //! each tool's served name, title, description and parameter names and
 //! descriptions, with English stemming (`rust-stemmers`), so "receiving
 //! deliveries" finds `receive_purchase_order`; a query's everyday verbs
-//! also count as the action words tool names use ([`ACTION_SYNONYMS`]).
+//! also count as the action words tool names use (`ACTION_SYNONYMS`).
 //!
 //! Deterministic: the same tools and the same query give the same ranking,
 //! ties broken by the order the tools were given in (the surface's order).
