@@ -753,6 +753,7 @@ async fn policy_test(
         transport: if identity.is_some() { "http" } else { "stdio" },
         era: "modern",
         method,
+        profile: "",
         plugin: &plugin,
         target,
         arguments: Some(&arguments),

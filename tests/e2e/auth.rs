@@ -182,9 +182,14 @@ impl HttpHost {
     /// Whether `token` is accepted: an rmcp client of the 2026-07-28 era
     /// sending it lists the tools.
     async fn accepts(&self, token: &str) -> bool {
+        self.accepts_at(token, "/mcp").await
+    }
+
+    /// Whether `token` is accepted at `path` (`/mcp`, `/mcp/NAME`).
+    async fn accepts_at(&self, token: &str, path: &str) -> bool {
         crate::support::install_tls_provider();
         let transport = StreamableHttpClientTransport::from_config(
-            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", self.base))
+            StreamableHttpClientTransportConfig::with_uri(format!("{}{path}", self.base))
                 .auth_header(token),
         );
         let Ok(client) = ()
@@ -423,6 +428,59 @@ async fn the_protected_resource_metadata_names_the_issuer() {
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
         assert_eq!(doc["scopes_supported"], json!(["hello:use", "mcp:tools"]));
     }
+}
+
+/// A profile at `/mcp/NAME` is a protected resource of its own (RFC 9728):
+/// its metadata names its resource URI, a refusal there points at that
+/// metadata, and a token issued for it is good there and nowhere else.
+#[tokio::test]
+async fn a_profile_has_its_own_protected_resource_metadata_and_audience() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let profile = "[[profiles]]\nname = \"support\"\ntools = [\"greet\"]\n";
+    let host = HttpHost::start(&["hello"], &format!("{}\n{profile}", idp.auth_config(""))).await;
+    let metadata = format!("{METADATA_URL}/support");
+    let path = "/.well-known/oauth-protected-resource/mcp/support";
+    let response = reqwest::get(format!("{}{path}", host.base)).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let doc: Value = response.text().await.unwrap().parse().unwrap();
+    assert_eq!(doc["resource"], format!("{RESOURCE}/support"));
+    assert_eq!(doc["authorization_servers"], json!([idp.issuer]));
+    let nobody = "/.well-known/oauth-protected-resource/mcp/nobody";
+    let response = reqwest::get(format!("{}{nobody}", host.base))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404, "no profile by that name");
+
+    for (at, points_to) in [("/mcp/support", metadata.as_str()), ("/mcp", METADATA_URL)] {
+        let response = reqwest::Client::new()
+            .post(format!("{}{at}", host.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{at}");
+        let c = challenge(&response);
+        assert!(
+            c.contains(&format!("resource_metadata=\"{points_to}\"")),
+            "{at}: {c}"
+        );
+    }
+
+    let for_profile = key.sign(&with(
+        idp.claims("alice"),
+        "aud",
+        json!(format!("{RESOURCE}/support")),
+    ));
+    assert!(host.accepts_at(&for_profile, "/mcp/support").await);
+    assert!(
+        !host.accepts_at(&for_profile, "/mcp").await,
+        "a token for the profile is not one for the whole server"
+    );
+    let for_server = key.sign(&idp.claims("alice"));
+    assert!(host.accepts_at(&for_server, "/mcp/support").await);
 }
 
 /// A key the provider starts publishing after the host fetched its keys is

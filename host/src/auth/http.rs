@@ -32,6 +32,13 @@ use super::{AuthFailure, Authenticator, Identity};
 /// appended (`/.well-known/oauth-protected-resource/mcp`).
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
+/// The profile an HTTP request's path names (`/mcp/NAME`), put into the
+/// request's extensions by the transport before authentication: a refusal
+/// there names that profile's metadata, and a token issued for the
+/// profile's resource URI is accepted.
+#[derive(Debug, Clone)]
+pub struct ProfilePath(pub String);
+
 /// Authenticates the request; on success inserts its [`Identity`] into the
 /// request's extensions and runs the rest, on failure answers 401/403.
 pub async fn require_identity(
@@ -39,7 +46,16 @@ pub async fn require_identity(
     mut request: Request,
     next: Next,
 ) -> Response {
-    match auth.authenticate(request.headers()).await {
+    // A request to a profile's path (`/mcp/NAME`), as the transport named
+    // it: its own resource URI, and its own metadata in a refusal.
+    let profile = request
+        .extensions()
+        .get::<ProfilePath>()
+        .map(|p| p.0.clone());
+    match auth
+        .authenticate_for(request.headers(), profile.as_deref())
+        .await
+    {
         Ok(identity) => {
             tracing::debug!(caller = %identity.key(), "authenticated");
             if let Ok(token) = super::bearer_token(request.headers()) {
@@ -58,7 +74,7 @@ pub async fn require_identity(
             );
             metrics::counter!("toolhost_auth_failures_total", "reason" => failure.reason())
                 .increment(1);
-            refusal(&auth, failure)
+            refusal_for(&auth, failure, profile.as_deref())
         }
     }
 }
@@ -113,7 +129,18 @@ pub async fn require_metrics_scope(
 
 /// The answer to a request `failure` refused.
 pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
-    let metadata = format!("resource_metadata=\"{}\"", auth.metadata_url());
+    refusal_for(auth, failure, None)
+}
+
+/// The answer to a request to the profile `profile` (`/mcp/NAME`; `None`
+/// for anything else) that `failure` refused: its challenge and body name
+/// that profile's metadata.
+pub fn refusal_for(auth: &Authenticator, failure: AuthFailure, profile: Option<&str>) -> Response {
+    let metadata_url = match profile {
+        Some(name) => auth.profile_metadata_url(name),
+        None => auth.metadata_url().to_string(),
+    };
+    let metadata = format!("resource_metadata=\"{metadata_url}\"");
     let scope = auth.required_scopes().join(" ");
     let description = format!("error_description=\"{}\"", quotable(&failure.to_string()));
     let (status, error, challenge) = match failure {
@@ -147,7 +174,7 @@ pub fn refusal(auth: &Authenticator, failure: AuthFailure) -> Response {
     let body = Json(json!({
         "error": error,
         "error_description": failure.to_string(),
-        "resource_metadata": auth.metadata_url(),
+        "resource_metadata": metadata_url,
     }));
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
@@ -179,29 +206,57 @@ fn quotable(text: &str) -> String {
 
 /// `GET /.well-known/oauth-protected-resource` and its path-suffixed form:
 /// the protected-resource metadata (RFC 9728 §2) clients read to find the
-/// authorization server. Not behind [`require_identity`].
-pub fn metadata_router(auth: &Authenticator) -> axum::Router {
-    let mut document = json!({
-        "resource": auth.resource(),
-        "bearer_methods_supported": ["header"],
-        "scopes_supported": auth.inner.scopes_supported,
-    });
-    if let Some(jwt) = &auth.inner.jwt {
-        document["authorization_servers"] = json!([jwt.issuer()]);
-    }
+/// authorization server; and, below it, each profile's (`…/mcp/NAME`,
+/// naming the profile's resource URI) while `serves_profile(NAME)` says
+/// the configuration has one by that name, else 404. Not behind
+/// [`require_identity`].
+pub fn metadata_router(
+    auth: &Authenticator,
+    serves_profile: impl Fn(&str) -> bool + Clone + Send + Sync + 'static,
+) -> axum::Router {
+    let document_for = {
+        let auth = auth.clone();
+        move |resource: String| {
+            let mut document = json!({
+                "resource": resource,
+                "bearer_methods_supported": ["header"],
+                "scopes_supported": auth.inner.scopes_supported,
+            });
+            if let Some(jwt) = &auth.inner.jwt {
+                document["authorization_servers"] = json!([jwt.issuer()]);
+            }
+            Json(document)
+        }
+    };
     let suffixed = auth
         .metadata_url()
         .split_once(METADATA_PATH)
         .map(|(_, path)| path.to_string())
-        .filter(|path| !path.is_empty());
-    let document = Json(document);
+        .unwrap_or_default();
+    let document = document_for(auth.resource().to_string());
     let handler = move || {
         let document = document.clone();
         async move { document }
     };
-    let mut router = axum::Router::new().route(METADATA_PATH, get(handler.clone()));
-    if let Some(path) = suffixed {
-        router = router.route(&format!("{METADATA_PATH}{path}"), get(handler));
+    let profile_handler = {
+        let auth = auth.clone();
+        move |axum::extract::Path(name): axum::extract::Path<String>| {
+            let answer = if serves_profile(&name) {
+                document_for(auth.profile_resource(&name)).into_response()
+            } else {
+                StatusCode::NOT_FOUND.into_response()
+            };
+            async move { answer }
+        }
+    };
+    let mut router = axum::Router::new()
+        .route(METADATA_PATH, get(handler.clone()))
+        .route(
+            &format!("{METADATA_PATH}{suffixed}/{{profile}}"),
+            get(profile_handler),
+        );
+    if !suffixed.is_empty() {
+        router = router.route(&format!("{METADATA_PATH}{suffixed}"), get(handler));
     }
     router
 }

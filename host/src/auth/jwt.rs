@@ -115,8 +115,14 @@ impl JwtVerifier {
         self.settings.jwks_refetch_min.max(Duration::from_secs(1))
     }
 
-    /// The identity `token` establishes, or why it establishes none.
-    pub(super) async fn verify(&self, token: &str) -> Result<Identity, AuthFailure> {
+    /// The identity `token` establishes, or why it establishes none. Its
+    /// `aud` must be `auth.resource`, or `also` when given (a profile's
+    /// resource URI, on that profile's path).
+    pub(super) async fn verify(
+        &self,
+        token: &str,
+        also: Option<&str>,
+    ) -> Result<Identity, AuthFailure> {
         let raw = raw_header(token)?;
         let alg = self.allowed_algorithm(&raw.alg)?;
         check_token_type(raw.typ.as_deref(), self.settings.require_at_jwt)?;
@@ -124,7 +130,10 @@ impl JwtVerifier {
         let key = self.keys.key_for(header.kid.as_deref(), alg).await?;
 
         let mut validation = Validation::new(alg);
-        validation.set_audience(&[&self.audience]);
+        match also {
+            Some(also) => validation.set_audience(&[self.audience.as_str(), also]),
+            None => validation.set_audience(&[&self.audience]),
+        }
         validation.set_issuer(&[&self.settings.issuer]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_nbf = true;

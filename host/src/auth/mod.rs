@@ -331,14 +331,39 @@ impl Authenticator {
     /// constant time with every configured digest), then, with
     /// `[auth.oauth]`, the token as a JWT.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, AuthFailure> {
+        self.authenticate_for(headers, None).await
+    }
+
+    /// [`Authenticator::authenticate`] for a request to the profile
+    /// `profile` (`/mcp/NAME`): a JWT issued for that profile's resource
+    /// URI ([`Authenticator::profile_resource`], what its metadata names)
+    /// is accepted there too, and nowhere else.
+    pub async fn authenticate_for(
+        &self,
+        headers: &HeaderMap,
+        profile: Option<&str>,
+    ) -> Result<Identity, AuthFailure> {
         let token = bearer_token(headers)?;
         if let Some(identity) = self.static_token(token) {
             return Ok(identity);
         }
+        let also = profile.map(|name| self.profile_resource(name));
         match &self.inner.jwt {
-            Some(jwt) => jwt.verify(token).await,
+            Some(jwt) => jwt.verify(token, also.as_deref()).await,
             None => Err(AuthFailure::UnknownToken),
         }
+    }
+
+    /// The resource URI of the profile `name`, served at `/mcp/NAME`
+    /// (RFC 9728): `auth.resource` with `/NAME` appended.
+    pub fn profile_resource(&self, name: &str) -> String {
+        format!("{}/{name}", self.resource().trim_end_matches('/'))
+    }
+
+    /// Where the protected-resource metadata of the profile `name` is:
+    /// [`Authenticator::metadata_url`] with `/NAME` appended.
+    pub fn profile_metadata_url(&self, name: &str) -> String {
+        format!("{}/{name}", self.metadata_url())
     }
 
     /// The configured static token `token` is, if any. Every digest is

@@ -384,7 +384,7 @@ async fn the_middleware_answers_with_challenges_and_runs_nothing_refused() {
             auth.clone(),
             require_identity,
         ))
-        .merge(metadata_router(&auth));
+        .merge(metadata_router(&auth, |_: &str| false));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

@@ -101,6 +101,12 @@ pub struct Profile {
     /// Per tool (keyed by the entry as written in `tools`, or the served
     /// name of a selected tool): served name, title, description.
     pub overrides: BTreeMap<String, Override>,
+    /// Per resource (keyed by its URI as its component serves it): the
+    /// URI served instead (`as`), title, description.
+    pub resource_overrides: BTreeMap<String, Override>,
+    /// Per prompt (keyed by the name the registry serves it under): the
+    /// name served instead (`as`), title, description.
+    pub prompt_overrides: BTreeMap<String, Override>,
     /// Whether the profile lists meta-tools to find, describe and call its
     /// tools instead of the tools themselves.
     pub discovery: bool,
@@ -164,6 +170,8 @@ pub static NOTHING: std::sync::LazyLock<Profile> = std::sync::LazyLock::new(|| P
     prompts: BTreeSet::new(),
     hide: None,
     overrides: BTreeMap::new(),
+    resource_overrides: BTreeMap::new(),
+    prompt_overrides: BTreeMap::new(),
     discovery: false,
 });
 
@@ -253,6 +261,42 @@ impl Profile {
                 .is_some_and(|s| selects(s, plugin, Target::Prompt(name)))
     }
 
+    /// The URI the resource at `uri` (as its component serves it) is
+    /// served at through this profile.
+    pub fn served_uri<'s>(&'s self, uri: &'s str) -> &'s str {
+        renamed(&self.resource_overrides, uri)
+    }
+
+    /// The URI, as its component serves it, of what this profile serves
+    /// at `served`; `None` for a URI the profile renamed away (it is
+    /// unknown here, as a renamed tool's registry name is).
+    pub fn registry_uri<'s>(&'s self, served: &'s str) -> Option<&'s str> {
+        original(&self.resource_overrides, served)
+    }
+
+    /// Whether a resource at `uri` is left out of this profile because
+    /// another one is served under that URI.
+    pub fn shadows_uri(&self, uri: &str) -> bool {
+        shadowed(&self.resource_overrides, uri)
+    }
+
+    /// The name the prompt served as `name` by the registry has here.
+    pub fn served_prompt<'s>(&'s self, name: &'s str) -> &'s str {
+        renamed(&self.prompt_overrides, name)
+    }
+
+    /// The registry's name of the prompt this profile serves as `served`;
+    /// `None` for a name the profile renamed away.
+    pub fn registry_prompt<'s>(&'s self, served: &'s str) -> Option<&'s str> {
+        original(&self.prompt_overrides, served)
+    }
+
+    /// Whether a prompt named `name` is left out of this profile because
+    /// another one is served under that name.
+    pub fn shadows_prompt(&self, name: &str) -> bool {
+        shadowed(&self.prompt_overrides, name)
+    }
+
     /// Whether the profile's own `hide` hides what `facts` describe. A
     /// condition that cannot be evaluated hides (fail closed), and is logged.
     pub fn hides(&self, facts: &Facts) -> bool {
@@ -275,6 +319,38 @@ impl Profile {
     pub fn hides_per_caller(&self) -> bool {
         self.hide.as_ref().is_some_and(|h| h.reads("identity"))
     }
+}
+
+/// What `name` (a registry URI or prompt name) is served as under
+/// `overrides`.
+fn renamed<'s>(overrides: &'s BTreeMap<String, Override>, name: &'s str) -> &'s str {
+    overrides
+        .get(name)
+        .and_then(|o| o.name.as_deref())
+        .unwrap_or(name)
+}
+
+/// What the `served` URI or prompt name stands for under `overrides`: the
+/// entry renamed to it, else itself unless it was renamed away.
+fn original<'s>(overrides: &'s BTreeMap<String, Override>, served: &'s str) -> Option<&'s str> {
+    if let Some((entry, _)) = overrides
+        .iter()
+        .find(|(_, o)| o.name.as_deref() == Some(served))
+    {
+        return Some(entry);
+    }
+    match overrides.get(served).and_then(|o| o.name.as_deref()) {
+        Some(_) => None,
+        None => Some(served),
+    }
+}
+
+/// Whether `name` is another entry's served name under `overrides`, so the
+/// offering at `name` itself is not served.
+fn shadowed(overrides: &BTreeMap<String, Override>, name: &str) -> bool {
+    overrides
+        .iter()
+        .any(|(entry, o)| entry != name && o.name.as_deref() == Some(name))
 }
 
 /// The tool `tool` of the plugin whose block is `block`, under the name
@@ -301,6 +377,7 @@ fn selects(select: &Condition, plugin: &Plugin, target: Target<'_>) -> bool {
         transport: "",
         era: "",
         method: "",
+        profile: "",
         plugin,
         target,
         arguments: None,

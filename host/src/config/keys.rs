@@ -1366,7 +1366,8 @@ pub const KEYS: &[Key] = &[
         restart_only: false,
         doc: "List the meta-tools `find_tools`, `describe_tool` and `call_tool` instead of the \
             profile's tools: the model finds a tool by a query (BM25 over names, titles, \
-            descriptions and parameters) and calls it through `call_tool` or by its name.",
+            descriptions and parameters) and calls it through `call_tool` or by its name, or \
+            enables it into its session's list (`describe_tool` with `enable`).",
     },
     Key {
         path: "profiles.tool.*.as",
@@ -1390,6 +1391,54 @@ pub const KEYS: &[Key] = &[
         range: None,
         restart_only: false,
         doc: "The description the profile shows for the tool.",
+    },
+    Key {
+        path: "profiles.resource.*.as",
+        default: Prose("the resource's URI"),
+        range: None,
+        restart_only: false,
+        doc: "`[profiles.resource.\"URI\"]` (URI as written in `resources`, or a selected \
+            resource's): the URI the profile serves it at, in lists, reads, subscriptions and \
+            their updates; the original URI is unknown through the profile. Rules and the audit \
+            trail still see the original. A URI template cannot be renamed.",
+    },
+    Key {
+        path: "profiles.resource.*.title",
+        default: Prose("the resource's"),
+        range: None,
+        restart_only: false,
+        doc: "The title the profile shows for the resource.",
+    },
+    Key {
+        path: "profiles.resource.*.description",
+        default: Prose("the resource's"),
+        range: None,
+        restart_only: false,
+        doc: "The description the profile shows for the resource.",
+    },
+    Key {
+        path: "profiles.prompt.*.as",
+        default: Prose("the served name"),
+        range: None,
+        restart_only: false,
+        doc: "`[profiles.prompt.NAME]` (NAME as written in `prompts`, or a selected prompt's \
+            served name): the name the profile serves it under, in lists, gets and completion; \
+            the original name is unknown through the profile. Rules and the audit trail still \
+            see the original.",
+    },
+    Key {
+        path: "profiles.prompt.*.title",
+        default: Prose("the prompt's"),
+        range: None,
+        restart_only: false,
+        doc: "The title the profile shows for the prompt.",
+    },
+    Key {
+        path: "profiles.prompt.*.description",
+        default: Prose("the prompt's"),
+        range: None,
+        restart_only: false,
+        doc: "The description the profile shows for the prompt.",
     },
     Key {
         path: "policy.rules.name",

@@ -18,6 +18,10 @@ use crate::rules::Condition;
 /// ([`crate::catalog`]); no alias may take one.
 pub const META_TOOLS: [&str; 3] = ["find_tools", "describe_tool", "call_tool"];
 
+/// The longest URI a profile may serve a resource at: well under the
+/// longest URI a session may subscribe to, so every alias can be.
+const MAX_ALIAS_URI_BYTES: usize = 2048;
+
 /// One `[[profiles]]` entry, as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +48,14 @@ pub struct RawProfile {
     /// `[profiles.tool.ENTRY]`: a tool's served name, title, description.
     #[serde(default)]
     pub tool: BTreeMap<String, RawOverride>,
+    /// `[profiles.resource."URI"]`: a resource's served URI, title,
+    /// description.
+    #[serde(default)]
+    pub resource: BTreeMap<String, RawOverride>,
+    /// `[profiles.prompt.NAME]`: a prompt's served name, title,
+    /// description.
+    #[serde(default)]
+    pub prompt: BTreeMap<String, RawOverride>,
 }
 
 /// `[profiles.tool.ENTRY]`.
@@ -164,6 +176,10 @@ pub fn resolve_profiles(raw: Vec<RawProfile>, text: Option<&str>) -> Result<Vec<
                 },
             );
         }
+        let resource_overrides =
+            resolve_offer_overrides(raw.resource, "resource", &raw.resources, &select, &at)?;
+        let prompt_overrides =
+            resolve_offer_overrides(raw.prompt, "prompt", &raw.prompts, &select, &at)?;
         profiles.push(Profile {
             tools: raw.tools.iter().map(|t| ToolPick::parse(t)).collect(),
             name: raw.name,
@@ -172,10 +188,92 @@ pub fn resolve_profiles(raw: Vec<RawProfile>, text: Option<&str>) -> Result<Vec<
             prompts: raw.prompts.into_iter().collect(),
             hide,
             overrides,
+            resource_overrides,
+            prompt_overrides,
             discovery: raw.discovery,
         });
     }
     Ok(profiles)
+}
+
+/// Resolves a profile's `[profiles.resource."URI"]` (`kind` "resource")
+/// or `[profiles.prompt.NAME]` (`kind` "prompt") tables: each names an
+/// entry of `named` (or the profile selects), a resource is no URI
+/// template, and no two are served under one URI or name, nor one under
+/// another entry's.
+fn resolve_offer_overrides(
+    raw: BTreeMap<String, RawOverride>,
+    kind: &str,
+    named: &[String],
+    select: &Option<Arc<Condition>>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<BTreeMap<String, Override>> {
+    let list = if kind == "resource" {
+        "resources"
+    } else {
+        "prompts"
+    };
+    let mut overrides = BTreeMap::new();
+    let mut served: BTreeSet<String> = BTreeSet::new();
+    for (entry, o) in raw {
+        let key = format!("{kind}.{entry:?}");
+        if select.is_none() && !named.contains(&entry) {
+            return Err(anyhow!(
+                "{}: names no entry of `{list}` (and the profile has no `select`); write it as \
+                 `{list}` does",
+                at(&key)
+            ));
+        }
+        if kind == "resource" && entry.contains('{') {
+            return Err(anyhow!(
+                "{}: is a URI template, which a profile serves as its component writes it; \
+                 rename resources at fixed URIs only",
+                at(&key)
+            ));
+        }
+        if let Some(name) = &o.name {
+            let valid = if kind == "resource" {
+                (1..=MAX_ALIAS_URI_BYTES).contains(&name.len())
+                    && name
+                        .split_once(':')
+                        .is_some_and(|(scheme, _)| !scheme.is_empty())
+                    && !name.contains(['{', '}'])
+                    && !name.chars().any(char::is_whitespace)
+            } else {
+                (1..=128).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+            };
+            if !valid {
+                let rule = if kind == "resource" {
+                    "write an absolute URI with a scheme (\"support://statuses\"), without \
+                     spaces or braces"
+                } else {
+                    "use 1 to 128 characters of A-Z a-z 0-9 _ . -"
+                };
+                return Err(anyhow!(
+                    "{}: {name:?} is not valid; {rule}",
+                    at(&format!("{key}.as"))
+                ));
+            }
+            if !served.insert(name.clone()) || (name != &entry && named.contains(name)) {
+                return Err(anyhow!(
+                    "{}: another {kind} of the profile is served as {name:?} already",
+                    at(&format!("{key}.as"))
+                ));
+            }
+        }
+        overrides.insert(
+            entry,
+            Override {
+                name: o.name,
+                title: o.title,
+                description: o.description,
+            },
+        );
+    }
+    Ok(overrides)
 }
 
 #[cfg(test)]
@@ -204,6 +302,24 @@ mod tests {
         let e =
             error("[[profiles]]\nname = \"p\"\ntools = [\"a\"]\n[profiles.tool.b]\nas = \"x\"\n");
         assert!(e.contains("names no entry of `tools`"), "{e}");
+    }
+
+    #[test]
+    fn a_renamed_template_or_two_resources_at_one_uri_are_refused() {
+        let e = error(
+            "[[profiles]]\nname = \"p\"\nresources = [\"k://items/{sku}\"]\n\
+             [profiles.resource.\"k://items/{sku}\"]\nas = \"x://y\"\n",
+        );
+        assert!(e.contains("is a URI template"), "{e}");
+        let e = error(
+            "[[profiles]]\nname = \"p\"\nresources = [\"a://1\", \"a://2\"]\n\
+             [profiles.resource.\"a://1\"]\nas = \"a://2\"\n",
+        );
+        assert!(e.contains("served as \"a://2\" already"), "{e}");
+        let e = error(
+            "[[profiles]]\nname = \"p\"\nprompts = [\"a\"]\n[profiles.prompt.a]\nas = \"b c\"\n",
+        );
+        assert!(e.contains("`prompt.\"a\".as`"), "{e}");
     }
 
     #[test]

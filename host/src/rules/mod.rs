@@ -190,6 +190,9 @@ pub struct Facts<'a> {
     /// The MCP method: `tools/call`, `resources/read`, `prompts/get`,
     /// `completion/complete`.
     pub method: &'a str,
+    /// The profile the request came through (`/mcp/NAME`, `serve
+    /// --profile NAME`); empty for the whole catalog.
+    pub profile: &'a str,
     /// The plugin serving the target.
     pub plugin: &'a Plugin,
     /// What the request is about.
@@ -221,6 +224,7 @@ impl Facts<'_> {
                 ("method", text(self.method)),
                 ("transport", text(self.transport)),
                 ("era", text(self.era)),
+                ("profile", text(self.profile)),
             ]),
             "plugin" => {
                 let plugin = self.plugin;

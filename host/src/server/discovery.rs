@@ -6,8 +6,14 @@
 //!   names, titles, descriptions and parameters; [`crate::catalog::search`]),
 //!   each with its name, title, the first sentence of its description and
 //!   its score;
-//! - `describe_tool {name}`: one tool's whole definition (schemas and
-//!   annotations), as `tools/list` would give it;
+//! - `describe_tool {name, enable?}`: one tool's whole definition
+//!   (schemas and annotations), as `tools/list` would give it; with
+//!   `enable`, the tool is added to this session's `tools/list` from then
+//!   on, and the session is sent `notifications/tools/list_changed`
+//!   ([`enable`]). Enabled tools are per session and profile (never
+//!   another session's), still pass through [`super::request::Visible`]
+//!   on every list (a hide wins), and one that stops being visible after a
+//!   reload is dropped from the session's set ([`prune`]);
 //! - `call_tool {name, arguments}`: calls it; exactly a `tools/call` of
 //!   that tool (confirmation, policy, audit, both eras), so a model never
 //!   needs the tool in its list. A tool of the profile may also be called
@@ -18,15 +24,19 @@
 //! described, and (since each index is built from what one caller sees)
 //! it changes no score.
 
+use std::collections::BTreeSet;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool, ToolAnnotations};
+use rmcp::service::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 
-use super::request::Request;
+use super::Gateway;
+use super::request::{Era, Request, Visible};
+use crate::auth::Identity;
 use crate::catalog::Shown;
 use crate::catalog::search::Index;
 use crate::config::profiles::META_TOOLS;
@@ -162,11 +172,14 @@ pub(super) fn meta_tools() -> Vec<Tool> {
         Tool::new(
             META_TOOLS[1],
             "Show one tool's full definition (parameters, output, behaviour hints); use it \
-             after find_tools, before call_tool.",
+             after find_tools, before call_tool. With enable, the tool is also added to your \
+             tool list for the rest of this session.",
             object(
                 json!({"name": {"type": "string", "minLength": 1, "maxLength": 128,
                                 "description": "The tool's name, as find_tools gave it.",
-                                "examples": ["receive_purchase_order"]}}),
+                                "examples": ["receive_purchase_order"]},
+                       "enable": {"type": "boolean", "default": false,
+                                  "description": "Also add the tool to this session's tool list (a tools/list_changed follows), to call it by name."}}),
                 &["name"],
             ),
         )
@@ -203,6 +216,9 @@ pub(super) fn meta_tools() -> Vec<Tool> {
 pub(super) enum Meta {
     /// The meta-tool's own answer.
     Answer(CallToolResult),
+    /// `describe_tool` with `enable`: the tool served as this name is
+    /// enabled in the session ([`enable`]), then the answer goes out.
+    Enable(String, CallToolResult),
     /// A call of a tool: `tools/call` goes on with these parameters.
     Call(CallToolRequestParams),
 }
@@ -249,13 +265,35 @@ pub(super) fn intercept(
         }
         "describe_tool" => {
             let name = text("name")?;
+            let enable = match arguments.get("enable") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err(ErrorData::invalid_params(
+                        "describe_tool: `enable` must be true or false",
+                        None,
+                    ));
+                }
+            };
             let tools = request.visible().tools();
             let Some(tool) = tools.iter().find(|t| t.name == name) else {
                 return Err(unknown(&name));
             };
-            let described = serde_json::to_value(super::convert::mcp_tool(tool))
+            let mut described = serde_json::to_value(super::convert::mcp_tool(tool))
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            Ok(Meta::Answer(CallToolResult::structured(described)))
+            if !enable {
+                return Ok(Meta::Answer(CallToolResult::structured(described)));
+            }
+            if !holds_a_session(request) {
+                return Err(ErrorData::invalid_params(
+                    "describe_tool: `enable` adds a tool to a session's tool list, and this \
+                     request has no session (a 2026-07-28 request stands alone); call the tool \
+                     through call_tool, or by its name, instead",
+                    None,
+                ));
+            }
+            described["enabled"] = Value::Bool(true);
+            Ok(Meta::Enable(name, CallToolResult::structured(described)))
         }
         _ => {
             let name = text("name")?;
@@ -272,6 +310,128 @@ pub(super) fn intercept(
             params.name = name.into();
             params.arguments = Some(inner);
             Ok(Meta::Call(params))
+        }
+    }
+}
+
+/// Whether `request` belongs to a session a tool can be enabled in: a
+/// legacy one, over stdio (one session) or with an `Mcp-Session-Id`.
+fn holds_a_session(request: &Request) -> bool {
+    request.era == Era::Legacy && (request.session.is_some() || request.transport() == "stdio")
+}
+
+/// The tools one legacy session enabled through a discovery profile
+/// (`describe_tool` with `enable`), by the names the profile serves them
+/// under. Kept until the session ends.
+pub(super) struct Enabled {
+    /// The `Mcp-Session-Id`; `None` over stdio, which serves one session.
+    session: Option<String>,
+    /// The profile they were enabled through.
+    profile: String,
+    /// Where the session's `tools/list_changed` go; once closed, the entry
+    /// is dropped.
+    peer: Peer<RoleServer>,
+    /// Who enabled them: what stays visible to them after a reload.
+    identity: Option<Identity>,
+    /// `http` or `stdio`.
+    transport: &'static str,
+    /// The served names enabled.
+    names: BTreeSet<String>,
+}
+
+/// Enables the tool served as `name` in the session of `request` (which
+/// [`holds_a_session`]), whose peer is `peer`, and sends that session
+/// `tools/list_changed` if it was not enabled already. No other session
+/// hears of it.
+pub(super) async fn enable(
+    gateway: &Gateway,
+    request: &Request,
+    peer: &Peer<RoleServer>,
+    name: String,
+) {
+    let Some(profile) = request.profile.clone() else {
+        return;
+    };
+    let added = {
+        let mut enabled = gateway.inner.enabled.lock().expect("not poisoned");
+        enabled.retain(|e| !e.peer.is_transport_closed());
+        match enabled
+            .iter_mut()
+            .find(|e| e.session == request.session && e.profile == profile)
+        {
+            Some(entry) => entry.names.insert(name),
+            None => {
+                enabled.push(Enabled {
+                    session: request.session.clone(),
+                    profile,
+                    peer: peer.clone(),
+                    identity: request.identity.clone(),
+                    transport: request.transport(),
+                    names: BTreeSet::from([name]),
+                });
+                true
+            }
+        }
+    };
+    if added && let Err(e) = peer.notify_tool_list_changed().await {
+        tracing::debug!("cannot send tools/list_changed: {e}");
+    }
+}
+
+/// The served names the session of `request` enabled through its
+/// profile (none outside a session or a profile).
+pub(super) fn enabled_names(gateway: &Gateway, request: &Request) -> BTreeSet<String> {
+    let Some(profile) = &request.profile else {
+        return BTreeSet::new();
+    };
+    if !holds_a_session(request) {
+        return BTreeSet::new();
+    }
+    let enabled = gateway.inner.enabled.lock().expect("not poisoned");
+    enabled
+        .iter()
+        .find(|e| {
+            e.session == request.session && &e.profile == profile && !e.peer.is_transport_closed()
+        })
+        .map(|e| e.names.clone())
+        .unwrap_or_default()
+}
+
+/// After a reload: drops from every session's enabled tools those its
+/// caller no longer sees through its profile (removed, renamed, hidden),
+/// so one that comes back is not listed until enabled again; a session
+/// that lost one is sent `tools/list_changed`, unless every session
+/// already was (`notified`).
+pub(super) async fn prune(gateway: &Gateway, notified: bool) {
+    let registry = gateway.registry();
+    let peers: Vec<Peer<RoleServer>> = {
+        let mut enabled = gateway.inner.enabled.lock().expect("not poisoned");
+        enabled.retain(|e| !e.peer.is_transport_closed());
+        let mut peers = Vec::new();
+        for entry in enabled.iter_mut() {
+            let visible: BTreeSet<String> =
+                Visible::new(&registry, entry.identity.as_ref(), entry.transport)
+                    .through_named(&registry, Some(&entry.profile))
+                    .tools()
+                    .into_iter()
+                    .map(|t| t.name)
+                    .collect();
+            let before = entry.names.len();
+            entry.names.retain(|n| visible.contains(n));
+            if entry.names.len() != before {
+                tracing::debug!(profile = %entry.profile, "a session's enabled tool is gone");
+                peers.push(entry.peer.clone());
+            }
+        }
+        enabled.retain(|e| !e.names.is_empty());
+        peers
+    };
+    if notified {
+        return;
+    }
+    for peer in peers {
+        if let Err(e) = peer.notify_tool_list_changed().await {
+            tracing::debug!("cannot send tools/list_changed: {e}");
         }
     }
 }

@@ -181,6 +181,8 @@ struct Inner {
     indexes: discovery::Indexes,
     /// Profiles' surfaces, per registry.
     surfaces: discovery::Surfaces,
+    /// The tools legacy sessions enabled through discovery profiles.
+    enabled: Mutex<Vec<discovery::Enabled>>,
 }
 
 impl Gateway {
@@ -231,6 +233,7 @@ impl Gateway {
                 stdio_profile: std::sync::OnceLock::new(),
                 indexes: discovery::Indexes::default(),
                 surfaces: discovery::Surfaces::default(),
+                enabled: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -288,7 +291,7 @@ impl Gateway {
     }
 
     /// The profile stdio requests come through, if one was chosen.
-    fn stdio_profile(&self) -> Option<String> {
+    pub(crate) fn stdio_profile(&self) -> Option<String> {
         self.inner.stdio_profile.get().cloned()
     }
 
@@ -342,8 +345,10 @@ impl Gateway {
     }
 
     /// Narrows a decoded `subscriptions/listen` request's resource URIs to
-    /// those `identity`, calling over `transport` (`stdio` or `http`), may
-    /// see, before rmcp acknowledges it; whether it removed any. rmcp sends
+    /// those `identity`, calling over `transport` (`stdio` or `http`)
+    /// through `profile` (none: the whole catalog), may see, as that
+    /// profile serves them, before rmcp acknowledges it; whether it removed
+    /// any. rmcp sends
     /// the acknowledgement before the handler runs and asks for the
     /// accepted filter without the request's context, so each transport,
     /// which knows its caller, hands the request here first.
@@ -352,6 +357,7 @@ impl Gateway {
         message: &mut ClientJsonRpcMessage,
         identity: Option<&Identity>,
         transport: &'static str,
+        profile: Option<&str>,
     ) -> bool {
         let ClientJsonRpcMessage::Request(request) = message else {
             return false;
@@ -360,7 +366,8 @@ impl Gateway {
             return false;
         };
         let registry = self.registry();
-        let visible = request::Visible::new(&registry, identity, transport);
+        let visible =
+            request::Visible::new(&registry, identity, transport).through_named(&registry, profile);
         subscriptions::narrow_to_visible(visible, &mut listen.params.notifications)
     }
 
@@ -431,7 +438,7 @@ impl ServerHandler for Gateway {
         traced(span, async {
             let request = Request::begin(self, &context).await;
             let (ttl, scope) = request.list_hints();
-            Ok(tools::list(&request)
+            Ok(tools::list(self, &request)
                 .with_ttl_ms(ttl)
                 .with_cache_scope(scope))
         })
@@ -448,6 +455,10 @@ impl ServerHandler for Gateway {
             let request = Request::begin(self, &context).await;
             let params = match discovery::intercept(&self.inner.indexes, &request, params)? {
                 discovery::Meta::Answer(answer) => return Ok(CallToolResponse::Complete(answer)),
+                discovery::Meta::Enable(name, answer) => {
+                    discovery::enable(self, &request, &context.peer, name).await;
+                    return Ok(CallToolResponse::Complete(answer));
+                }
                 discovery::Meta::Call(params) => params,
             };
             tools::call(self, &request, params, &context).await

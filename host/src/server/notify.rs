@@ -40,6 +40,7 @@ impl Gateway {
     /// offers any).
     pub async fn replace_registry(&self, registry: Registry) {
         let before = self.inner.registry.swap(Arc::new(registry));
+        super::discovery::prune(self, true).await;
         self.notify_tools_changed().await;
         self.notify_offers_changed(&before).await;
         self.notify_resources_updated(&before).await;
@@ -95,6 +96,7 @@ impl Gateway {
         let resources_changed = differ(resources(&before), resources(&registry));
         let prompts_changed = differ(prompts(&before), prompts(&registry));
         self.inner.registry.store(Arc::new(registry));
+        super::discovery::prune(self, tools_changed).await;
         if tools_changed {
             self.notify_tools_changed().await;
         }
@@ -163,11 +165,16 @@ impl Gateway {
     /// legacy session and listen stream that subscribed to it, in URI order.
     async fn notify_resources_updated(&self, before: &Registry) {
         let now = self.registry();
-        let due = |identity: Option<&Identity>, uri: &str| {
+        let due = |identity: Option<&Identity>, profile: Option<&str>, uri: &str| {
             // A subscriber with an identity came over HTTP.
             let transport = if identity.is_some() { "http" } else { "stdio" };
-            let seen_before = Visible::new(before, identity, transport).resource_at(uri);
-            let seen_now = Visible::new(&now, identity, transport).resource_at(uri);
+            // The URI is as the subscriber's profile serves it.
+            let seen_before = Visible::new(before, identity, transport)
+                .through_named(before, profile)
+                .resource_at(uri);
+            let seen_now = Visible::new(&now, identity, transport)
+                .through_named(&now, profile)
+                .resource_at(uri);
             crate::registry::serving_changed(
                 seen_before.as_ref().map(|t| &t.plugin),
                 seen_now.as_ref().map(|t| &t.plugin),
@@ -179,7 +186,10 @@ impl Gateway {
             sessions
                 .iter()
                 .map(|s| {
-                    let uris = s.uris.iter().filter(|u| due(s.identity.as_ref(), u));
+                    let uris = s
+                        .uris
+                        .iter()
+                        .filter(|u| due(s.identity.as_ref(), s.profile.as_deref(), u));
                     (s.peer.clone(), uris.cloned().collect())
                 })
                 .collect()
@@ -205,7 +215,7 @@ impl Gateway {
                     .resource_subscriptions
                     .iter()
                     .flatten()
-                    .filter(|u| due(l.identity.as_ref(), u))
+                    .filter(|u| due(l.identity.as_ref(), l.profile.as_deref(), u))
                     .cloned()
                     .collect();
                 uris.sort();

@@ -17,10 +17,10 @@ use crate::rules::Target;
 
 /// `prompts/list`.
 pub(super) fn list(request: &Request) -> ListPromptsResult {
-    let prompts = request
-        .visible()
+    let visible = request.visible();
+    let prompts = visible
         .prompts()
-        .map(|p| mcp_prompt(&p.key, &p.item))
+        .map(|p| visible.show_prompt(mcp_prompt(&p.key, &p.item)))
         .collect();
     ListPromptsResult::with_all_items(prompts)
 }

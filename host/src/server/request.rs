@@ -246,6 +246,7 @@ impl Request {
                 Era::Modern => "modern",
             },
             method,
+            profile: self.profile.as_deref().unwrap_or_default(),
             plugin,
             target,
             arguments: Some(arguments),
@@ -602,6 +603,9 @@ pub(crate) struct ResourceTarget {
     pub variables: Vec<(String, String)>,
     /// The resource's URI or the template's URI template.
     pub target: String,
+    /// The URI read, as the component serves it (a profile may serve it
+    /// under another).
+    pub uri: String,
 }
 
 impl<'a> Visible<'a> {
@@ -634,6 +638,19 @@ impl<'a> Visible<'a> {
             surface,
             ..self
         }
+    }
+
+    /// What the caller may see through the profile named `profile` (none:
+    /// the whole catalog), resolved in `registry`'s configuration (one it
+    /// no longer has serves nothing).
+    pub fn through_named(self, registry: &'a Registry, profile: Option<&str>) -> Visible<'a> {
+        let profile = profile.map(|name| {
+            registry
+                .config()
+                .profile(name)
+                .unwrap_or(&crate::catalog::NOTHING)
+        });
+        self.through(profile, None)
     }
 
     /// The profile's tools: the one computed for the request, or computed
@@ -670,6 +687,7 @@ impl<'a> Visible<'a> {
             transport,
             era: "",
             method: "",
+            profile: self.profile.map_or("", |p| p.name.as_str()),
             plugin,
             target,
             arguments: None,
@@ -734,11 +752,55 @@ impl<'a> Visible<'a> {
         }
     }
 
-    /// The resources the caller may see.
+    /// The resources the caller may see (each at the URI its component
+    /// serves it at; [`Visible::show_resource`] gives the one served).
     pub fn resources(self) -> impl Iterator<Item = &'a Offered<ResourceDefinition>> {
-        self.registry
-            .resources()
-            .filter(move |r| self.shows(&r.plugin, Target::Resource(&r.item.uri)))
+        self.registry.resources().filter(move |r| {
+            self.shows(&r.plugin, Target::Resource(&r.item.uri))
+                && !self.profile.is_some_and(|p| p.shadows_uri(&r.item.uri))
+        })
+    }
+
+    /// `resource` (as its component lists it) as this caller is shown it:
+    /// at the URI, and with the words, its profile gives it.
+    pub fn show_resource(self, mut resource: rmcp::model::Resource) -> rmcp::model::Resource {
+        let Some(o) = self
+            .profile
+            .and_then(|p| p.resource_overrides.get(&resource.uri))
+        else {
+            return resource;
+        };
+        if let Some(uri) = &o.name {
+            resource.uri = uri.clone();
+        }
+        if let Some(title) = &o.title {
+            resource.title = Some(title.clone());
+        }
+        if let Some(description) = &o.description {
+            resource.description = Some(description.clone());
+        }
+        resource
+    }
+
+    /// The prompt `prompt` (as the registry lists it) as this caller is
+    /// shown it: under the name, and with the words, its profile gives it.
+    pub fn show_prompt(self, mut prompt: rmcp::model::Prompt) -> rmcp::model::Prompt {
+        let Some(o) = self
+            .profile
+            .and_then(|p| p.prompt_overrides.get(&prompt.name))
+        else {
+            return prompt;
+        };
+        if let Some(name) = &o.name {
+            prompt.name = name.clone();
+        }
+        if let Some(title) = &o.title {
+            prompt.title = Some(title.clone());
+        }
+        if let Some(description) = &o.description {
+            prompt.description = Some(description.clone());
+        }
+        prompt
     }
 
     /// The resource templates the caller may see.
@@ -755,15 +817,24 @@ impl<'a> Visible<'a> {
             .filter(|t| self.shows(&t.plugin, Target::Resource(&t.item.definition.uri_template)))
     }
 
-    /// The prompts the caller may see.
+    /// The prompts the caller may see (each under the registry's name;
+    /// [`Visible::show_prompt`] gives the one served).
     pub fn prompts(self) -> impl Iterator<Item = &'a Offered<PromptDefinition>> {
-        self.registry
-            .prompts()
-            .filter(move |p| self.shows(&p.plugin, Target::Prompt(&p.key)))
+        self.registry.prompts().filter(move |p| {
+            self.shows(&p.plugin, Target::Prompt(&p.key))
+                && !self
+                    .profile
+                    .is_some_and(|profile| profile.shadows_prompt(&p.key))
+        })
     }
 
-    /// The prompt served as `name`, if the caller may see it.
+    /// The prompt served to the caller as `name`, if it may see it (a
+    /// profile's alias found under the registry's name).
     pub fn prompt(self, name: &str) -> Option<&'a Offered<PromptDefinition>> {
+        let name = match self.profile {
+            Some(profile) => profile.registry_prompt(name)?,
+            None => name,
+        };
         self.registry
             .prompt(name)
             .filter(|p| self.shows(&p.plugin, Target::Prompt(&p.key)))
@@ -775,6 +846,12 @@ impl<'a> Visible<'a> {
     /// hidden resource or template at the same URI is passed over, as if it
     /// were not served.
     pub fn resource_at(self, uri: &str) -> Option<ResourceTarget> {
+        // The URI the component serves: a profile's alias stands for it,
+        // and the URI it renamed away is unknown through it.
+        let uri = match self.profile {
+            Some(profile) => profile.registry_uri(uri)?,
+            None => uri,
+        };
         if let Some(r) = self
             .registry
             .resource(uri)
@@ -784,6 +861,7 @@ impl<'a> Visible<'a> {
                 plugin: r.plugin.clone(),
                 variables: Vec::new(),
                 target: r.item.uri.clone(),
+                uri: uri.to_string(),
             });
         }
         self.registry
@@ -793,6 +871,7 @@ impl<'a> Visible<'a> {
                 plugin: t.plugin.clone(),
                 variables,
                 target: t.item.definition.uri_template.clone(),
+                uri: uri.to_string(),
             })
     }
 

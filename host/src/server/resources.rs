@@ -17,10 +17,10 @@ use crate::rules::Target;
 
 /// `resources/list`.
 pub(super) fn list(request: &Request) -> ListResourcesResult {
-    let resources = request
-        .visible()
+    let visible = request.visible();
+    let resources = visible
         .resources()
-        .map(|r| mcp_resource(&r.item))
+        .map(|r| visible.show_resource(mcp_resource(&r.item)))
         .collect();
     ListResourcesResult::with_all_items(resources)
 }
@@ -52,6 +52,7 @@ pub(super) async fn read(
         plugin,
         variables,
         target,
+        uri: read,
     }) = request.visible().resource_at(&uri)
     else {
         if let Some(loading) = gateway.still_loading() {
@@ -72,12 +73,21 @@ pub(super) async fn read(
             &context.ct,
             &plugin,
             (OfferKind::ResourceRead, Target::Resource(&target)),
-            json!({ "uri": uri }),
-            |hooks| crate::call::offer::read_resource(env, &plugin, &uri, &variables, hooks),
+            // Rules and the audit trail see the URI the component serves,
+            // as they see a tool under its registry name.
+            json!({ "uri": read }),
+            |hooks| crate::call::offer::read_resource(env, &plugin, &read, &variables, hooks),
         )
         .await?
         .map_err(|e| offer_error(e, |m| not_found(format!("no resource at {uri:?}: {m}"))))?;
-    Ok(ReadResourceResult::new(contents.into_iter().map(mcp_contents).collect()).into())
+    // Contents at the URI read are at the URI the caller asked for.
+    let contents = contents.into_iter().map(|mut c| {
+        if c.uri == read {
+            c.uri.clone_from(&uri);
+        }
+        mcp_contents(c)
+    });
+    Ok(ReadResourceResult::new(contents.collect()).into())
 }
 
 /// What a failed read, get or completion is on the wire: the guest's

@@ -31,6 +31,9 @@ pub(super) struct SessionSubscriptions {
     /// Who subscribed (HTTP with `[auth]`): an update is sent only for a URI
     /// this identity may see (`[[access]]`).
     pub identity: Option<Identity>,
+    /// The profile it came through: the URIs are as it serves them, and
+    /// an update is sent only for what it serves.
+    pub profile: Option<String>,
     /// The URIs, each one a served resource's or one a template matches
     /// when it was subscribed to.
     pub uris: BTreeSet<String>,
@@ -43,6 +46,9 @@ pub(super) struct ResourceListener {
     pub sink: SubscriptionSink,
     /// Who opened it, as for [`SessionSubscriptions::identity`].
     pub identity: Option<Identity>,
+    /// The profile it came through, as for
+    /// [`SessionSubscriptions::profile`].
+    pub profile: Option<String>,
 }
 
 /// Narrows a listen filter's resource URIs to those some served component
@@ -68,7 +74,20 @@ pub(super) fn accepted_filter(
 ) -> SubscriptionFilter {
     let mut accepted = requested.supported_by(&gateway.server_config().capabilities);
     let registry = gateway.registry();
-    narrow_to_visible(Visible::everything(&registry), &mut accepted);
+    let config = registry.config();
+    let everything = Visible::everything(&registry);
+    if let Some(uris) = &mut accepted.resource_subscriptions {
+        // A profile's alias, which the transport let through for a caller
+        // of that profile, is served too.
+        uris.retain(|uri| {
+            uri.len() <= MAX_SUBSCRIBED_URI_BYTES
+                && (everything.serves_uri(uri)
+                    || config
+                        .profiles
+                        .iter()
+                        .any(|p| p.registry_uri(uri).is_some_and(|r| r != uri)))
+        });
+    }
     accepted
 }
 
@@ -121,6 +140,7 @@ pub(super) fn subscribe(
                 session: request.session.clone(),
                 peer: context.peer.clone(),
                 identity: None,
+                profile: request.profile.clone(),
                 uris: BTreeSet::new(),
             });
             sessions.len() - 1
@@ -224,6 +244,7 @@ fn listen_to_resources(
         .push(ResourceListener {
             sink: context.sink().clone(),
             identity: request.identity.clone(),
+            profile: request.profile.clone(),
         });
     Ok(true)
 }

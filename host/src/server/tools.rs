@@ -42,9 +42,26 @@ const APPROVAL_URL_QUESTION: &str = "(the approval page was shown)";
 const INVALID_INPUT_RESPONSES: &str = "INVALID_INPUT_RESPONSES";
 
 /// `tools/list`: the tools the caller may see, under their served names.
-pub(super) fn list(request: &Request) -> ListToolsResult {
+pub(super) fn list(gateway: &Gateway, request: &Request) -> ListToolsResult {
     if request.profile().is_some_and(|p| p.discovery) {
-        return ListToolsResult::with_all_items(super::discovery::meta_tools());
+        // The meta-tools, then what this session enabled, in the
+        // profile's order, as far as the caller still sees it.
+        let enabled = super::discovery::enabled_names(gateway, request);
+        let mut tools = super::discovery::meta_tools();
+        if !enabled.is_empty() {
+            tools.extend(
+                request
+                    .visible()
+                    .tools()
+                    .iter()
+                    .filter(|t| {
+                        enabled.contains(&t.name)
+                            && !crate::config::profiles::META_TOOLS.contains(&t.name.as_str())
+                    })
+                    .map(mcp_tool),
+            );
+        }
+        return ListToolsResult::with_all_items(tools);
     }
     ListToolsResult::with_all_items(request.visible().tools().iter().map(mcp_tool).collect())
 }

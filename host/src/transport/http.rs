@@ -470,10 +470,6 @@ fn router(
         .route_service(&format!("{MCP_PATH}/{{profile}}"), mcp)
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            refuse_unknown_profile,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
             bound_sessions,
         ))
         .layer(middleware::from_fn_with_state(
@@ -483,9 +479,18 @@ fn router(
         .layer(middleware::from_fn_with_state(
             state.clone(),
             limit_per_caller,
+        ))
+        // Outside the others: a listen stream's acknowledgement is
+        // narrowed to the profile it came through.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_unknown_profile,
         ));
     if let Some(auth) = auth {
-        endpoint = authenticated(endpoint, auth);
+        endpoint = authenticated(endpoint, auth)
+            // Before authentication: a refusal at `/mcp/NAME` names that
+            // profile's metadata, and its token's audience may be its own.
+            .layer(middleware::from_fn_with_state(state.clone(), name_profile));
     }
     let endpoint = endpoint
         .layer(middleware::from_fn_with_state(
@@ -501,7 +506,9 @@ fn router(
         .route("/readyz", get(readiness).with_state(state.clone()))
         .merge(endpoint);
     if let Some(auth) = auth {
-        app = app.merge(crate::auth::http::metadata_router(auth));
+        let gateway = state.gateway.clone();
+        let serves_profile = move |name: &str| gateway.registry().config().profile(name).is_some();
+        app = app.merge(crate::auth::http::metadata_router(auth, serves_profile));
     }
     // The approval page (ADR 0038): approvers sign in there, so it is not
     // behind `/mcp`'s bearer check; the rebinding guard applies.
@@ -571,6 +578,30 @@ async fn refuse_unknown_profile(
     request
         .extensions_mut()
         .insert(crate::catalog::ProfileName(name));
+    next.run(request).await
+}
+
+/// Names the profile a `/mcp/<profile>` request is for (in its
+/// extensions) when the configuration has one by that name, for
+/// authentication to read; an unknown one is refused after it
+/// ([`refuse_unknown_profile`]).
+async fn name_profile(
+    State(state): State<Arc<HttpState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let named = request
+        .uri()
+        .path()
+        .strip_prefix(MCP_PATH)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|name| state.gateway.registry().config().profile(name).is_some())
+        .map(|name| crate::auth::http::ProfilePath(name.to_string()));
+    let extensions = request.extensions_mut();
+    extensions.remove::<crate::auth::http::ProfilePath>();
+    if let Some(named) = named {
+        extensions.insert(named);
+    }
     next.run(request).await
 }
 
@@ -823,25 +854,30 @@ async fn answer_what_rmcp_would_not(
             // server narrows its resource URIs to what this caller may see
             // first.
             let identity = parts.extensions.get::<Identity>();
-            let body = if state
-                .gateway
-                .narrow_listen_request(&mut message, identity, "http")
-            {
-                match serde_json::to_vec(&message) {
-                    Ok(narrowed) => {
-                        parts
-                            .headers
-                            .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
-                        Body::from(narrowed)
+            let profile = parts
+                .extensions
+                .get::<crate::catalog::ProfileName>()
+                .map(|p| p.0.as_str());
+            let body =
+                if state
+                    .gateway
+                    .narrow_listen_request(&mut message, identity, "http", profile)
+                {
+                    match serde_json::to_vec(&message) {
+                        Ok(narrowed) => {
+                            parts
+                                .headers
+                                .insert(header::CONTENT_LENGTH, HeaderValue::from(narrowed.len()));
+                            Body::from(narrowed)
+                        }
+                        Err(e) => {
+                            tracing::error!("cannot encode a narrowed listen request: {e}");
+                            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                        }
                     }
-                    Err(e) => {
-                        tracing::error!("cannot encode a narrowed listen request: {e}");
-                        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-                    }
-                }
-            } else {
-                Body::from(bytes)
-            };
+                } else {
+                    Body::from(bytes)
+                };
             next.run(Request::from_parts(parts, body)).await
         }
         Triage::Answer(answer) => {

@@ -368,7 +368,12 @@ async fn handle_line(
             // A listen stream is acknowledged before any handler runs: its
             // resource URIs are narrowed to what the stdio caller may see
             // first, as the HTTP transport does for its callers.
-            gateway.narrow_listen_request(&mut message, None, "stdio");
+            gateway.narrow_listen_request(
+                &mut message,
+                None,
+                "stdio",
+                gateway.stdio_profile().as_deref(),
+            );
             deliver.send(*message).await.is_ok()
         }
         Triage::Answer(answer) => {
