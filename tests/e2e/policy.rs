@@ -14,7 +14,10 @@ use toolhost_test_infra::idp::{Idp, SigningKey};
 use crate::support::audit::{records, trail_of, with_trail};
 use crate::support::infra::{Redis, require, sha256_hex};
 use crate::support::metrics::Scrape;
-use crate::support::{ERAS, Elicitation, Era, Host, HostOptions, component, test_cache_home};
+use crate::support::{
+    Changes, ERAS, Elicitation, Era, Host, HostOptions, component, test_cache_home,
+    write_then_rename,
+};
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
 
@@ -588,4 +591,30 @@ async fn a_callers_token_is_exchanged_for_the_upstreams_once_and_a_token_the_pro
             "no token on record"
         );
     }
+}
+
+#[tokio::test]
+async fn a_rule_over_the_components_digest_follows_the_build_a_reload_brings() {
+    // `plugin` is built once per component served, not once per request:
+    // a new build of the same file is a new component to the rules at once.
+    let withdrawn = component("hello");
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&withdrawn));
+    let rule = format!(
+        "[[policy.rules]]\nname = \"withdrawn-build\"\noutcome = \"deny\"\n\
+         when = 'plugin.digest == \"sha256:{digest}\"'\nreason = \"this build of hello is withdrawn\"\n"
+    );
+    let host = hello(Era::Legacy, Elicitation::Unsupported, &rule).await;
+    let issue = host.tool_error("greet", json!({"name": "alice"})).await;
+    assert_eq!(issue["message"], "this build of hello is withdrawn");
+    let issue = host.tool_error("greet", json!({"name": "bob"})).await;
+    assert_eq!(issue["message"], "this build of hello is withdrawn");
+
+    // Another build: the same code with a custom section (id 0, name
+    // "build", content "2") appended, so other bytes and another digest.
+    let mut rebuilt = withdrawn.clone();
+    rebuilt.extend_from_slice(&[0, 7, 5, b'b', b'u', b'i', b'l', b'd', b'2']);
+    let mut changes = Changes::open(&host, Era::Legacy).await;
+    write_then_rename(&host.plugins, "hello.wasm", &rebuilt);
+    changes.next(&host).await;
+    host.ok("greet", json!({"name": "alice"})).await;
 }

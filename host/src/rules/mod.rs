@@ -30,6 +30,7 @@
 pub mod condition;
 pub mod limits;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,6 +143,43 @@ pub struct Rule {
 pub struct Policy {
     rules: Arc<Vec<Rule>>,
     version: String,
+    /// `plugin` and `tool` as conditions read them, built once per
+    /// plugin and tool served, not once per request.
+    served: Arc<ServedValues>,
+}
+
+/// The CEL values of what is served (`plugin`, `tool`), which depend only
+/// on the component, its served name and the configuration, so they are
+/// built once and shared by every request's [`Variables`]. A new
+/// configuration brings a new [`Policy`] and so new values; a reloaded
+/// component has a new digest and so a new entry.
+#[derive(Debug, Default)]
+struct ServedValues {
+    by_key: std::sync::Mutex<HashMap<String, Arc<dyn cel::common::value::Val>>>,
+}
+
+/// The most entries [`ServedValues`] keeps: past it (components replaced
+/// many times over) it starts again empty.
+const MAX_SERVED_VALUES: usize = 4096;
+
+impl ServedValues {
+    /// The value under `key`, built by `build` the first time.
+    fn get_or_build(
+        &self,
+        key: String,
+        build: impl FnOnce() -> Arc<dyn cel::common::value::Val>,
+    ) -> Arc<dyn cel::common::value::Val> {
+        let mut by_key = self.by_key.lock().expect("not poisoned");
+        if let Some(value) = by_key.get(&key) {
+            return value.clone();
+        }
+        if by_key.len() >= MAX_SERVED_VALUES {
+            by_key.clear();
+        }
+        let value = build();
+        by_key.insert(key, value.clone());
+        value
+    }
 }
 
 impl PartialEq for Policy {
@@ -315,7 +353,8 @@ fn identity_value(identity: Option<&Identity>, transport: &str) -> Cel {
 /// for what it does not reach).
 pub struct Variables<'f> {
     facts: &'f Facts<'f>,
-    built: [std::sync::OnceLock<Box<dyn cel::common::value::Val>>; condition::VARIABLES.len()],
+    built: [std::sync::OnceLock<Arc<dyn cel::common::value::Val>>; condition::VARIABLES.len()],
+    served: Option<&'f ServedValues>,
 }
 
 impl<'f> Variables<'f> {
@@ -324,6 +363,46 @@ impl<'f> Variables<'f> {
         Variables {
             facts,
             built: Default::default(),
+            served: None,
+        }
+    }
+
+    /// [`Variables::of`], taking `plugin` and `tool` from `served` (built
+    /// once per plugin and tool instead of once per request).
+    fn sharing(facts: &'f Facts<'f>, served: &'f ServedValues) -> Variables<'f> {
+        Variables {
+            served: Some(served),
+            ..Variables::of(facts)
+        }
+    }
+
+    /// `variable` as a CEL value, built now.
+    fn build(&self, variable: &str) -> Arc<dyn cel::common::value::Val> {
+        let value: Box<dyn cel::common::value::Val> = self
+            .facts
+            .value_of(variable)
+            .try_into()
+            .expect("a value built from facts converts");
+        Arc::from(value)
+    }
+
+    /// The key `variable`'s value is shared under, for `plugin` and
+    /// `tool`: everything [`Facts::value_of`] reads to build it.
+    fn served_key(&self, variable: &str) -> Option<String> {
+        let plugin = self.facts.plugin;
+        match (variable, self.facts.target) {
+            ("plugin", _) => Some(format!(
+                "plugin\0{}\0{}\0{}\0{}",
+                plugin.settings.name,
+                plugin.file,
+                plugin.digest,
+                self.facts.signer.unwrap_or_default()
+            )),
+            ("tool", Target::Tool { name, spec }) => Some(format!(
+                "tool\0{}\0{}\0{}\0{name}\0{}",
+                plugin.settings.name, plugin.file, plugin.digest, spec.title
+            )),
+            _ => None,
         }
     }
 }
@@ -331,12 +410,11 @@ impl<'f> Variables<'f> {
 impl cel::context::VariableResolver for Variables<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<cel::common::value::CowVal<'b, 'b>> {
         let index = condition::VARIABLES.iter().position(|v| *v == variable)?;
-        let built = self.built[index].get_or_init(|| {
-            self.facts
-                .value_of(variable)
-                .try_into()
-                .expect("a value built from facts converts")
-        });
+        let built =
+            self.built[index].get_or_init(|| match (self.served, self.served_key(variable)) {
+                (Some(served), Some(key)) => served.get_or_build(key, || self.build(variable)),
+                _ => self.build(variable),
+            });
         Some(cel::common::value::CowVal::Borrowed(&**built))
     }
 }
@@ -549,6 +627,7 @@ impl Policy {
         Ok(Policy {
             rules: Arc::new(all),
             version,
+            served: Arc::default(),
         })
     }
 
@@ -595,7 +674,7 @@ impl Policy {
     /// evaluated hides (fail closed) and is logged.
     pub fn hides(&self, facts: &Facts) -> Option<&str> {
         // Nothing is built until a condition reads it.
-        let variables = Variables::of(facts);
+        let variables = Variables::sharing(facts, &self.served);
         let context = condition::resolving(&variables);
         for rule in self.rules.iter() {
             if !matches!(rule.outcome, Outcome::Hide) {
@@ -629,7 +708,7 @@ impl Policy {
     /// the module doc): the limits it counts against and the decision.
     pub fn decide(&self, facts: &Facts) -> Evaluation {
         let mut limits = Vec::new();
-        let variables = Variables::of(facts);
+        let variables = Variables::sharing(facts, &self.served);
         let context = condition::resolving(&variables);
         for rule in self.rules.iter() {
             if matches!(rule.outcome, Outcome::Hide) {
