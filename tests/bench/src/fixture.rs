@@ -244,14 +244,15 @@ fn cache_flags(toolhost: &Path) -> Result<CacheFlags> {
 /// The benchmark's `toolhost.toml`: the StatusPro tools may read the
 /// sandbox, with its key injected by the host (as `cargo xtask demo` does).
 /// Over HTTP, every client of the benchmark is the same caller (no auth on
-/// loopback), and the throughput row opens 64 sessions at once, each with
-/// its event stream and a call in flight: the per-caller bounds are raised
-/// above that, so the row measures calls, not the flood protection.
+/// loopback), and the throughput rows open up to 256 sessions at once (and
+/// more over a row, as closed ones expire), each with its event stream and
+/// a call in flight: the per-caller bounds are raised above that, so the
+/// rows measure calls, not the flood protection.
 fn config_text(sandbox: &Sandbox) -> String {
     format!(
         "# Written by toolhost-bench: StatusPro tools against the local sandbox.\n\
          [host]\nconfirmation = \"deny\"\n\n\
-         [http]\nrequests_per_identity = 1024\nstreams_per_identity = 1024\n\n{}",
+         [http]\nrequests_per_identity = 1024\nstreams_per_identity = 1024\nsessions_per_identity = 4096\n\n{}",
         sandbox.toolhost_config(&["GET", "POST"])
     )
 }
