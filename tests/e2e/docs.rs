@@ -143,7 +143,8 @@ fn expected_failures(name: &str) -> Vec<String> {
     let list = runner
         .split(&format!("pub const {name}"))
         .nth(1)
-        .and_then(|rest| rest.split("\n];").next())
+        // `];`, not `\n];`: rustfmt writes a one-entry list on one line.
+        .and_then(|rest| rest.split("];").next())
         .unwrap_or_else(|| panic!("xtask/src/conformance.rs has {name}"));
     list.lines()
         .map(str::trim)
@@ -158,7 +159,7 @@ fn expected_failures(name: &str) -> Vec<String> {
 fn every_expected_conformance_failure_is_explained() {
     let doc = read("docs/conformance.md");
     let scenarios = expected_failures("EXPECTED_FAILURES");
-    assert!(scenarios.len() >= 3, "{scenarios:?}");
+    assert!(!scenarios.is_empty(), "{scenarios:?}");
     let why = doc
         .split("## Why the failing scenarios fail")
         .nth(1)

@@ -1,6 +1,8 @@
 //! The log belongs to the operator: a component's messages stay within a
 //! per-call budget, cannot forge log lines or drive a terminal, and a
-//! client that never reads the server's stderr cannot stall it.
+//! client that never reads the server's stderr cannot stall it. A copy
+//! reaches the calling client, at or above the level it asked for, only
+//! from a block the operator opted in (`log_to_client`).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -11,7 +13,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use crate::protocol::PlainClient;
-use crate::support::{Host, HostOptions, component, test_cache_home};
+use crate::support::{Elicitation, Era, Host, HostOptions, component, test_cache_home};
 
 /// Lines of `stderr` holding `needle`.
 fn count_lines(stderr: &str, needle: &str) -> usize {
@@ -140,4 +142,126 @@ async fn a_server_whose_stderr_nobody_reads_still_answers_calls() {
             Some(json!({"message": "Hello, Ada!"}))
         );
     }
+}
+
+/// A host over HTTP serving `misbehaving` twice: as `misbehaving`, whose
+/// block sends its log to the client from `info` up, and as `quiet.*`
+/// (`quiet.wasm`), whose block does not.
+async fn opted_in_host() -> Host {
+    Host::start(
+        HostOptions::new(&["misbehaving"])
+            .http()
+            .file("quiet.wasm", component("misbehaving"))
+            .config(
+                "[plugins.misbehaving]\nlog_to_client = \"info\"\n\n\
+                 [plugins.quiet]\nfiles = [\"quiet.wasm\"]\nprefix = \"quiet\"\n",
+            ),
+    )
+    .await
+}
+
+/// Asks the host to send `client` log messages from `level` up.
+#[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); toolhost serves it.
+async fn set_level(client: &Host, level: rmcp::model::LoggingLevel) {
+    client
+        .client
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(level))
+        .await
+        .expect("logging/setLevel is answered");
+}
+
+/// The log messages `client` received whose text holds `marker`.
+fn logs_with(client: &Host, marker: &str) -> Vec<(String, Option<String>, Value)> {
+    let seen = client.handler.seen.lock().unwrap();
+    seen.logs
+        .iter()
+        .filter(|(_, _, data)| data["message"].as_str().is_some_and(|m| m.contains(marker)))
+        .cloned()
+        .collect()
+}
+
+/// Waits until `client` received `n` log messages holding `marker`.
+async fn wait_for_logs(client: &Host, marker: &str, n: usize) {
+    client
+        .wait_for_seen(|seen| {
+            seen.logs
+                .iter()
+                .filter(|(_, _, d)| d["message"].as_str().is_some_and(|m| m.contains(marker)))
+                .count()
+                >= n
+        })
+        .await;
+}
+
+#[tokio::test]
+#[allow(deprecated)]
+async fn an_opted_in_blocks_log_lines_reach_the_caller_at_or_above_its_session_level() {
+    use rmcp::model::LoggingLevel;
+    let host = opted_in_host().await;
+    // `info` lines below the session's `warning`: none sent.
+    set_level(&host, LoggingLevel::Warning).await;
+    host.ok("log_lines", json!({"text": "below-marker", "count": 2}))
+        .await;
+    // At the session's `info`: sent, in the call's session.
+    set_level(&host, LoggingLevel::Info).await;
+    host.ok("log_lines", json!({"text": "at-marker", "count": 2}))
+        .await;
+    wait_for_logs(&host, "at-marker", 2).await;
+    let sent = logs_with(&host, "at-marker");
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    for (level, logger, data) in &sent {
+        assert_eq!(level, "info");
+        assert_eq!(logger.as_deref(), Some("misbehaving"));
+        assert_eq!(data, &json!({"tool": "log_lines", "message": "at-marker"}));
+    }
+    // Sent in order on one stream: what was below the level came first and
+    // was left out.
+    assert!(logs_with(&host, "below-marker").is_empty());
+    // The operator's log has both, as before.
+    let stderr = host.wait_for_stderr("at-marker").await;
+    assert_eq!(count_lines(&stderr, "below-marker"), 2, "{stderr:.3000}");
+    assert_eq!(count_lines(&stderr, "at-marker"), 2, "{stderr:.3000}");
+}
+
+#[tokio::test]
+#[allow(deprecated)]
+async fn a_block_not_opted_in_sends_the_caller_no_log_lines() {
+    let host = opted_in_host().await;
+    set_level(&host, rmcp::model::LoggingLevel::Debug).await;
+    host.ok(
+        "quiet.log_lines",
+        json!({"text": "quiet-marker", "count": 2}),
+    )
+    .await;
+    // An opted-in call after it, on the same stream: once its lines are
+    // in, the quiet block's would be too.
+    host.ok("log_lines", json!({"text": "loud-marker", "count": 1}))
+        .await;
+    wait_for_logs(&host, "loud-marker", 1).await;
+    assert!(logs_with(&host, "quiet-marker").is_empty());
+    let stderr = host.wait_for_stderr("quiet-marker").await;
+    assert_eq!(count_lines(&stderr, "quiet-marker"), 2, "{stderr:.3000}");
+}
+
+#[tokio::test]
+#[allow(deprecated)]
+async fn another_session_receives_none_of_a_calls_log_lines() {
+    use rmcp::model::LoggingLevel;
+    let host = opted_in_host().await;
+    let other = host
+        .another_client(Era::Legacy, Elicitation::Accept(true), None)
+        .await;
+    set_level(&host, LoggingLevel::Info).await;
+    set_level(&other, LoggingLevel::Info).await;
+    host.ok("log_lines", json!({"text": "first-session", "count": 2}))
+        .await;
+    wait_for_logs(&host, "first-session", 2).await;
+    // The other session's own lines arrive after anything sent before.
+    other
+        .ok("log_lines", json!({"text": "second-session", "count": 1}))
+        .await;
+    wait_for_logs(&other, "second-session", 1).await;
+    assert!(logs_with(&other, "first-session").is_empty());
+    assert!(logs_with(&host, "second-session").is_empty());
 }

@@ -94,6 +94,9 @@ pub struct Seen {
     pub updated: Vec<String>,
     /// The URLs of URL-mode elicitations, in arrival order.
     pub urls: Vec<String>,
+    /// `notifications/message` log messages, in arrival order: level (as
+    /// MCP writes it), logger and data.
+    pub logs: Vec<(String, Option<String>, Value)>,
 }
 
 /// The test client.
@@ -210,6 +213,24 @@ impl ClientHandler for TestClient {
         _context: NotificationContext<RoleClient>,
     ) {
         self.seen.lock().unwrap().updated.push(params.uri);
+        self.changed.notify_waiters();
+    }
+
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); toolhost serves it.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        self.seen
+            .lock()
+            .unwrap()
+            .logs
+            .push((level, params.logger, params.data));
         self.changed.notify_waiters();
     }
 

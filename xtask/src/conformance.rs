@@ -9,7 +9,8 @@
 //!    (each version in its own directory, `suite-VERSION/`).
 //! 2. Builds `toolhost` (debug) and serves `conformance.wasm`
 //!    (`tests/components/conformance`, the tools the scenarios call) with
-//!    `toolhost serve --http 127.0.0.1:0`, on the port it logs.
+//!    `toolhost serve --http 127.0.0.1:0`, on the port it logs, its block
+//!    opted in to sending its log to the client ([`CONFIG`]).
 //! 3. Runs each server scenario (all of them, or the ones named) in its own
 //!    suite process, bounded in time, and reads the checks it wrote:
 //!    a scenario passes when none of its checks failed.
@@ -52,25 +53,20 @@ const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long toolhost may take to listen.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The configuration toolhost serves the suite with: the conformance
+/// component's log also goes to the client (`log_to_client`), which the
+/// logging scenarios check.
+const CONFIG: &str = "[plugins.conformance]\nlog_to_client = \"debug\"\n";
+
 /// What toolhost logs, before the endpoint's URL, once it listens.
 const LISTENING: &str = "serving MCP over HTTP at ";
 
 /// Server scenarios expected to fail, each with why. Every other scenario
 /// must pass. docs/conformance.md explains each one at length.
-pub const EXPECTED_FAILURES: &[(&str, &str)] = &[
-    (
-        "tools-call-with-logging",
-        "a component's log is the operator's (stderr), never sent to the client",
-    ),
-    (
-        "logging-set-level",
-        "no logging capability: nothing is logged to the client",
-    ),
-    (
-        "tools-call-sampling",
-        "no import asks the client's model (sampling)",
-    ),
-];
+pub const EXPECTED_FAILURES: &[(&str, &str)] = &[(
+    "tools-call-sampling",
+    "no import asks the client's model (sampling)",
+)];
 
 /// Server scenarios of suite [`ALPHA`] expected to fail, each with why.
 /// Filled in from a run of that suite; docs/conformance.md explains them.
@@ -373,10 +369,14 @@ fn npm_install(prefix: &Path, (name, version): (&str, &str)) -> Result<()> {
 /// URL, which it logs once it listens.
 async fn start_toolhost(toolhost: &Path, plugins: &Path, work: &Path) -> Result<(Child, String)> {
     let log_path = work.join("toolhost.log");
+    let config = work.join("toolhost.toml");
+    std::fs::write(&config, CONFIG)?;
     let mut child = Command::new(toolhost)
         .args(["serve", "--no-watch", "--no-cache", "--http", "127.0.0.1:0"])
         .arg("--plugins")
         .arg(plugins)
+        .arg("--config")
+        .arg(&config)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

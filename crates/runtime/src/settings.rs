@@ -112,6 +112,11 @@ pub struct PluginSettings {
     /// Whether upstream requests carry the call's W3C trace context
     /// (`traceparent`, `tracestate`), from [`CallHooks::trace_context`](crate::hooks::CallHooks::trace_context).
     pub propagate_trace_context: bool,
+    /// The least severe `log` messages of a call that also go to the
+    /// client that made it; `None` (the default): the operator's log
+    /// alone. The runtime only carries it: the embedder reads it to hand a
+    /// call its [`LogSink`](crate::imports::log::LogSink).
+    pub log_to_client: Option<crate::imports::log::LogLevel>,
 }
 
 /// The name a tool of a plugin with `settings` is served under: the
@@ -135,6 +140,7 @@ impl PluginSettings {
             limits,
             name_prefix: String::new(),
             propagate_trace_context: false,
+            log_to_client: None,
         }
     }
 }

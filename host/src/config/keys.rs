@@ -1687,4 +1687,17 @@ pub const KEYS: &[Key] = &[
             third-party host which trace and request it serves, and links its logs to yours \
             ([ADR 0039](adr/0039-traces-and-call-cost.md)).",
     },
+    Key {
+        path: "plugins.*.log_to_client",
+        default: Toml("\"off\""),
+        range: None,
+        restart_only: false,
+        doc: "The least severe of this plugin's `log` messages (`\"trace\"`, `\"debug\"`, \
+            `\"info\"`, `\"warn\"`, `\"error\"`) that also go to the client making the call, \
+            as MCP `notifications/message` (logger: the block's name), when at or above the \
+            level the client asked for (`logging/setLevel`, or a 2026-07-28 request's \
+            `logLevel`); `\"off\"`: the operator's log alone. Opt in only for components \
+            whose messages the callers may read \
+            ([ADR 0046](adr/0046-component-log-to-the-client.md)).",
+    },
 ];

@@ -298,6 +298,9 @@ pub struct RawPlugin {
     pub prefix: Option<String>,
     /// `propagate_trace_context`: send `traceparent` upstream.
     pub propagate_trace_context: Option<bool>,
+    /// `log_to_client`: the least severe `log` level also sent to the
+    /// calling client, or `"off"`.
+    pub log_to_client: Option<String>,
     /// `prefix_separator`: `"."`, `"_"` or `"-"`; only with `prefix`.
     pub prefix_separator: Option<String>,
 }

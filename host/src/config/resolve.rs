@@ -459,6 +459,17 @@ fn resolve_plugin(
     }
 
     let limits = resolve_limits(raw.limits)?;
+    let log_to_client = match raw.log_to_client.as_deref() {
+        None | Some("off") => None,
+        Some(level) => Some(
+            crate::imports::log::LogLevel::parse(level).with_context(|| {
+                format!(
+                    "`plugins.{name}.log_to_client` is {level:?}; write one of \"off\", \
+                     \"trace\", \"debug\", \"info\", \"warn\", \"error\""
+                )
+            })?,
+        ),
+    };
 
     let settings = PluginSettings {
         name: name.to_string(),
@@ -471,6 +482,7 @@ fn resolve_plugin(
         propagate_trace_context: raw
             .propagate_trace_context
             .unwrap_or(key!("plugins.*.propagate_trace_context").default_bool()),
+        log_to_client,
     };
     let trust = BlockTrust {
         trusted_keys: raw.trusted_keys.into_iter().map(Into::into).collect(),

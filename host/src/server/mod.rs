@@ -16,6 +16,7 @@
 //! | `completion.rs`    | `completion/complete`                                           |
 //! | `subscriptions.rs` | `resources/subscribe`, `unsubscribe`, `subscriptions/listen`    |
 //! | `notify.rs`        | list changes and resource updates sent to clients               |
+//! | `logging.rs`       | `logging/setLevel`; a component's log sent to its caller        |
 //! | `convert.rs`       | what components define, as MCP's types                          |
 //!
 //! What each method does:
@@ -73,6 +74,11 @@
 //!   sends `notifications/resources/updated` for it, after the list
 //!   changes. `resources.subscribe` is advertised with `resources`.
 //!
+//! - logging (ADR 0046): the `logging` capability is advertised and
+//!   `logging/setLevel` kept per legacy session; a component's `log`
+//!   messages reach the calling client only for a block with
+//!   `log_to_client` (the `logging` module).
+//!
 //! Start-up (ADR 0006): the transports answer `initialize` at once while
 //! the plugin directory loads in the background. Every method that reads
 //! the registry waits for that initial load, up to `host.load_wait_secs`;
@@ -88,6 +94,7 @@ mod approval;
 mod completion;
 mod convert;
 mod discovery;
+mod logging;
 mod notify;
 mod prompts;
 pub(crate) mod request;
@@ -172,6 +179,8 @@ struct Inner {
     follows_reloads: AtomicBool,
     /// Legacy sessions' resource subscriptions (`resources/subscribe`).
     subscriptions: Mutex<Vec<subscriptions::SessionSubscriptions>>,
+    /// Legacy sessions' `logging/setLevel` levels.
+    log_levels: Mutex<Vec<logging::SessionLevel>>,
     /// 2026-07-28 listen streams that subscribed to resource URIs.
     resource_listeners: Mutex<Vec<subscriptions::ResourceListener>>,
     /// The profile stdio requests come through (`serve --profile`); set
@@ -229,6 +238,7 @@ impl Gateway {
                 audit,
                 follows_reloads: AtomicBool::new(false),
                 subscriptions: Mutex::new(Vec::new()),
+                log_levels: Mutex::new(Vec::new()),
                 resource_listeners: Mutex::new(Vec::new()),
                 stdio_profile: std::sync::OnceLock::new(),
                 indexes: discovery::Indexes::default(),
@@ -409,6 +419,10 @@ impl Gateway {
         if loading || plugins().any(|o| o.completes()) {
             capabilities.completions = Some(rmcp::model::JsonObject::new());
         }
+        // Always: `logging/setLevel` is answered in every session, and
+        // whether a component's messages reach the client is each block's
+        // choice (`log_to_client`), which a reload may change (ADR 0046).
+        capabilities.logging = Some(rmcp::model::JsonObject::new());
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -464,6 +478,17 @@ impl ServerHandler for Gateway {
             tools::call(self, &request, params, &context).await
         })
         .await
+    }
+
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); served while specified.
+    async fn set_level(
+        &self,
+        params: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let request = Request::now(self, &context);
+        logging::set_level(self, &request, params.level, &context);
+        Ok(())
     }
 
     async fn get_task(

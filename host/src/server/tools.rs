@@ -213,10 +213,11 @@ pub(super) async fn call(
             token,
         }) as _
     });
-    let options = call_options(
+    let mut options = call_options(
         gateway, request, &tool, &record, confirmer, progress, ask_first,
     )
     .await;
+    options.log_sink = super::logging::sink_for(gateway, request, &tool, context);
     let call = run_call_with(
         &gateway.inner.env,
         &tool.plugin,
@@ -287,6 +288,7 @@ pub(super) async fn call_options(
         hooks: record.hooks(),
         ask_first,
         caller_credentials,
+        log_sink: None,
     }
 }
 

@@ -319,6 +319,7 @@ pub async fn run_call_with_hooks(
         hooks,
         ask_first: None,
         caller_credentials: Vec::new(),
+        log_sink: None,
     };
     run_call_with(env, plugin, tool, arguments, options).await
 }
@@ -343,6 +344,10 @@ pub struct CallOptions {
     /// for this call's caller, by the credential's index; empty when there
     /// are none.
     pub caller_credentials: Vec<Option<String>>,
+    /// Where the call's log messages go besides the operator's log (the
+    /// client, for a block that opted in); `None`: the operator's log
+    /// alone.
+    pub log_sink: Option<Arc<dyn crate::imports::log::LogSink>>,
 }
 
 /// [`run_call_with_hooks`] with every option ([`CallOptions`]).
@@ -359,6 +364,7 @@ pub async fn run_call_with(
         hooks,
         ask_first,
         caller_credentials,
+        log_sink,
     } = options;
     if let Err(errors) = tool.validate(arguments) {
         let message = format!(
@@ -387,6 +393,7 @@ pub async fn run_call_with(
     state.waits = env.runtime.waiting.clone();
     state.hooks = hooks;
     state.caller_credentials = Arc::from(caller_credentials);
+    state.log_sink = log_sink;
     let mut store = new_store(&env.runtime, state);
     let started = std::time::Instant::now();
     let mut cpu = std::time::Duration::ZERO;

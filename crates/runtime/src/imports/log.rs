@@ -13,12 +13,20 @@
 //!   drive the operator's terminal.
 //!
 //! Messages at a level the operator's filter (`TOOLHOST_LOG`) hides cost
-//! nothing and are not counted.
+//! nothing and are not counted, unless the call's [`LogSink`] forwards
+//! them to the client.
+//!
+//! The client hears nothing of this by default. An embedder may hand a call
+//! a [`LogSink`] (toolhost does for a block the operator opted in with
+//! `log_to_client`): each message it [`wants`](LogSink::wants) then also
+//! goes to it, cut, escaped and counted against the same budget, so the
+//! client's share is never more than the operator's.
 
 use std::sync::Arc;
 
 use super::CallState;
 use crate::bindings::log::{Host, Level};
+use crate::hooks::BoxFuture;
 use crate::settings::PluginSettings;
 use crate::spec::ToolSpec;
 use crate::text::escape_controls;
@@ -26,6 +34,72 @@ use crate::text::escape_controls;
 /// Longest message kept, in characters; the rest is cut. Guests choose the
 /// length, so one message cannot be a flood by itself.
 const MAX_MESSAGE_CHARS: usize = 4096;
+
+/// A level of the `log` import, from the least to the most severe (so
+/// levels compare as severities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// `trace`.
+    Trace,
+    /// `debug`.
+    Debug,
+    /// `info`.
+    Info,
+    /// `warn`.
+    Warn,
+    /// `error`.
+    Error,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 5] = [
+        LogLevel::Trace,
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Warn,
+        LogLevel::Error,
+    ];
+
+    /// The level's name as configuration writes it (`"info"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Trace => "trace",
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+
+    /// The level named `name` ([`LogLevel::name`]), if any.
+    pub fn parse(name: &str) -> Option<LogLevel> {
+        LogLevel::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+impl From<Level> for LogLevel {
+    fn from(level: Level) -> LogLevel {
+        match level {
+            Level::Trace => LogLevel::Trace,
+            Level::Debug => LogLevel::Debug,
+            Level::Info => LogLevel::Info,
+            Level::Warn => LogLevel::Warn,
+            Level::Error => LogLevel::Error,
+        }
+    }
+}
+
+/// Receives a call's log messages besides the operator's log: the
+/// embedder's way to show them to whoever made the call.
+pub trait LogSink: Send + Sync {
+    /// Whether messages at `level` are forwarded; asked before a message
+    /// is cut, escaped or counted.
+    fn wants(&self, level: LogLevel) -> bool;
+    /// Forwards one message, already cut, escaped and within the call's
+    /// budget.
+    fn forward(&self, level: LogLevel, message: String) -> BoxFuture<'_, ()>;
+}
 
 /// One call's share of the log: what it may still write, and what it
 /// dropped. Lives in the call's [`CallState`]; when the call ends (the
@@ -101,7 +175,12 @@ fn shown(level: Level) -> bool {
 
 impl Host for CallState {
     async fn write(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
-        if !shown(level) {
+        let shown = shown(level);
+        let sink = self
+            .log_sink
+            .clone()
+            .filter(|sink| sink.wants(level.into()));
+        if !shown && sink.is_none() {
             return Ok(());
         }
         let cut = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
@@ -115,11 +194,15 @@ impl Host for CallState {
         let plugin = self.settings.name.as_str();
         let tool = self.tool.name.as_str();
         match level {
+            _ if !shown => {}
             Level::Trace => tracing::trace!(target: "plugin", plugin, tool, "{message}"),
             Level::Debug => tracing::debug!(target: "plugin", plugin, tool, "{message}"),
             Level::Info => tracing::info!(target: "plugin", plugin, tool, "{message}"),
             Level::Warn => tracing::warn!(target: "plugin", plugin, tool, "{message}"),
             Level::Error => tracing::error!(target: "plugin", plugin, tool, "{message}"),
+        }
+        if let Some(sink) = sink {
+            sink.forward(level.into(), message.to_string()).await;
         }
         Ok(())
     }

@@ -175,6 +175,8 @@ pub struct CallState {
     pub(crate) caller_credentials: Arc<[Option<String>]>,
     /// Where progress goes, if the client asked for it.
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    /// Where log messages go besides the operator's log, if anywhere.
+    pub(crate) log_sink: Option<Arc<dyn log::LogSink>>,
     /// This call's confirmations and forms so far: each prompt's
     /// fingerprint and its answer (the host's own question first, when it
     /// asked one).
@@ -280,6 +282,7 @@ impl CallState {
             confirmer,
             caller_credentials: Arc::from(Vec::new()),
             progress,
+            log_sink: None,
             answers: Vec::new(),
             host_asked: false,
             confirmed: false,

@@ -9,7 +9,7 @@
 //! | `test_simple_text` | `tools-call-simple-text` |
 //! | `test_error_handling` | `tools-call-error` |
 //! | `test_tool_with_progress` | `tools-call-with-progress` |
-//! | `test_tool_with_logging` | `tools-call-with-logging` (its lines reach the operator's log, not the client) |
+//! | `test_tool_with_logging` | `tools-call-with-logging` (its lines reach the operator's log, and the client because the suite's configuration sets `log_to_client`) |
 //! | `test_elicitation` | `tools-call-elicitation` (asks toolhost's yes/no confirmation) |
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` |
 //! | `test_reconnection` | `server-sse-polling` |
@@ -40,9 +40,8 @@
 //! | `test_prompt_with_image` | `prompts-get-with-image` |
 //! | `test_input_required_result_multi_round` | suite 0.2.0-alpha.12's `input-required-result-multi-round` (two forms, two rounds) |
 //!
-//! Not here, because the contract cannot express them: sampling (no
-//! import asks the client's model) and client logging (a component's log
-//! is the operator's).
+//! Not here, because the contract cannot express it: sampling (no import
+//! asks the client's model).
 
 use std::borrow::Cow;
 
@@ -143,8 +142,8 @@ impl Tool for WithProgress {
     }
 }
 
-/// `tools-call-with-logging`: writes three lines to the log. toolhost's
-/// `log` import is the operator's (stderr), so the client sees none of them.
+/// `tools-call-with-logging`: writes three lines to the log. They reach
+/// the client because the block opts in (`log_to_client`, ADR 0046).
 struct WithLogging;
 
 impl Tool for WithLogging {
