@@ -115,8 +115,8 @@ pub struct PluginSettings {
     /// The least severe `log` messages of a call that also go to the
     /// client that made it; `None` (the default): the operator's log
     /// alone. The runtime only carries it: the embedder reads it to hand a
-    /// call its [`LogSink`](crate::imports::log::LogSink).
-    pub log_to_client: Option<crate::imports::log::LogLevel>,
+    /// call its `LogSink` (`imports::log`).
+    pub log_to_client: Option<LogLevel>,
 }
 
 /// The name a tool of a plugin with `settings` is served under: the
@@ -142,5 +142,48 @@ impl PluginSettings {
             propagate_trace_context: false,
             log_to_client: None,
         }
+    }
+}
+
+/// A level of the `log` import, from the least to the most severe (so
+/// levels compare as severities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// `trace`.
+    Trace,
+    /// `debug`.
+    Debug,
+    /// `info`.
+    Info,
+    /// `warn`.
+    Warn,
+    /// `error`.
+    Error,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 5] = [
+        LogLevel::Trace,
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Warn,
+        LogLevel::Error,
+    ];
+
+    /// The level's name as configuration writes it (`"info"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Trace => "trace",
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+
+    /// The level named `name` ([`LogLevel::name`]), if any.
+    pub fn parse(name: &str) -> Option<LogLevel> {
+        LogLevel::ALL.into_iter().find(|l| l.name() == name)
     }
 }

@@ -35,48 +35,7 @@ use crate::text::escape_controls;
 /// length, so one message cannot be a flood by itself.
 const MAX_MESSAGE_CHARS: usize = 4096;
 
-/// A level of the `log` import, from the least to the most severe (so
-/// levels compare as severities).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// `trace`.
-    Trace,
-    /// `debug`.
-    Debug,
-    /// `info`.
-    Info,
-    /// `warn`.
-    Warn,
-    /// `error`.
-    Error,
-}
-
-impl LogLevel {
-    /// Every level, least severe first.
-    pub const ALL: [LogLevel; 5] = [
-        LogLevel::Trace,
-        LogLevel::Debug,
-        LogLevel::Info,
-        LogLevel::Warn,
-        LogLevel::Error,
-    ];
-
-    /// The level's name as configuration writes it (`"info"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            LogLevel::Trace => "trace",
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Warn => "warn",
-            LogLevel::Error => "error",
-        }
-    }
-
-    /// The level named `name` ([`LogLevel::name`]), if any.
-    pub fn parse(name: &str) -> Option<LogLevel> {
-        LogLevel::ALL.into_iter().find(|l| l.name() == name)
-    }
-}
+pub use crate::settings::LogLevel;
 
 impl From<Level> for LogLevel {
     fn from(level: Level) -> LogLevel {
