@@ -399,6 +399,14 @@ pub async fn http_latency(fx: &Fixture, opts: &Options) -> Result<Vec<Row>> {
 /// Sends `total` echo calls from one task per session, each making one
 /// call at a time; returns the wall time.
 pub(crate) async fn from_sessions(sessions: &[Session], total: usize) -> Result<Duration> {
+    Ok(timed_from_sessions(sessions, total).await?.0)
+}
+
+/// [`from_sessions`], also returning every call's latency.
+pub(crate) async fn timed_from_sessions(
+    sessions: &[Session],
+    total: usize,
+) -> Result<(Duration, Samples)> {
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(sessions.len());
@@ -407,16 +415,20 @@ pub(crate) async fn from_sessions(sessions: &[Session], total: usize) -> Result<
         let next = next.clone();
         tasks.push(tokio::spawn(async move {
             let arguments = echo_arguments();
+            let mut took = Vec::new();
             while next.fetch_add(1, Ordering::Relaxed) < total {
+                let sent = Instant::now();
                 session::call(&peer, "echo", &arguments).await?;
+                took.push(sent.elapsed());
             }
-            anyhow::Ok(())
+            anyhow::Ok(took)
         }));
     }
+    let mut samples = Samples::default();
     for task in tasks {
-        task.await.context("a client panicked")??;
+        samples.extend(task.await.context("a client panicked")??);
     }
-    Ok(start.elapsed())
+    Ok((start.elapsed(), samples))
 }
 
 /// Measurement 11: calls per second over HTTP with 1, 8 and 64 clients,

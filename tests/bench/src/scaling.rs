@@ -6,17 +6,13 @@
 //! Calls per second and the p99 of one call, each server against the one
 //! with nothing on, so an operator can read the price of each layer.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::Options;
-use crate::calls::{checked, echo_arguments};
+use crate::calls::{checked, timed_from_sessions};
 use crate::fixture::{Cache, ConfigChange, Fixture};
-use crate::session::{self, HttpServer, Session};
-use crate::stats::{self, Samples};
+use crate::session::HttpServer;
+use crate::stats;
 use crate::table::Row;
 
 /// The concurrencies measured.
@@ -49,33 +45,6 @@ fn servers(fx: &Fixture) -> Vec<(&'static str, ConfigChange)> {
             },
         ),
     ]
-}
-
-/// Sends `total` echo calls from one task per session, each making one
-/// call at a time; the wall time and every call's latency.
-async fn timed_from_sessions(sessions: &[Session], total: usize) -> Result<(Duration, Samples)> {
-    let next = Arc::new(AtomicUsize::new(0));
-    let start = Instant::now();
-    let mut tasks = Vec::with_capacity(sessions.len());
-    for client in sessions {
-        let peer = client.peer();
-        let next = next.clone();
-        tasks.push(tokio::spawn(async move {
-            let arguments = echo_arguments();
-            let mut took = Vec::new();
-            while next.fetch_add(1, Ordering::Relaxed) < total {
-                let sent = Instant::now();
-                session::call(&peer, "echo", &arguments).await?;
-                took.push(sent.elapsed());
-            }
-            anyhow::Ok(took)
-        }));
-    }
-    let mut samples = Samples::default();
-    for task in tasks {
-        samples.extend(task.await.context("a client panicked")??);
-    }
-    Ok((start.elapsed(), samples))
 }
 
 /// Measurement 22.
