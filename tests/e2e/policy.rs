@@ -471,6 +471,115 @@ async fn credentials_chosen_per_caller_reach_the_upstream_and_a_caller_without_o
 }
 
 #[tokio::test]
+async fn each_callers_own_statuspro_key_reaches_the_sandbox_and_never_a_component() {
+    // The sandbox accepts one key per person, as an API with personal keys
+    // does; its request log records which key each request carried.
+    let sandbox = statuspro_sandbox::start(statuspro_sandbox::SandboxConfig {
+        api_key: "alice-statuspro-key".into(),
+        also_accepted_keys: vec!["bob-statuspro-key".into()],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let secrets = tempfile::tempdir().unwrap();
+    std::fs::create_dir(secrets.path().join("statuspro")).unwrap();
+    for (subject, key) in [
+        ("alice", "alice-statuspro-key"),
+        ("bob", "bob-statuspro-key"),
+    ] {
+        std::fs::write(secrets.path().join("statuspro").join(subject), key).unwrap();
+    }
+    let callers = [
+        ("alice", "alice-static-token-0123456789abcdef"),
+        ("bob", "bob-static-token-0123456789abcdef"),
+        ("carol", "carol-static-token-0123456789abcdef"),
+    ];
+    let tokens: String = callers
+        .iter()
+        .map(|(subject, token)| {
+            format!(
+                "[[auth.tokens]]\nsubject = \"{subject}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
+                sha256_hex(token)
+            )
+        })
+        .collect();
+    let block = crate::statuspro::config(&sandbox, "")
+        .replace("${STATUSPRO_API_KEY}", "${secret:statuspro/{subject}}");
+    assert!(block.contains("{subject}"), "{block}");
+    let config = format!(
+        "[host]\nsecrets_dir = {:?}\n\n[auth]\nresource = \"{RESOURCE}\"\n{tokens}{block}",
+        secrets.path().display().to_string(),
+    );
+    let order = statuspro_sandbox::seed::order_with_viable_next("st000003").unwrap();
+    for era in ERAS {
+        sandbox.clear_requests();
+        let host = Host::start(
+            HostOptions::new(&crate::statuspro::COMPONENTS)
+                .http()
+                .bearer(callers[0].1)
+                .era(era)
+                .config(with_trail(&config)),
+        )
+        .await;
+        let alices = host.ok("get_order", json!({"order_id": order})).await;
+        let bob = host
+            .another_client(era, Elicitation::Unsupported, Some(callers[1].1))
+            .await;
+        let bobs = bob.ok("get_order", json!({"order_id": order})).await;
+        assert_eq!(alices, bobs, "{era:?}: the same order for both");
+        for out in [&alices, &bobs] {
+            assert!(
+                !out.to_string().contains("statuspro-key"),
+                "{era:?}: no key reaches a component's output: {out}"
+            );
+        }
+        let keys: Vec<_> = sandbox
+            .requests()
+            .into_iter()
+            .map(|r| r.api_key.unwrap_or_default())
+            .collect();
+        let split = keys
+            .iter()
+            .position(|k| k == "bob-statuspro-key")
+            .expect("bob's call reached the sandbox with bob's key");
+        assert!(split > 0, "{era:?}: {keys:?}");
+        assert!(
+            keys[..split].iter().all(|k| k == "alice-statuspro-key")
+                && keys[split..].iter().all(|k| k == "bob-statuspro-key"),
+            "{era:?}: each call carried its caller's own key: {keys:?}"
+        );
+
+        let carol = host
+            .another_client(era, Elicitation::Unsupported, Some(callers[2].1))
+            .await;
+        let refused = carol
+            .tool_error("get_order", json!({"order_id": order}))
+            .await;
+        assert_eq!(refused["code"], "PERMISSION_DENIED", "{era:?}: {refused}");
+        assert_eq!(
+            sandbox.requests().len(),
+            keys.len(),
+            "{era:?}: nothing sent for a caller with no key"
+        );
+
+        let trail = records(&trail_of(&host));
+        for (subject, _) in &callers[..2] {
+            let record = trail
+                .iter()
+                .find(|r| r["caller"] == format!("token:{subject}"))
+                .unwrap();
+            assert_eq!(
+                record["credentials"],
+                json!([format!("statuspro/{subject}")]),
+                "{record}"
+            );
+        }
+        let text = std::fs::read_to_string(trail_of(&host)).unwrap();
+        assert!(!text.contains("statuspro-key"), "no key on record");
+    }
+}
+
+#[tokio::test]
 async fn a_hide_rule_for_the_stdio_caller_hides_from_lists_reads_and_listen_acknowledgements() {
     let rule = r#"
 [[policy.rules]]
