@@ -850,3 +850,37 @@ async fn a_listen_stream_counts_as_a_stream_not_as_a_request_in_flight() {
     }
     panic!("the second listen stream never met the stream bound: {answers:?}");
 }
+
+#[tokio::test]
+async fn each_connection_sends_its_answer_without_waiting_for_the_clients_ack() {
+    // An answer leaves in several small writes (the SSE stream's priming
+    // event, then the result); with Nagle's algorithm on, the result waits
+    // for the client's ACK of the first write, which a client blocked
+    // reading delays by up to 40 ms. The server's side of the connection is
+    // looked at directly: a copy of its socket, taken from the process.
+    let host = Host::start(HostOptions::new(&["hello"]).http()).await;
+    let addr = base(&host).trim_start_matches("http://").to_string();
+    let mut client = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{INITIALIZE}",
+        INITIALIZE.len()
+    );
+    client.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = [0u8; 64];
+    let read = tokio::time::timeout(HANG, client.read(&mut answer))
+        .await
+        .expect("the server answers")
+        .unwrap();
+    assert!(answer[..read].starts_with(b"HTTP/1.1 200"), "{answer:?}");
+
+    let server_side = crate::support::sockets::peer_socket_of(
+        host.pid,
+        client.peer_addr().unwrap(),
+        client.local_addr().unwrap(),
+    );
+    assert!(
+        server_side.nodelay().unwrap(),
+        "the server's end of the connection has TCP_NODELAY set"
+    );
+}

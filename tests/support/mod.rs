@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod offers;
 pub mod otlp;
 pub mod plugin_set;
+pub mod sockets;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -1340,6 +1340,14 @@ async fn accept_until_signal(
             continue;
         }
         warned_full = false;
+        // An answer goes out in several small writes (the SSE stream's
+        // priming event, then the result): with Nagle's algorithm the
+        // second waits for the client's ACK of the first, which a client
+        // blocked reading delays by up to 40 ms on Linux. Every call would
+        // pay that wait.
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY on a connection from {peer}: {e}");
+        }
         let app = app.clone();
         let request_standing = standing.clone();
         let service =

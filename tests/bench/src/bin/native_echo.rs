@@ -174,6 +174,8 @@ async fn serve_http(addr: SocketAddr) -> anyhow::Result<()> {
         "serving MCP over HTTP at http://{}/mcp",
         listener.local_addr()?
     );
-    axum::serve(listener, app).await?;
+    // The same TCP_NODELAY toolhost sets on its connections, so both
+    // answer without waiting on the client's delayed ACK.
+    axum::serve(listener, app).tcp_nodelay(true).await?;
     Ok(())
 }
