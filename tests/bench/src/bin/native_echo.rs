@@ -170,12 +170,13 @@ async fn serve_http(addr: SocketAddr) -> anyhow::Result<()> {
     );
     let app = axum::Router::new().route_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!(
-        "serving MCP over HTTP at http://{}/mcp",
-        listener.local_addr()?
-    );
+    let address = listener.local_addr()?;
     // The same TCP_NODELAY toolhost sets on its connections, so both
     // answer without waiting on the client's delayed ACK.
-    axum::serve(listener, app).tcp_nodelay(true).await?;
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    eprintln!("serving MCP over HTTP at http://{}/mcp", address);
+    axum::serve(listener, app).await?;
     Ok(())
 }
