@@ -9,6 +9,7 @@
 //! | no secrets | no attribute holds the arguments, the API key or a query string |
 //! | dead collector | calls are answered while the collector is down or never answers; what is dropped is counted |
 //! | cost | the figures a call reports lie within what the `spend` component is known to spend |
+//! | sampling | a request not sampled exports nothing and its log lines name no trace; a sampled one's lines name its trace and span, never repeated as attributes |
 
 use serde_json::{Value, json};
 
@@ -549,6 +550,98 @@ async fn a_log_line_written_during_a_call_names_the_trace_id_its_exported_span_h
         log_field(&line, "span_id"),
         Some(server.span_id.as_str()),
         "{line}"
+    );
+    // The ids are the span's own, never also its attributes.
+    for span in &spans {
+        for key in ["trace_id", "span_id"] {
+            assert_eq!(
+                span.attr(key),
+                None,
+                "{key} on {}: {:?}",
+                span.name,
+                span.attributes
+            );
+        }
+    }
+    host.stop().await;
+}
+
+/// A 2026-07-28 `tools/call` of `fetch_url` for `url` as raw JSON, with
+/// `meta` added to its `_meta`.
+fn fetch_call(id: u32, url: &str, meta: Value) -> String {
+    let mut request: Value = serde_json::from_str(&greet_call(id, meta)).unwrap();
+    request["params"]["name"] = json!("fetch_url");
+    request["params"]["arguments"] = json!({ "url": url });
+    request.to_string()
+}
+
+#[tokio::test]
+async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_while_a_sampled_ones_do()
+ {
+    let collector = Collector::http().await;
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .era(Era::Modern)
+            .config(format!("{}sampling_ratio = 0.0\n", collector.config())),
+    )
+    .await;
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "fetch_url"),
+    ];
+    // A trace that would start here: not sampled at 0.0. Nothing allows
+    // the host, so the refusal is logged within the request.
+    let unsampled = "http://127.0.0.1:9/not-sampled-here";
+    let answer = crate::http::post(&host, fetch_call(21, unsampled, json!({})), &headers).await;
+    assert!(answer.status().is_success());
+    let log = host.wait_for_stderr("/not-sampled-here").await;
+    let line = log
+        .lines()
+        .find(|l| l.contains("/not-sampled-here"))
+        .unwrap();
+    assert!(
+        line.contains("request"),
+        "still within the request's span: {line}"
+    );
+    assert_eq!(
+        log_field(line, "trace_id"),
+        None,
+        "no trace to open: {line}"
+    );
+    assert_eq!(log_field(line, "span_id"), None, "{line}");
+
+    // A client's sampled parent is followed even at 0.0.
+    let sampled = "http://127.0.0.1:9/sampled-here";
+    let traceparent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");
+    let answer = crate::http::post(
+        &host,
+        fetch_call(22, sampled, json!({ "traceparent": traceparent })),
+        &headers,
+    )
+    .await;
+    assert!(answer.status().is_success());
+    let spans = collector
+        .trace_with(|s| s.kind == "server" && s.attr("jsonrpc.request.id") == Some("22"))
+        .await;
+    let server = spans.iter().find(|s| s.kind == "server").unwrap();
+    assert_eq!(server.trace_id, CLIENT_TRACE);
+    let log = host.wait_for_stderr("/sampled-here").await;
+    let line = log.lines().find(|l| l.contains("/sampled-here")).unwrap();
+    assert_eq!(log_field(line, "trace_id"), Some(CLIENT_TRACE), "{line}");
+    assert_eq!(
+        log_field(line, "span_id"),
+        Some(server.span_id.as_str()),
+        "{line}"
+    );
+    // Spans leave in the order they end, through one queue: had the first
+    // request exported anything, it would be in by now.
+    let exported = collector.spans();
+    assert!(
+        exported.iter().all(|s| s.trace_id == CLIENT_TRACE),
+        "only the sampled request's trace: {:#?}",
+        tree(&exported)
     );
     host.stop().await;
 }
