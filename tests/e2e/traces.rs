@@ -612,9 +612,28 @@ async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_w
     );
     assert_eq!(log_field(line, "span_id"), None, "{line}");
 
+    // A client's trace not sampled: nothing to open here either, but its
+    // lines name the client's trace, to find in the client's own log.
+    let known = "http://127.0.0.1:9/client-not-sampled";
+    let unsampled_parent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
+    let answer = crate::http::post(
+        &host,
+        fetch_call(20, known, json!({ "traceparent": unsampled_parent })),
+        &headers,
+    )
+    .await;
+    assert!(answer.status().is_success());
+    let log = host.wait_for_stderr("/client-not-sampled").await;
+    let line = log
+        .lines()
+        .find(|l| l.contains("/client-not-sampled"))
+        .unwrap();
+    assert_eq!(log_field(line, "trace_id"), Some(CLIENT_TRACE), "{line}");
+    assert_eq!(log_field(line, "span_id"), None, "no span of ours: {line}");
+
     // A client's sampled parent is followed even at 0.0.
     let sampled = "http://127.0.0.1:9/sampled-here";
-    let traceparent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");
+    let traceparent = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
     let answer = crate::http::post(
         &host,
         fetch_call(22, sampled, json!({ "traceparent": traceparent })),
@@ -626,10 +645,10 @@ async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_w
         .trace_with(|s| s.kind == "server" && s.attr("jsonrpc.request.id") == Some("22"))
         .await;
     let server = spans.iter().find(|s| s.kind == "server").unwrap();
-    assert_eq!(server.trace_id, CLIENT_TRACE);
+    assert_eq!(server.trace_id, SAMPLED_TRACE);
     let log = host.wait_for_stderr("/sampled-here").await;
     let line = log.lines().find(|l| l.contains("/sampled-here")).unwrap();
-    assert_eq!(log_field(line, "trace_id"), Some(CLIENT_TRACE), "{line}");
+    assert_eq!(log_field(line, "trace_id"), Some(SAMPLED_TRACE), "{line}");
     assert_eq!(
         log_field(line, "span_id"),
         Some(server.span_id.as_str()),
@@ -639,7 +658,109 @@ async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_w
     // request exported anything, it would be in by now.
     let exported = collector.spans();
     assert!(
-        exported.iter().all(|s| s.trace_id == CLIENT_TRACE),
+        exported.iter().all(|s| s.trace_id == SAMPLED_TRACE),
+        "only the sampled request's trace: {:#?}",
+        tree(&exported)
+    );
+    host.stop().await;
+}
+
+/// A client's trace that it samples, other than [`CLIENT_TRACE`].
+const SAMPLED_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+
+/// The header `name` the upstream `recorder` was sent on the request to
+/// `path`, if any.
+fn sent_header(recorder: &Recorder, path: &str, name: &str) -> Option<String> {
+    let requests = recorder.requests.lock().unwrap();
+    let request = requests.iter().find(|r| r.path == path).unwrap();
+    request
+        .headers
+        .iter()
+        .find(|(sent, _)| sent == name)
+        .map(|(_, value)| value.clone())
+}
+
+/// The `traceparent` the upstream `recorder` was sent on the request to
+/// `path`, if any.
+fn sent_traceparent(recorder: &Recorder, path: &str) -> Option<String> {
+    sent_header(recorder, path, "traceparent")
+}
+
+#[tokio::test]
+async fn a_trace_not_sampled_reaches_the_upstream_not_sampled_with_the_clients_trace_id_and_nothing_is_exported()
+ {
+    let collector = Collector::http().await;
+    let upstream = Recorder::start().await;
+    let host = Host::start(
+        HostOptions::new(&["hello"]).http().era(Era::Modern).config(format!(
+            "[plugins.hello]\nallow = [{{ host = \"127.0.0.1\", port = {}, methods = [\"GET\"] }}]\npropagate_trace_context = true\n{}sampling_ratio = 0.0\n",
+            upstream.port,
+            collector.config()
+        )),
+    )
+    .await;
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "fetch_url"),
+    ];
+    let call = |id: u32, path: &str, meta: Value| {
+        let host = &host;
+        let request = fetch_call(id, &format!("{}{path}", upstream.url), meta);
+        async move {
+            let answer = crate::http::post(host, request, &headers).await;
+            assert!(answer.status().is_success());
+            let text = answer.text().await.unwrap();
+            assert!(!text.contains("\"isError\":true"), "{text}");
+        }
+    };
+
+    // The client's trace, not sampled: passed on as it came, so that the
+    // upstream follows the client's decision.
+    let unsampled = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
+    call(
+        31,
+        "/client-not-sampled",
+        json!({ "traceparent": unsampled, "tracestate": "vendor=1" }),
+    )
+    .await;
+    assert_eq!(
+        sent_traceparent(&upstream, "/client-not-sampled").as_deref(),
+        Some(unsampled.as_str())
+    );
+    assert_eq!(
+        sent_header(&upstream, "/client-not-sampled", "tracestate").as_deref(),
+        Some("vendor=1")
+    );
+
+    // A trace that starts here, not sampled at 0.0: the upstream is told so,
+    // under one trace id for the whole request.
+    call(32, "/root-not-sampled", json!({})).await;
+    let sent = sent_traceparent(&upstream, "/root-not-sampled")
+        .unwrap_or_else(|| panic!("no traceparent sent"));
+    let parts: Vec<&str> = sent.split('-').collect();
+    assert_eq!(parts.len(), 4, "{sent}");
+    assert_eq!((parts[0], parts[3]), ("00", "00"), "not sampled: {sent}");
+    assert_ne!(parts[1], "0".repeat(32), "{sent}");
+    assert_ne!(parts[1], CLIENT_TRACE, "{sent}");
+
+    // A sampled request last: spans leave in the order they end, through
+    // one queue, so had the others exported anything it would be in.
+    let sampled = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
+    call(33, "/sampled", json!({ "traceparent": sampled })).await;
+    let spans = collector
+        .trace_with(|s| s.kind == "client" && s.trace_id == SAMPLED_TRACE)
+        .await;
+    let client = spans.iter().find(|s| s.kind == "client").unwrap();
+    let sent = sent_traceparent(&upstream, "/sampled").unwrap();
+    assert_eq!(
+        sent,
+        format!("00-{SAMPLED_TRACE}-{}-01", client.span_id),
+        "the sampled request's upstream follows its client span"
+    );
+    let exported = collector.spans();
+    assert!(
+        exported.iter().all(|s| s.trace_id == SAMPLED_TRACE),
         "only the sampled request's trace: {:#?}",
         tree(&exported)
     );

@@ -205,8 +205,20 @@ where
     SAMPLER
         .set(sampler)
         .map_err(|_| anyhow::anyhow!("the trace layer is installed once per process"))?;
-    Ok((layer, Telemetry { provider }))
+    // Toolhost's spans exist whatever the log's filter (`TOOLHOST_LOG`)
+    // says: an unsampled request's span carries the trace context its
+    // upstream requests pass on ([`unsampled_context`]).
+    let keep = KeepSpans.with_filter(tracing_subscriber::filter::filter_fn(exportable));
+    Ok((layer.and_then(keep), Telemetry { provider }))
 }
+
+/// A layer that does nothing but enable, by its filter, the spans that
+/// may be exported, so that they exist in the registry (their extensions
+/// hold an unsampled request's trace context) even when neither the log
+/// nor the trace layer wants them.
+struct KeepSpans;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for KeepSpans {}
 
 /// The target of a request, as its span names it.
 pub enum SpanTarget<'a> {
@@ -247,11 +259,23 @@ pub fn request_span(
             "request",
             otel.name = Empty,
             otel.kind = Empty,
+            trace_id = Empty,
         );
         sampling.set(false);
         span
     });
-    if !sampled || span.is_disabled() {
+    if span.is_disabled() {
+        return span;
+    }
+    if !sampled {
+        // A client's trace not sampled: its id on the log lines (a field of
+        // a span never exported, so never an attribute), and its context
+        // kept for the upstreams it is passed on to.
+        let client = parent.span().span_context().clone();
+        if client.is_valid() {
+            span.record("trace_id", tracing::field::display(client.trace_id()));
+            keep_unsampled(&span, client);
+        }
         return span;
     }
     let name = match target {
@@ -385,18 +409,91 @@ pub fn component(span: &tracing::Span, plugin: &crate::plugin::Plugin, tool: &st
 }
 
 /// The W3C trace context of the current span, as headers, for a plugin
-/// whose upstream requests carry it (`propagate_trace_context`).
+/// whose upstream requests carry it (`propagate_trace_context`). Within a
+/// request not sampled, the unsampled context ([`unsampled_context`]), so
+/// that the upstream follows the decision made here rather than start a
+/// trace of its own.
 pub fn current_trace_headers() -> Vec<(String, String)> {
     if !enabled() {
         return Vec::new();
     }
-    let context = tracing::Span::current().context();
+    let current = tracing::Span::current();
+    let mut context = current.context();
     if !context.span().span_context().is_valid() {
-        return Vec::new();
+        match unsampled_context(&current) {
+            Some(unsampled) => context = opentelemetry::Context::new().with_remote_span_context(unsampled),
+            None => return Vec::new(),
+        }
     }
     let mut headers = std::collections::HashMap::new();
     TraceContextPropagator::new().inject_context(&context, &mut headers);
     headers.into_iter().collect()
+}
+
+/// The trace context of a request not sampled, kept in its span's
+/// extensions (no OpenTelemetry span exists for it).
+struct Unsampled(opentelemetry::trace::SpanContext);
+
+/// Keeps `context` (a client's, not sampled) with the request's `span`.
+fn keep_unsampled(span: &tracing::Span, context: opentelemetry::trace::SpanContext) {
+    use tracing_subscriber::registry::LookupSpan as _;
+    let Some(id) = span.id() else {
+        return;
+    };
+    let mut context = Some(context);
+    tracing::dispatcher::get_default(|dispatch| {
+        if let Some(registry) = dispatch.downcast_ref::<tracing_subscriber::Registry>()
+            && let Some(span) = registry.span(&id)
+            && let Some(context) = context.take()
+        {
+            span.extensions_mut().insert(Unsampled(context));
+        }
+    });
+}
+
+/// The context an upstream request made within `current` (a span with no
+/// exported span) passes on: the client's `traceparent` and `tracestate`
+/// as they came, when a client's unsampled trace is known; else, for a
+/// trace that starts here unsampled, one drawn at the first upstream
+/// request and kept with the request's span (or the outermost span, for a
+/// call run outside any request), so that every upstream request of it
+/// names one trace. Not sampled, either way. Drawn only here, so a request
+/// that sends nothing upstream pays nothing for it.
+fn unsampled_context(current: &tracing::Span) -> Option<opentelemetry::trace::SpanContext> {
+    use opentelemetry::trace::{SpanContext, TraceFlags, TraceState};
+    use tracing_subscriber::registry::LookupSpan as _;
+    let id = current.id()?;
+    tracing::dispatcher::get_default(|dispatch| {
+        let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+        let span = registry.span(&id)?;
+        let mut holder = None;
+        for span in span.scope() {
+            if let Some(Unsampled(context)) = span.extensions().get::<Unsampled>() {
+                return Some(context.clone());
+            }
+            let is_request = span.metadata().target() == REQUEST_TARGET;
+            holder = Some(span);
+            if is_request {
+                break;
+            }
+        }
+        let holder = holder?;
+        let mut extensions = holder.extensions_mut();
+        // Another upstream request of the call may have drawn it meanwhile.
+        if let Some(Unsampled(context)) = extensions.get_mut::<Unsampled>() {
+            return Some(context.clone());
+        }
+        let ids = RandomIdGenerator::default();
+        let context = SpanContext::new(
+            ids.new_trace_id(),
+            ids.new_span_id(),
+            TraceFlags::default(),
+            false,
+            TraceState::default(),
+        );
+        extensions.insert(Unsampled(context.clone()));
+        Some(context)
+    })
 }
 
 /// The parent of a request's span: the `traceparent`/`tracestate` of its
