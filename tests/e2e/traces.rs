@@ -689,82 +689,91 @@ fn sent_traceparent(recorder: &Recorder, path: &str) -> Option<String> {
 #[tokio::test]
 async fn a_trace_not_sampled_reaches_the_upstream_not_sampled_with_the_clients_trace_id_and_nothing_is_exported()
  {
-    let collector = Collector::http().await;
-    let upstream = Recorder::start().await;
-    let host = Host::start(
-        HostOptions::new(&["hello"]).http().era(Era::Modern).config(format!(
+    // The log's filter does not matter: also when it wants none of the
+    // request's spans.
+    for log in ["info,toolhost=debug", "warn,toolhost::transport=info"] {
+        let collector = Collector::http().await;
+        let upstream = Recorder::start().await;
+        let config = format!(
             "[plugins.hello]\nallow = [{{ host = \"127.0.0.1\", port = {}, methods = [\"GET\"] }}]\npropagate_trace_context = true\n{}sampling_ratio = 0.0\n",
             upstream.port,
             collector.config()
-        )),
-    )
-    .await;
-    let headers = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "fetch_url"),
-    ];
-    let call = |id: u32, path: &str, meta: Value| {
-        let host = &host;
-        let request = fetch_call(id, &format!("{}{path}", upstream.url), meta);
-        async move {
-            let answer = crate::http::post(host, request, &headers).await;
-            assert!(answer.status().is_success());
-            let text = answer.text().await.unwrap();
-            assert!(!text.contains("\"isError\":true"), "{text}");
-        }
-    };
-
-    // The client's trace, not sampled: passed on as it came, so that the
-    // upstream follows the client's decision.
-    let unsampled = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
-    call(
-        31,
-        "/client-not-sampled",
-        json!({ "traceparent": unsampled, "tracestate": "vendor=1" }),
-    )
-    .await;
-    assert_eq!(
-        sent_traceparent(&upstream, "/client-not-sampled").as_deref(),
-        Some(unsampled.as_str())
-    );
-    assert_eq!(
-        sent_header(&upstream, "/client-not-sampled", "tracestate").as_deref(),
-        Some("vendor=1")
-    );
-
-    // A trace that starts here, not sampled at 0.0: the upstream is told so,
-    // under one trace id for the whole request.
-    call(32, "/root-not-sampled", json!({})).await;
-    let sent = sent_traceparent(&upstream, "/root-not-sampled")
-        .unwrap_or_else(|| panic!("no traceparent sent"));
-    let parts: Vec<&str> = sent.split('-').collect();
-    assert_eq!(parts.len(), 4, "{sent}");
-    assert_eq!((parts[0], parts[3]), ("00", "00"), "not sampled: {sent}");
-    assert_ne!(parts[1], "0".repeat(32), "{sent}");
-    assert_ne!(parts[1], CLIENT_TRACE, "{sent}");
-
-    // A sampled request last: spans leave in the order they end, through
-    // one queue, so had the others exported anything it would be in.
-    let sampled = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
-    call(33, "/sampled", json!({ "traceparent": sampled })).await;
-    let spans = collector
-        .trace_with(|s| s.kind == "client" && s.trace_id == SAMPLED_TRACE)
+        );
+        let host = Host::start(
+            HostOptions::new(&["hello"])
+                .http()
+                .era(Era::Modern)
+                .env("TOOLHOST_LOG", log)
+                .config(config),
+        )
         .await;
-    let client = spans.iter().find(|s| s.kind == "client").unwrap();
-    let sent = sent_traceparent(&upstream, "/sampled").unwrap();
-    assert_eq!(
-        sent,
-        format!("00-{SAMPLED_TRACE}-{}-01", client.span_id),
-        "the sampled request's upstream follows its client span"
-    );
-    let exported = collector.spans();
-    assert!(
-        exported.iter().all(|s| s.trace_id == SAMPLED_TRACE),
-        "only the sampled request's trace: {:#?}",
-        tree(&exported)
-    );
-    host.stop().await;
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "fetch_url"),
+        ];
+        let call = |id: u32, path: &str, meta: Value| {
+            let host = &host;
+            let request = fetch_call(id, &format!("{}{path}", upstream.url), meta);
+            async move {
+                let answer = crate::http::post(host, request, &headers).await;
+                assert!(answer.status().is_success());
+                let text = answer.text().await.unwrap();
+                assert!(!text.contains("\"isError\":true"), "{text}");
+            }
+        };
+
+        // The client's trace, not sampled: passed on as it came, so that the
+        // upstream follows the client's decision.
+        let unsampled = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
+        call(
+            31,
+            "/client-not-sampled",
+            json!({ "traceparent": unsampled, "tracestate": "vendor=1" }),
+        )
+        .await;
+        assert_eq!(
+            sent_traceparent(&upstream, "/client-not-sampled").as_deref(),
+            Some(unsampled.as_str())
+        );
+        assert_eq!(
+            sent_header(&upstream, "/client-not-sampled", "tracestate").as_deref(),
+            Some("vendor=1")
+        );
+
+        // A trace that starts here, not sampled at 0.0: the upstream is told so,
+        // under one trace id for the whole request.
+        call(32, "/root-not-sampled", json!({})).await;
+        let sent = sent_traceparent(&upstream, "/root-not-sampled")
+            .unwrap_or_else(|| panic!("no traceparent sent"));
+        let parts: Vec<&str> = sent.split('-').collect();
+        assert_eq!(parts.len(), 4, "{sent}");
+        assert_eq!((parts[0], parts[3]), ("00", "00"), "not sampled: {sent}");
+        assert_ne!(parts[1], "0".repeat(32), "{sent}");
+        assert_ne!(parts[1], CLIENT_TRACE, "{sent}");
+
+        // A sampled request last: spans leave in the order they end, through
+        // one queue, so had the others exported anything it would be in.
+        let sampled = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
+        call(33, "/sampled", json!({ "traceparent": sampled })).await;
+        let spans = collector
+            .trace_with(|s| s.kind == "client" && s.trace_id == SAMPLED_TRACE)
+            .await;
+        let client = spans.iter().find(|s| s.kind == "client").unwrap();
+        let sent = sent_traceparent(&upstream, "/sampled").unwrap();
+        assert_eq!(
+            sent,
+            format!("00-{SAMPLED_TRACE}-{}-01", client.span_id),
+            "the sampled request's upstream follows its client span"
+        );
+        let exported = collector.spans();
+        assert!(
+            exported.iter().all(|s| s.trace_id == SAMPLED_TRACE),
+            "only the sampled request's trace: {:#?}",
+            tree(&exported)
+        );
+        host.stop().await;
+    }
 }
 
 #[tokio::test]

@@ -15,7 +15,10 @@
 //! its own outside any request (an approved call run later), sampled at
 //! the same ratio. An unsampled request therefore makes no OpenTelemetry
 //! span, attribute or context at all, and the SDK's own sampler
-//! (parent-based, always on) follows the decision already made.
+//! (parent-based, always on) follows the decision already made. What it
+//! keeps of its trace lives in its `tracing` span: a client's trace id as
+//! the log field `trace_id`, and the context its upstream requests pass
+//! on, not sampled ([`current_trace_headers`]).
 //!
 //! Where each span begins (one place each):
 //!
@@ -205,20 +208,8 @@ where
     SAMPLER
         .set(sampler)
         .map_err(|_| anyhow::anyhow!("the trace layer is installed once per process"))?;
-    // Toolhost's spans exist whatever the log's filter (`TOOLHOST_LOG`)
-    // says: an unsampled request's span carries the trace context its
-    // upstream requests pass on ([`unsampled_context`]).
-    let keep = KeepSpans.with_filter(tracing_subscriber::filter::filter_fn(exportable));
-    Ok((layer.and_then(keep), Telemetry { provider }))
+    Ok((layer, Telemetry { provider }))
 }
-
-/// A layer that does nothing but enable, by its filter, the spans that
-/// may be exported, so that they exist in the registry (their extensions
-/// hold an unsampled request's trace context) even when neither the log
-/// nor the trace layer wants them.
-struct KeepSpans;
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for KeepSpans {}
 
 /// The target of a request, as its span names it.
 pub enum SpanTarget<'a> {
@@ -237,8 +228,9 @@ pub enum SpanTarget<'a> {
 /// conventions' attributes read from `context`, its parent taken from the
 /// request's `_meta` or, failing that, its HTTP headers. The one place a
 /// request's span begins, and where its trace is sampled: an unsampled
-/// request's span is a plain `tracing` span (the log's `request: …`), and
-/// nothing is built for the trace.
+/// request's span is a plain `tracing` span (the log's `request: …`, or
+/// `request{trace_id=…}: …` naming a client's trace), and nothing is built
+/// for the trace.
 pub fn request_span(
     context: &RequestContext<RoleServer>,
     method: &'static str,
@@ -421,7 +413,9 @@ pub fn current_trace_headers() -> Vec<(String, String)> {
     let mut context = current.context();
     if !context.span().span_context().is_valid() {
         match unsampled_context(&current) {
-            Some(unsampled) => context = opentelemetry::Context::new().with_remote_span_context(unsampled),
+            Some(unsampled) => {
+                context = opentelemetry::Context::new().with_remote_span_context(unsampled)
+            }
             None => return Vec::new(),
         }
     }
