@@ -402,7 +402,7 @@ pub fn component(span: &tracing::Span, plugin: &crate::plugin::Plugin, tool: &st
 
 /// The W3C trace context of the current span, as headers, for a plugin
 /// whose upstream requests carry it (`propagate_trace_context`). Within a
-/// request not sampled, the unsampled context ([`unsampled_context`]), so
+/// request not sampled, the unsampled context (`unsampled_context`), so
 /// that the upstream follows the decision made here rather than start a
 /// trace of its own.
 pub fn current_trace_headers() -> Vec<(String, String)> {
