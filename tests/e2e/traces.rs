@@ -9,6 +9,7 @@
 //! | no secrets | no attribute holds the arguments, the API key or a query string |
 //! | dead collector | calls are answered while the collector is down or never answers; what is dropped is counted |
 //! | cost | the figures a call reports lie within what the `spend` component is known to spend |
+//! | sampling | a request not sampled exports nothing and its log lines name no trace; a sampled one's lines name its trace and span, never repeated as attributes |
 
 use serde_json::{Value, json};
 
@@ -550,7 +551,229 @@ async fn a_log_line_written_during_a_call_names_the_trace_id_its_exported_span_h
         Some(server.span_id.as_str()),
         "{line}"
     );
+    // The ids are the span's own, never also its attributes.
+    for span in &spans {
+        for key in ["trace_id", "span_id"] {
+            assert_eq!(
+                span.attr(key),
+                None,
+                "{key} on {}: {:?}",
+                span.name,
+                span.attributes
+            );
+        }
+    }
     host.stop().await;
+}
+
+/// A 2026-07-28 `tools/call` of `fetch_url` for `url` as raw JSON, with
+/// `meta` added to its `_meta`.
+fn fetch_call(id: u32, url: &str, meta: Value) -> String {
+    let mut request: Value = serde_json::from_str(&greet_call(id, meta)).unwrap();
+    request["params"]["name"] = json!("fetch_url");
+    request["params"]["arguments"] = json!({ "url": url });
+    request.to_string()
+}
+
+#[tokio::test]
+async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_while_a_sampled_ones_do()
+ {
+    let collector = Collector::http().await;
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .era(Era::Modern)
+            .config(format!("{}sampling_ratio = 0.0\n", collector.config())),
+    )
+    .await;
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "fetch_url"),
+    ];
+    // A trace that would start here: not sampled at 0.0. Nothing allows
+    // the host, so the refusal is logged within the request.
+    let unsampled = "http://127.0.0.1:9/not-sampled-here";
+    let answer = crate::http::post(&host, fetch_call(21, unsampled, json!({})), &headers).await;
+    assert!(answer.status().is_success());
+    let log = host.wait_for_stderr("/not-sampled-here").await;
+    let line = log
+        .lines()
+        .find(|l| l.contains("/not-sampled-here"))
+        .unwrap();
+    assert!(
+        line.contains("request"),
+        "still within the request's span: {line}"
+    );
+    assert_eq!(
+        log_field(line, "trace_id"),
+        None,
+        "no trace to open: {line}"
+    );
+    assert_eq!(log_field(line, "span_id"), None, "{line}");
+
+    // A client's trace not sampled: nothing to open here either, but its
+    // lines name the client's trace, to find in the client's own log.
+    let known = "http://127.0.0.1:9/client-not-sampled";
+    let unsampled_parent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
+    let answer = crate::http::post(
+        &host,
+        fetch_call(20, known, json!({ "traceparent": unsampled_parent })),
+        &headers,
+    )
+    .await;
+    assert!(answer.status().is_success());
+    let log = host.wait_for_stderr("/client-not-sampled").await;
+    let line = log
+        .lines()
+        .find(|l| l.contains("/client-not-sampled"))
+        .unwrap();
+    assert_eq!(log_field(line, "trace_id"), Some(CLIENT_TRACE), "{line}");
+    assert_eq!(log_field(line, "span_id"), None, "no span of ours: {line}");
+
+    // A client's sampled parent is followed even at 0.0.
+    let sampled = "http://127.0.0.1:9/sampled-here";
+    let traceparent = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
+    let answer = crate::http::post(
+        &host,
+        fetch_call(22, sampled, json!({ "traceparent": traceparent })),
+        &headers,
+    )
+    .await;
+    assert!(answer.status().is_success());
+    let spans = collector
+        .trace_with(|s| s.kind == "server" && s.attr("jsonrpc.request.id") == Some("22"))
+        .await;
+    let server = spans.iter().find(|s| s.kind == "server").unwrap();
+    assert_eq!(server.trace_id, SAMPLED_TRACE);
+    let log = host.wait_for_stderr("/sampled-here").await;
+    let line = log.lines().find(|l| l.contains("/sampled-here")).unwrap();
+    assert_eq!(log_field(line, "trace_id"), Some(SAMPLED_TRACE), "{line}");
+    assert_eq!(
+        log_field(line, "span_id"),
+        Some(server.span_id.as_str()),
+        "{line}"
+    );
+    // Spans leave in the order they end, through one queue: had the first
+    // request exported anything, it would be in by now.
+    let exported = collector.spans();
+    assert!(
+        exported.iter().all(|s| s.trace_id == SAMPLED_TRACE),
+        "only the sampled request's trace: {:#?}",
+        tree(&exported)
+    );
+    host.stop().await;
+}
+
+/// A client's trace that it samples, other than [`CLIENT_TRACE`].
+const SAMPLED_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+
+/// The header `name` the upstream `recorder` was sent on the request to
+/// `path`, if any.
+fn sent_header(recorder: &Recorder, path: &str, name: &str) -> Option<String> {
+    let requests = recorder.requests.lock().unwrap();
+    let request = requests.iter().find(|r| r.path == path).unwrap();
+    request
+        .headers
+        .iter()
+        .find(|(sent, _)| sent == name)
+        .map(|(_, value)| value.clone())
+}
+
+/// The `traceparent` the upstream `recorder` was sent on the request to
+/// `path`, if any.
+fn sent_traceparent(recorder: &Recorder, path: &str) -> Option<String> {
+    sent_header(recorder, path, "traceparent")
+}
+
+#[tokio::test]
+async fn a_trace_not_sampled_reaches_the_upstream_not_sampled_with_the_clients_trace_id_and_nothing_is_exported()
+ {
+    // The log's filter does not matter: also when it wants none of the
+    // request's spans.
+    for log in ["info,toolhost=debug", "warn,toolhost::transport=info"] {
+        let collector = Collector::http().await;
+        let upstream = Recorder::start().await;
+        let config = format!(
+            "[plugins.hello]\nallow = [{{ host = \"127.0.0.1\", port = {}, methods = [\"GET\"] }}]\npropagate_trace_context = true\n{}sampling_ratio = 0.0\n",
+            upstream.port,
+            collector.config()
+        );
+        let host = Host::start(
+            HostOptions::new(&["hello"])
+                .http()
+                .era(Era::Modern)
+                .env("TOOLHOST_LOG", log)
+                .config(config),
+        )
+        .await;
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "fetch_url"),
+        ];
+        let call = |id: u32, path: &str, meta: Value| {
+            let host = &host;
+            let request = fetch_call(id, &format!("{}{path}", upstream.url), meta);
+            async move {
+                let answer = crate::http::post(host, request, &headers).await;
+                assert!(answer.status().is_success());
+                let text = answer.text().await.unwrap();
+                assert!(!text.contains("\"isError\":true"), "{text}");
+            }
+        };
+
+        // The client's trace, not sampled: passed on as it came, so that the
+        // upstream follows the client's decision.
+        let unsampled = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
+        call(
+            31,
+            "/client-not-sampled",
+            json!({ "traceparent": unsampled, "tracestate": "vendor=1" }),
+        )
+        .await;
+        assert_eq!(
+            sent_traceparent(&upstream, "/client-not-sampled").as_deref(),
+            Some(unsampled.as_str())
+        );
+        assert_eq!(
+            sent_header(&upstream, "/client-not-sampled", "tracestate").as_deref(),
+            Some("vendor=1")
+        );
+
+        // A trace that starts here, not sampled at 0.0: the upstream is told so,
+        // under one trace id for the whole request.
+        call(32, "/root-not-sampled", json!({})).await;
+        let sent = sent_traceparent(&upstream, "/root-not-sampled")
+            .unwrap_or_else(|| panic!("no traceparent sent"));
+        let parts: Vec<&str> = sent.split('-').collect();
+        assert_eq!(parts.len(), 4, "{sent}");
+        assert_eq!((parts[0], parts[3]), ("00", "00"), "not sampled: {sent}");
+        assert_ne!(parts[1], "0".repeat(32), "{sent}");
+        assert_ne!(parts[1], CLIENT_TRACE, "{sent}");
+
+        // A sampled request last: spans leave in the order they end, through
+        // one queue, so had the others exported anything it would be in.
+        let sampled = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
+        call(33, "/sampled", json!({ "traceparent": sampled })).await;
+        let spans = collector
+            .trace_with(|s| s.kind == "client" && s.trace_id == SAMPLED_TRACE)
+            .await;
+        let client = spans.iter().find(|s| s.kind == "client").unwrap();
+        let sent = sent_traceparent(&upstream, "/sampled").unwrap();
+        assert_eq!(
+            sent,
+            format!("00-{SAMPLED_TRACE}-{}-01", client.span_id),
+            "the sampled request's upstream follows its client span"
+        );
+        let exported = collector.spans();
+        assert!(
+            exported.iter().all(|s| s.trace_id == SAMPLED_TRACE),
+            "only the sampled request's trace: {:#?}",
+            tree(&exported)
+        );
+        host.stop().await;
+    }
 }
 
 #[tokio::test]

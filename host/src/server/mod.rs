@@ -661,7 +661,8 @@ async fn traced<T>(
     handler: impl std::future::Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
     use tracing::Instrument as _;
-    let result = handler.instrument(span.clone()).await;
+    let ids = crate::telemetry::log_ids_span(&span);
+    let result = handler.instrument(ids).instrument(span.clone()).await;
     if let Err(error) = &result {
         crate::telemetry::record_error(&span, Some(error.code.0), false);
     }

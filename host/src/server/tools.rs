@@ -397,11 +397,11 @@ fn policy_question(tool: &ToolRef, arguments: &Value, rule: &str) -> String {
 fn call_span(request: &Request, tool: &ToolRef) -> tracing::Span {
     let span = match &request.identity {
         Some(identity) => {
-            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.key(), otel.name = tracing::field::Empty);
+            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.key());
             span.in_scope(|| tracing::info!(tool = %tool.name, "tool call"));
             span
         }
-        None => tracing::info_span!("call", tool = %tool.name, otel.name = tracing::field::Empty),
+        None => tracing::info_span!("call", tool = %tool.name),
     };
     crate::telemetry::component(&span, &tool.plugin, &tool.name);
     span

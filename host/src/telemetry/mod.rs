@@ -8,6 +8,18 @@
 //! Without `[telemetry]` nothing is exported, and the spans cost what any
 //! `tracing` span costs.
 //!
+//! **Sampling is decided once, at the request's entry** ([`request_span`]):
+//! the SDK's parent-based ratio sampler is asked before the request's span
+//! exists, and the layer's filter ([`layer`]) lets a span through only when
+//! it is a sampled request's span, lies within one, or starts a trace of
+//! its own outside any request (an approved call run later), sampled at
+//! the same ratio. An unsampled request therefore makes no OpenTelemetry
+//! span, attribute or context at all, and the SDK's own sampler
+//! (parent-based, always on) follows the decision already made. What it
+//! keeps of its trace lives in its `tracing` span: a client's trace id as
+//! the log field `trace_id`, and the context its upstream requests pass
+//! on, not sampled ([`current_trace_headers`]).
+//!
 //! Where each span begins (one place each):
 //!
 //! | span | kind | where |
@@ -30,12 +42,16 @@
 
 pub mod export;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::Cell;
+use std::sync::OnceLock;
 
+use opentelemetry::KeyValue;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::TraceContextExt;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    IdGenerator, RandomIdGenerator, Sampler, SamplingDecision, SdkTracerProvider, ShouldSample,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -43,12 +59,85 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use crate::auth::Identity;
 use crate::config::telemetry::TelemetrySettings;
 
-/// Whether spans are exported: set once, when the layer is installed.
-static ENABLED: AtomicBool = AtomicBool::new(false);
+/// The sampler deciding which traces are kept: set once, when the layer
+/// is installed (so also: whether `[telemetry]` is on).
+static SAMPLER: OnceLock<Sampler> = OnceLock::new();
+
+/// The target of a request's span ([`request_span`]).
+const REQUEST_TARGET: &str = "toolhost::request";
+
+/// The target of the span that puts a sampled request's trace and span id
+/// on its log lines ([`log_ids_span`]); never exported (the ids are the
+/// exported span's own, not attributes).
+const LOG_IDS_TARGET: &str = "toolhost::trace_ids";
+
+thread_local! {
+    /// Whether the request span being made on this thread is sampled: set
+    /// by [`request_span`] around the span's creation, read by the layer's
+    /// filter (which sees the span's metadata only).
+    static SAMPLING_REQUEST: Cell<bool> = const { Cell::new(false) };
+}
 
 /// Whether `[telemetry]` is on in this process.
 pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    SAMPLER.get().is_some()
+}
+
+/// Whether a trace with `parent` (a client's span, or none) is kept: the
+/// configured sampler's decision, made once per trace.
+fn sampled(parent: &opentelemetry::Context, name: &str, kind: SpanKind) -> bool {
+    let Some(sampler) = SAMPLER.get() else {
+        return false;
+    };
+    let span = parent.span();
+    let known = span.span_context();
+    let trace_id = if known.is_valid() {
+        known.trace_id()
+    } else {
+        RandomIdGenerator::default().new_trace_id()
+    };
+    let result = sampler.should_sample(Some(parent), trace_id, name, &kind, &[], &[]);
+    result.decision == SamplingDecision::RecordAndSample
+}
+
+/// The layer's filter: whether the span `meta` describes becomes an
+/// OpenTelemetry span (see the module doc). Called only for the spans of
+/// toolhost's own crates at `INFO` or above (the callsite filter).
+fn exported_span<S>(
+    meta: &tracing::Metadata<'_>,
+    cx: &tracing_subscriber::layer::Context<'_, S>,
+) -> bool
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    if !exportable(meta) {
+        return false;
+    }
+    if meta.target() == REQUEST_TARGET {
+        return SAMPLING_REQUEST.get();
+    }
+    // Within a sampled request: the filtered context sees only exported
+    // spans, so an unsampled request's spans see none.
+    if cx.lookup_current().is_some() {
+        return true;
+    }
+    // Outside every span: a trace that starts here.
+    cx.current_span().id().is_none()
+        && sampled(
+            &opentelemetry::Context::new(),
+            meta.name(),
+            SpanKind::Internal,
+        )
+}
+
+/// Spans that may be exported: toolhost's own, at `INFO` or above, never
+/// the log-only one, never an event (log events stay the operator's log:
+/// they may carry guest text).
+fn exportable(meta: &tracing::Metadata<'_>) -> bool {
+    meta.is_span()
+        && *meta.level() <= tracing::Level::INFO
+        && meta.target().starts_with("toolhost")
+        && meta.target() != LOG_IDS_TARGET
 }
 
 /// Keeps the exporter running; dropping it sends what is queued (waiting
@@ -82,13 +171,15 @@ where
             env!("CARGO_PKG_VERSION"),
         ))
         .build();
+    // A client's sampled parent is followed; traces that start here are
+    // kept at the operator's ratio. Decided before a span reaches the SDK
+    // (`exported_span`), so the SDK keeps every span it is given.
+    let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
+        settings.sampling_ratio,
+    )));
     let provider = SdkTracerProvider::builder()
         .with_resource(resource)
-        // A client's sampled parent is followed; traces that start here
-        // are kept at the operator's ratio.
-        .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-            settings.sampling_ratio,
-        ))))
+        .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
         .with_span_processor(processor)
         .build();
     let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "toolhost");
@@ -99,12 +190,24 @@ where
         .with_target(false)
         .with_level(false)
         .with_tracked_inactivity(false)
-        .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
-            meta.is_span()
-                && *meta.level() <= tracing::Level::INFO
-                && meta.target().starts_with("toolhost")
-        }));
-    ENABLED.store(true, Ordering::Relaxed);
+        // Parents are found through the `tracing` spans (the filtered
+        // context), so no OpenTelemetry context is attached and detached
+        // at each poll of an instrumented future.
+        .with_context_activation(false)
+        .with_filter(
+            tracing_subscriber::filter::dynamic_filter_fn(exported_span::<S>).with_callsite_filter(
+                |meta| {
+                    if exportable(meta) {
+                        tracing::subscriber::Interest::sometimes()
+                    } else {
+                        tracing::subscriber::Interest::never()
+                    }
+                },
+            ),
+        );
+    SAMPLER
+        .set(sampler)
+        .map_err(|_| anyhow::anyhow!("the trace layer is installed once per process"))?;
     Ok((layer, Telemetry { provider }))
 }
 
@@ -124,23 +227,47 @@ pub enum SpanTarget<'a> {
 /// The server span of one MCP request of `method`, with the MCP semantic
 /// conventions' attributes read from `context`, its parent taken from the
 /// request's `_meta` or, failing that, its HTTP headers. The one place a
-/// request's span begins. Its `trace_id` and `span_id` fields put the
-/// trace and this span on every log line written inside it.
+/// request's span begins, and where its trace is sampled: an unsampled
+/// request's span is a plain `tracing` span (the log's `request: …`, or
+/// `request{trace_id=…}: …` naming a client's trace), and nothing is built
+/// for the trace.
 pub fn request_span(
     context: &RequestContext<RoleServer>,
     method: &'static str,
     target: SpanTarget<'_>,
 ) -> tracing::Span {
-    let span = tracing::info_span!(
-        target: "toolhost::request",
-        "request",
-        otel.name = Empty,
-        otel.kind = Empty,
-        otel.status_code = Empty,
-        trace_id = Empty,
-        span_id = Empty,
-    );
-    if !enabled() || span.is_disabled() {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    let (parent, sampled) = if enabled() {
+        let parent = parent_context(context, parts);
+        let sampled = sampled(&parent, method, SpanKind::Server);
+        (parent, sampled)
+    } else {
+        (opentelemetry::Context::new(), false)
+    };
+    let span = SAMPLING_REQUEST.with(|sampling| {
+        sampling.set(sampled);
+        let span = tracing::info_span!(
+            target: REQUEST_TARGET,
+            "request",
+            otel.name = Empty,
+            otel.kind = Empty,
+            trace_id = Empty,
+        );
+        sampling.set(false);
+        span
+    });
+    if span.is_disabled() {
+        return span;
+    }
+    if !sampled {
+        // A client's trace not sampled: its id on the log lines (a field of
+        // a span never exported, so never an attribute), and its context
+        // kept for the upstreams it is passed on to.
+        let client = parent.span().span_context().clone();
+        if client.is_valid() {
+            span.record("trace_id", tracing::field::display(client.trace_id()));
+            keep_unsampled(&span, client);
+        }
         return span;
     }
     let name = match target {
@@ -149,8 +276,7 @@ pub fn request_span(
     };
     span.record("otel.name", name.as_str());
     span.record("otel.kind", "server");
-    let parts = context.extensions.get::<axum::http::request::Parts>();
-    let _ = span.set_parent(parent_context(context, parts));
+    let _ = span.set_parent(parent);
     span.set_attribute("mcp.method.name", method);
     span.set_attribute("jsonrpc.request.id", request_id(&context.id));
     match target {
@@ -182,72 +308,186 @@ pub fn request_span(
         }
         None => span.set_attribute("network.transport", "pipe"),
     }
-    // On every log line written within the request: the trace, and this
-    // span, to open in a trace viewer.
-    let context = span.context();
-    let own = context.span().span_context().clone();
-    span.record("trace_id", tracing::field::display(own.trace_id()));
-    span.record("span_id", tracing::field::display(own.span_id()));
     span
+}
+
+/// The span, entered within a sampled request's `span`, that puts the
+/// trace's id and the request span's own id on every log line written
+/// within the request (`request{…}:trace{trace_id=… span_id=…}: …`), to
+/// open in a trace viewer. A span of its own, never exported, so that the
+/// ids are not also attributes of the exported span. Disabled for a
+/// request not sampled: there is no trace to open.
+pub fn log_ids_span(span: &tracing::Span) -> tracing::Span {
+    if !enabled() || span.is_disabled() {
+        return tracing::Span::none();
+    }
+    let context = span.context();
+    let exported = context.span();
+    let own = exported.span_context();
+    if !own.is_sampled() {
+        return tracing::Span::none();
+    }
+    tracing::info_span!(
+        target: LOG_IDS_TARGET,
+        parent: span,
+        "trace",
+        trace_id = %own.trace_id(),
+        span_id = %own.span_id(),
+    )
+}
+
+/// `f` on the OpenTelemetry span `span` became, when its trace is sampled
+/// (else nothing is built, and `f` is not called).
+fn on_exported(span: &tracing::Span, f: impl FnOnce(opentelemetry::trace::SpanRef<'_>)) {
+    if !enabled() || span.is_disabled() {
+        return;
+    }
+    let context = span.context();
+    let exported = context.span();
+    if exported.span_context().is_sampled() {
+        f(exported);
+    }
 }
 
 /// Marks `span` (a server span) as having ended with a JSON-RPC error
 /// `code`, or, with `tool_error`, a tool error (`isError`).
 pub fn record_error(span: &tracing::Span, code: Option<i32>, tool_error: bool) {
-    if !enabled() {
+    if code.is_none() && !tool_error {
         return;
     }
-    if let Some(code) = code {
-        span.record("otel.status_code", "error");
-        span.set_attribute("error.type", code.to_string());
-        span.set_attribute("rpc.response.status_code", code.to_string());
-    } else if tool_error {
-        span.record("otel.status_code", "error");
-        span.set_attribute("error.type", "tool_error");
-    }
+    on_exported(span, |exported| {
+        exported.set_status(Status::error(""));
+        match code {
+            Some(code) => {
+                let code = code.to_string();
+                exported.set_attribute(KeyValue::new("error.type", code.clone()));
+                exported.set_attribute(KeyValue::new("rpc.response.status_code", code));
+            }
+            None => exported.set_attribute(KeyValue::new("error.type", "tool_error")),
+        }
+    });
 }
 
 /// The span of `[[policy.rules]]`' decision; [`record_policy`] says what
 /// it decided.
 pub fn policy_span() -> tracing::Span {
-    tracing::info_span!(target: "toolhost::policy", "policy", otel.name = "policy")
+    tracing::info_span!(target: "toolhost::policy", "policy")
 }
 
 /// Records the policy's decision on its span: the rule and the outcome.
 pub fn record_policy(span: &tracing::Span, rule: &str, outcome: &str) {
-    if enabled() {
-        span.set_attribute("toolhost.policy.rule", rule.to_string());
-        span.set_attribute("toolhost.policy.outcome", outcome.to_string());
-    }
+    on_exported(span, |exported| {
+        exported.set_attribute(KeyValue::new("toolhost.policy.rule", rule.to_string()));
+        exported.set_attribute(KeyValue::new(
+            "toolhost.policy.outcome",
+            outcome.to_string(),
+        ));
+    });
 }
 
-/// Makes `span` (declared with an empty `otel.name`) the trace's span of
-/// one run of `plugin`'s code for `tool`: named `component`, with the
-/// plugin's block, file and digest.
+/// Makes `span` (the log's `call` span) the trace's span of one run of
+/// `plugin`'s code for `tool`: named `component`, with the plugin's block,
+/// file and digest.
 pub fn component(span: &tracing::Span, plugin: &crate::plugin::Plugin, tool: &str) {
-    if !enabled() {
-        return;
-    }
-    span.record("otel.name", "component");
-    span.set_attribute("toolhost.plugin", plugin.settings.name.clone());
-    span.set_attribute("toolhost.component.file", plugin.file.clone());
-    span.set_attribute("toolhost.component.digest", plugin.digest.clone());
-    span.set_attribute("gen_ai.tool.name", tool.to_string());
+    on_exported(span, |exported| {
+        exported.update_name("component");
+        exported.set_attributes([
+            KeyValue::new("toolhost.plugin", plugin.settings.name.clone()),
+            KeyValue::new("toolhost.component.file", plugin.file.clone()),
+            KeyValue::new("toolhost.component.digest", plugin.digest.clone()),
+            KeyValue::new("gen_ai.tool.name", tool.to_string()),
+        ]);
+    });
 }
 
 /// The W3C trace context of the current span, as headers, for a plugin
-/// whose upstream requests carry it (`propagate_trace_context`).
+/// whose upstream requests carry it (`propagate_trace_context`). Within a
+/// request not sampled, the unsampled context (`unsampled_context`), so
+/// that the upstream follows the decision made here rather than start a
+/// trace of its own.
 pub fn current_trace_headers() -> Vec<(String, String)> {
     if !enabled() {
         return Vec::new();
     }
-    let context = tracing::Span::current().context();
+    let current = tracing::Span::current();
+    let mut context = current.context();
     if !context.span().span_context().is_valid() {
-        return Vec::new();
+        match unsampled_context(&current) {
+            Some(unsampled) => {
+                context = opentelemetry::Context::new().with_remote_span_context(unsampled)
+            }
+            None => return Vec::new(),
+        }
     }
     let mut headers = std::collections::HashMap::new();
     TraceContextPropagator::new().inject_context(&context, &mut headers);
     headers.into_iter().collect()
+}
+
+/// The trace context of a request not sampled, kept in its span's
+/// extensions (no OpenTelemetry span exists for it).
+struct Unsampled(opentelemetry::trace::SpanContext);
+
+/// Keeps `context` (a client's, not sampled) with the request's `span`.
+fn keep_unsampled(span: &tracing::Span, context: opentelemetry::trace::SpanContext) {
+    use tracing_subscriber::registry::LookupSpan as _;
+    let Some(id) = span.id() else {
+        return;
+    };
+    let mut context = Some(context);
+    tracing::dispatcher::get_default(|dispatch| {
+        if let Some(registry) = dispatch.downcast_ref::<tracing_subscriber::Registry>()
+            && let Some(span) = registry.span(&id)
+            && let Some(context) = context.take()
+        {
+            span.extensions_mut().insert(Unsampled(context));
+        }
+    });
+}
+
+/// The context an upstream request made within `current` (a span with no
+/// exported span) passes on: the client's `traceparent` and `tracestate`
+/// as they came, when a client's unsampled trace is known; else, for a
+/// trace that starts here unsampled, one drawn at the first upstream
+/// request and kept with the request's span (or the outermost span, for a
+/// call run outside any request), so that every upstream request of it
+/// names one trace. Not sampled, either way. Drawn only here, so a request
+/// that sends nothing upstream pays nothing for it.
+fn unsampled_context(current: &tracing::Span) -> Option<opentelemetry::trace::SpanContext> {
+    use opentelemetry::trace::{SpanContext, TraceFlags, TraceState};
+    use tracing_subscriber::registry::LookupSpan as _;
+    let id = current.id()?;
+    tracing::dispatcher::get_default(|dispatch| {
+        let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+        let span = registry.span(&id)?;
+        let mut holder = None;
+        for span in span.scope() {
+            if let Some(Unsampled(context)) = span.extensions().get::<Unsampled>() {
+                return Some(context.clone());
+            }
+            let is_request = span.metadata().target() == REQUEST_TARGET;
+            holder = Some(span);
+            if is_request {
+                break;
+            }
+        }
+        let holder = holder?;
+        let mut extensions = holder.extensions_mut();
+        // Another upstream request of the call may have drawn it meanwhile.
+        if let Some(Unsampled(context)) = extensions.get_mut::<Unsampled>() {
+            return Some(context.clone());
+        }
+        let ids = RandomIdGenerator::default();
+        let context = SpanContext::new(
+            ids.new_trace_id(),
+            ids.new_span_id(),
+            TraceFlags::default(),
+            false,
+            TraceState::default(),
+        );
+        extensions.insert(Unsampled(context.clone()));
+        Some(context)
+    })
 }
 
 /// The parent of a request's span: the `traceparent`/`tracestate` of its
@@ -330,33 +570,34 @@ impl toolhost_runtime::hooks::CallHooks for CallTrace {
 
 /// Puts `cost` on `span` as `toolhost.cost.*` attributes.
 pub fn record_cost(span: &tracing::Span, cost: &crate::cost::CallCost) {
-    if !enabled() {
-        return;
-    }
-    let int = |us: u64| i64::try_from(us).unwrap_or(i64::MAX);
-    span.set_attribute("toolhost.cost.cpu_us", int(cost.cpu_us));
-    span.set_attribute("toolhost.cost.queue_us", int(cost.queue_us));
-    span.set_attribute("toolhost.cost.run_us", int(cost.run_us));
-    span.set_attribute("toolhost.cost.upstream_us", int(cost.upstream_us));
-    span.set_attribute("toolhost.cost.waiting_us", int(cost.waiting_us));
-    span.set_attribute(
-        "toolhost.cost.peak_memory_bytes",
-        int(cost.peak_memory_bytes),
-    );
-    span.set_attribute("toolhost.cost.epoch_ticks", int(cost.epoch_ticks));
-    span.set_attribute(
-        "toolhost.cost.upstream_requests",
-        i64::from(cost.upstream_requests),
-    );
-    span.set_attribute("toolhost.cost.bytes_out", int(cost.bytes_out));
-    span.set_attribute("toolhost.cost.bytes_in", int(cost.bytes_in));
-    span.set_attribute(
-        "toolhost.cost.hosts",
-        opentelemetry::Value::Array(opentelemetry::Array::String(
-            cost.hosts.iter().map(|h| h.clone().into()).collect(),
-        )),
-    );
-    if let Some(limit) = &cost.limit {
-        span.set_attribute("toolhost.cost.limit", limit.clone());
-    }
+    on_exported(span, |exported| {
+        let int = |us: u64| i64::try_from(us).unwrap_or(i64::MAX);
+        exported.set_attributes([
+            KeyValue::new("toolhost.cost.cpu_us", int(cost.cpu_us)),
+            KeyValue::new("toolhost.cost.queue_us", int(cost.queue_us)),
+            KeyValue::new("toolhost.cost.run_us", int(cost.run_us)),
+            KeyValue::new("toolhost.cost.upstream_us", int(cost.upstream_us)),
+            KeyValue::new("toolhost.cost.waiting_us", int(cost.waiting_us)),
+            KeyValue::new(
+                "toolhost.cost.peak_memory_bytes",
+                int(cost.peak_memory_bytes),
+            ),
+            KeyValue::new("toolhost.cost.epoch_ticks", int(cost.epoch_ticks)),
+            KeyValue::new(
+                "toolhost.cost.upstream_requests",
+                i64::from(cost.upstream_requests),
+            ),
+            KeyValue::new("toolhost.cost.bytes_out", int(cost.bytes_out)),
+            KeyValue::new("toolhost.cost.bytes_in", int(cost.bytes_in)),
+            KeyValue::new(
+                "toolhost.cost.hosts",
+                opentelemetry::Value::Array(opentelemetry::Array::String(
+                    cost.hosts.iter().map(|h| h.clone().into()).collect(),
+                )),
+            ),
+        ]);
+        if let Some(limit) = &cost.limit {
+            exported.set_attribute(KeyValue::new("toolhost.cost.limit", limit.clone()));
+        }
+    });
 }

@@ -279,7 +279,7 @@ impl CallState {
     pub(crate) async fn ask_user(&mut self, prompt: String) -> wasmtime::Result<Outcome> {
         let wait = self.begin_asking()?;
         // The wait for a person, as its own span.
-        let span = question_span("confirmation");
+        let span = wait_span(Wait::Confirmation);
         let asked =
             tracing::Instrument::instrument(self.confirmer.ask(&prompt), span.clone()).await;
         self.end_asking(wait).await;
@@ -323,14 +323,31 @@ impl CallState {
 /// 2026-07-28 round that ends `input_required`).
 pub(crate) const INPUT_REQUIRED: &str = "input_required";
 
-/// The span of one wait for a person (`confirmation`, or a tool's own
-/// `form`): its `toolhost.outcome` says how the question ended, never what
-/// was answered (a form's values stay out of every span).
-pub(crate) fn question_span(name: &'static str) -> tracing::Span {
-    tracing::info_span!(
-        target: "toolhost_runtime::confirm",
-        "question",
-        otel.name = name,
-        toolhost.outcome = tracing::field::Empty,
-    )
+/// What a call waits for a person to answer: a confirmation, or a tool's
+/// own form.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wait {
+    /// A confirmation (the host's question or the tool's).
+    Confirmation,
+    /// A tool's own form (contract 0.3).
+    Form,
+}
+
+/// The span of one wait for a person, named for what is waited for
+/// (`confirmation` or `form`, in the log's prefix and as the exported
+/// span's name alike): its `toolhost.outcome` says how the wait ended,
+/// never what was answered (a form's values stay out of every span).
+pub(crate) fn wait_span(wait: Wait) -> tracing::Span {
+    match wait {
+        Wait::Confirmation => tracing::info_span!(
+            target: "toolhost_runtime::confirm",
+            "confirmation",
+            toolhost.outcome = tracing::field::Empty,
+        ),
+        Wait::Form => tracing::info_span!(
+            target: "toolhost_runtime::confirm",
+            "form",
+            toolhost.outcome = tracing::field::Empty,
+        ),
+    }
 }

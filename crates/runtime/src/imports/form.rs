@@ -20,7 +20,7 @@
 use serde_json::{Map, Value};
 
 use super::confirm::{
-    Answer, AskedForm, FormReply, INPUT_REQUIRED, QuestionHash, Reply, question_span,
+    Answer, AskedForm, FormReply, INPUT_REQUIRED, QuestionHash, Reply, Wait, wait_span,
 };
 use super::{CallState, Pending, Stop};
 use crate::bindings::v0_3::form::{Answer as WitAnswer, Host};
@@ -513,7 +513,7 @@ impl Host for CallState {
 
         let wait = self.begin_asking()?;
         // The wait for a person, as its own span, as a confirmation's.
-        let span = question_span("form");
+        let span = wait_span(Wait::Form);
         let asked = tracing::Instrument::instrument(
             self.confirmer.ask_form(&prompt, &schema_text),
             span.clone(),
