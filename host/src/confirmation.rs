@@ -955,8 +955,9 @@ mod tests {
             let mut lines = lines.iter().map(|l| l.to_string());
             terminal_form(&schema, &mut |_| lines.next())
         };
-        // A default taken, a bad integer asked again, an optional left out.
-        let reply = answer(&["yes", "", "many", "3", "y", "a, b", ""]);
+        // Fields in name order (color, count, note, tags, urgent): a default
+        // taken, a bad integer asked again, an optional left out.
+        let reply = answer(&["yes", "", "many", "3", "", "a, b", "y"]);
         let FormReply::Accepted(values) = reply else {
             panic!("{reply:?}");
         };

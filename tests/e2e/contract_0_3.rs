@@ -437,7 +437,13 @@ async fn the_audit_trail_records_a_forms_answer_but_never_its_values() {
 #[tokio::test]
 async fn a_form_that_names_its_input_key_is_asked_and_answered_under_it() {
     use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequest, InputResponses};
-    let host = media(Era::Modern, Elicitation::Unsupported, "").await;
+    // A client that can answer forms; each round is driven by hand.
+    let host = media(
+        Era::Modern,
+        Elicitation::AcceptWith(r#"{"color": "red"}"#),
+        "",
+    )
+    .await;
     let params = CallToolRequestParams::new("pick_keyed_color");
     let round = match host.client.call_tool_once(params.clone()).await.unwrap() {
         CallToolResponse::InputRequired(round) => round,
