@@ -1082,8 +1082,8 @@ pub const KEYS: &[Key] = &[
         range: Some(Range::int(0, 100, "confirmations").min_means("never ask")),
         restart_only: false,
         doc: "Questions one call's tool may ask the user: its confirmations and its forms \
-            (contract 0.3) together. The host's own question (a `confirm` rule's) is not \
-            counted. Asking one more ends the call with a tool error naming this key.",
+            (contract 0.3) together. Asking one more ends the call with a tool error naming \
+            this key.",
     },
     Key {
         path: "plugins.*.limits.log_messages_per_call",

@@ -523,9 +523,7 @@ impl Host for CallState {
         let settings = self.settings.clone();
         let limits = &settings.limits;
         let limit = limits.confirmations_per_call;
-        // As for a confirmation: the host's own question is not the tool's.
-        let asked_by_tool = self.answers.len() - usize::from(self.host_asked);
-        if asked_by_tool as u32 >= limit {
+        if self.answers.len() as u32 >= limit {
             return Err(self.refuse_form(format!(
                 "the tool asked more than {limit} questions (confirmations and forms) in one call (limits.confirmations_per_call)"
             )));
