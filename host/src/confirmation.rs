@@ -101,10 +101,14 @@ pub fn form_reply_of(result: &ElicitResult) -> FormReply {
 }
 
 /// The elicitation params of a form: the tool's schema (already checked by
-/// the import to be in the elicitation subset) under the prompt. `None`
-/// when rmcp's schema types cannot hold it.
+/// the import to be in the elicitation subset) under the prompt, without
+/// the host's own keyword naming its input key. `None` when rmcp's schema
+/// types cannot hold it.
 pub fn form_params(message: &str, schema: &str) -> Option<ElicitRequestParams> {
-    match serde_json::from_str::<ElicitationSchema>(schema) {
+    let sent = serde_json::from_str::<Value>(schema)
+        .map(|schema| crate::imports::form::for_client(&schema))
+        .and_then(serde_json::from_value::<ElicitationSchema>);
+    match sent {
         Ok(requested_schema) => Some(ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: message.to_string(),
@@ -177,7 +181,8 @@ impl Confirmer for Elicit {
 }
 
 /// Asks on the terminal (`toolhost call`): `y` or `yes` confirms, anything
-/// else declines. Without a terminal on stdin, every answer is *declined*.
+/// else declines. A form is filled in field by field ([`terminal_form`]).
+/// Without a terminal on stdin, every question is shown and *declined*.
 pub struct Terminal;
 
 impl Confirmer for Terminal {
@@ -203,6 +208,167 @@ impl Confirmer for Terminal {
             })
         })
     }
+
+    fn ask_form<'a>(&'a mut self, message: &'a str, schema: &'a str) -> BoxFuture<'a, AskedForm> {
+        let message = message.to_string();
+        // The schema the import checked, as a client would see it.
+        let schema = serde_json::from_str::<Value>(schema)
+            .map(|s| crate::imports::form::for_client(&s))
+            .unwrap_or_default();
+        Box::pin(async move {
+            use std::io::{BufRead, IsTerminal};
+            if !std::io::stdin().is_terminal() {
+                eprintln!(
+                    "{message}\n{}(no terminal to fill in the form on: declined; run `toolhost call` from a terminal to answer it)",
+                    form_fields(&schema)
+                );
+                return AskedForm::Answered(FormReply::Declined);
+            }
+            let reply = tokio::task::spawn_blocking(move || {
+                eprintln!("{message}\n{}", form_fields(&schema));
+                let mut lines = std::io::stdin().lock().lines();
+                terminal_form(&schema, &mut |prompt: &str| {
+                    eprint!("{prompt}");
+                    lines.next().and_then(Result::ok)
+                })
+            })
+            .await;
+            AskedForm::Answered(reply.unwrap_or(FormReply::Cancelled))
+        })
+    }
+}
+
+/// The fields of a form, one line each: name, title, what it takes, its
+/// choices and default.
+fn form_fields(schema: &Value) -> String {
+    let required = required_fields(schema);
+    let mut text = String::new();
+    for (name, field) in fields(schema) {
+        let title = field.get("title").and_then(Value::as_str).unwrap_or(name);
+        let kind = field
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        let mut line = format!("  {name} ({title}): {kind}");
+        let choices = choices(field);
+        if !choices.is_empty() {
+            line.push_str(", one of ");
+            line.push_str(&choices.join(", "));
+        }
+        if let Some(default) = field.get("default") {
+            line.push_str(&format!(", default {default}"));
+        }
+        if !required.contains(&name) {
+            line.push_str(", optional");
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
+}
+
+/// A form's fields, in the schema's order.
+fn fields(schema: &Value) -> Vec<(&str, &Value)> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.iter().map(|(k, v)| (k.as_str(), v)).collect())
+        .unwrap_or_default()
+}
+
+/// The names `required` lists.
+fn required_fields(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// A field's choices (`enum`, `oneOf`, or a multi-select's `items`), each
+/// as its value.
+fn choices(field: &Value) -> Vec<String> {
+    let holder = field.get("items").unwrap_or(field);
+    if let Some(values) = holder.get("enum").and_then(Value::as_array) {
+        return values.iter().map(Value::to_string).collect();
+    }
+    holder
+        .get("oneOf")
+        .or_else(|| holder.get("anyOf"))
+        .and_then(Value::as_array)
+        .map(|options| {
+            options
+                .iter()
+                .filter_map(|o| o.get("const"))
+                .map(Value::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Fills in the form `schema` from lines `read` returns after showing its
+/// prompt: first whether to answer at all (`y` or `yes`; anything else
+/// declines), then each field in turn. An empty line takes the field's
+/// default, or leaves an optional field out; a multi-select takes values
+/// separated by commas; a value that does not parse is asked again. The
+/// end of input cancels. The import checks the answer against the form,
+/// as it checks a client's.
+pub fn terminal_form(schema: &Value, read: &mut dyn FnMut(&str) -> Option<String>) -> FormReply {
+    let Some(go) = read("Fill in the form? [y/N] ") else {
+        return FormReply::Cancelled;
+    };
+    if !matches!(go.trim().to_lowercase().as_str(), "y" | "yes") {
+        return FormReply::Declined;
+    }
+    let required = required_fields(schema);
+    let mut values = serde_json::Map::new();
+    for (name, field) in fields(schema) {
+        let kind = field
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        loop {
+            let Some(line) = read(&format!("{name}: ")) else {
+                return FormReply::Cancelled;
+            };
+            let line = line.trim();
+            if line.is_empty() {
+                if let Some(default) = field.get("default") {
+                    values.insert(name.to_string(), default.clone());
+                    break;
+                }
+                if !required.contains(&name) {
+                    break;
+                }
+                eprintln!("{name} is required");
+                continue;
+            }
+            let value = match kind {
+                "boolean" => match line.to_lowercase().as_str() {
+                    "y" | "yes" | "true" => Some(Value::Bool(true)),
+                    "n" | "no" | "false" => Some(Value::Bool(false)),
+                    _ => None,
+                },
+                "integer" => line.parse::<i64>().ok().map(Value::from),
+                "number" => line.parse::<f64>().ok().map(Value::from),
+                "array" => Some(Value::from(
+                    line.split(',')
+                        .map(|v| v.trim().to_string())
+                        .filter(|v| !v.is_empty())
+                        .collect::<Vec<_>>(),
+                )),
+                _ => Some(Value::from(line)),
+            };
+            match value {
+                Some(value) => {
+                    values.insert(name.to_string(), value);
+                    break;
+                }
+                None => eprintln!("{name} takes a {kind}; try again"),
+            }
+        }
+    }
+    FormReply::Accepted(Value::Object(values).to_string())
 }
 
 /// Answers from earlier `input_required` rounds, in order. Each answers
@@ -313,6 +479,10 @@ struct Sealed {
     /// Whether the pending question is a form (contract 0.3).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pending_form: bool,
+    /// The key the client answers the pending question under, when the
+    /// form named its own; absent: `confirm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pending_key: Option<String>,
     /// The values of accepted forms: (place in `answered`, JSON text).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     form_values: Vec<(usize, String)>,
@@ -334,6 +504,23 @@ pub struct Opened {
     /// Whether that prompt was a form (contract 0.3), whose answer is a
     /// [`FormReply`], never an [`Outcome`].
     pub pending_form: bool,
+}
+
+/// A state whose seal and caller were checked, not yet spent: what the
+/// client's answer must be read under before [`RequestStates::spend`]
+/// uses the state up (a malformed answer leaves it usable).
+pub struct Unsealed {
+    sealed: Sealed,
+    answered: Vec<Answer>,
+    pending: QuestionHash,
+}
+
+impl Unsealed {
+    /// The key of `inputResponses` the answer to the pending question is
+    /// under: the form's own, or `default` (the confirmations' key).
+    pub fn input_key<'a>(&'a self, default: &'a str) -> &'a str {
+        self.sealed.pending_key.as_deref().unwrap_or(default)
+    }
 }
 
 impl Opened {
@@ -416,17 +603,18 @@ impl RequestStates {
 
     /// Seals `answered` and the prompt now asked, `pending`, for `call`.
     pub fn seal(&self, call: &CallBinding, answered: &[Answer], pending: &str) -> String {
-        self.seal_question(call, answered, QuestionHash::of(pending), false)
+        self.seal_question(call, answered, QuestionHash::of(pending), None)
     }
 
     /// Seals `answered` and the question now asked, by its fingerprint
-    /// `pending`; `form` when it is a form (contract 0.3).
+    /// `pending`; `form` when it is a form (contract 0.3): `Some` of the
+    /// key it is answered under when the form named one.
     pub fn seal_question(
         &self,
         call: &CallBinding,
         answered: &[Answer],
         pending: QuestionHash,
-        form: bool,
+        form: Option<Option<&str>>,
     ) -> String {
         let mut nonce = [0u8; 16];
         rand::rng().fill_bytes(&mut nonce);
@@ -438,7 +626,8 @@ impl RequestStates {
                 .map(|a| (hex::encode(a.question.0), reply_name(&a.reply)))
                 .collect(),
             pending: hex::encode(pending.0),
-            pending_form: form,
+            pending_form: form.is_some(),
+            pending_key: form.flatten().map(str::to_string),
             form_values: answered
                 .iter()
                 .enumerate()
@@ -462,6 +651,13 @@ impl RequestStates {
     /// Opens `state` for `call`, once (across replicas, with a shared
     /// replay store).
     pub async fn open(&self, call: &CallBinding<'_>, state: &str) -> Result<Opened, StateError> {
+        let unsealed = self.unseal(call, state)?;
+        self.spend(call, unsealed).await
+    }
+
+    /// Checks `state`'s seal for `call` and that it was issued to its
+    /// caller, without spending it.
+    pub fn unseal(&self, call: &CallBinding<'_>, state: &str) -> Result<Unsealed, StateError> {
         let sealed: Sealed = self
             .codec
             .open_json_with(state, &binding(call.tool, call.arguments))
@@ -488,6 +684,26 @@ impl RequestStates {
         if sealed.caller != call.caller {
             return Err(StateError::OtherCaller);
         }
+        Ok(Unsealed {
+            sealed,
+            answered,
+            pending,
+        })
+    }
+
+    /// Spends an unsealed state, once (across replicas, with a shared
+    /// replay store): what it carries, when its component still serves
+    /// the tool.
+    pub async fn spend(
+        &self,
+        call: &CallBinding<'_>,
+        unsealed: Unsealed,
+    ) -> Result<Opened, StateError> {
+        let Unsealed {
+            sealed,
+            answered,
+            pending,
+        } = unsealed;
         let remaining = Duration::from_millis(sealed.expires_at_ms.saturating_sub(unix_ms()));
         // The codec accepts the state until it expires; remember its nonce
         // that long, plus a margin for replicas whose clocks lag.
@@ -697,9 +913,11 @@ mod tests {
             &call("t", &args),
             &[accepted.clone(), declined.clone()],
             pending,
-            true,
+            Some(None),
         );
-        let opened = states.open(&call("t", &args), &sealed).await.unwrap();
+        let unsealed = states.unseal(&call("t", &args), &sealed).unwrap();
+        assert_eq!(unsealed.input_key("confirm"), "confirm");
+        let opened = states.spend(&call("t", &args), unsealed).await.unwrap();
         assert!(opened.pending_form);
         assert_eq!(opened.answered, vec![accepted.clone(), declined]);
 
@@ -718,6 +936,74 @@ mod tests {
         // A form's answer never answers a confirmation, whatever it says.
         let mut replay = Replay::new(vec![accepted]);
         assert_eq!(replay.ask("which?").await, Asked::NeedsInput);
+    }
+
+    #[test]
+    fn a_form_is_filled_in_on_the_terminal_field_by_field() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "color": {"type": "string", "oneOf": [{"const": "red", "title": "Red"}], "default": "red"},
+                "count": {"type": "integer"},
+                "urgent": {"type": "boolean"},
+                "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+                "note": {"type": "string"}
+            },
+            "required": ["count", "urgent"]
+        });
+        let answer = |lines: &[&str]| {
+            let mut lines = lines.iter().map(|l| l.to_string());
+            terminal_form(&schema, &mut |_| lines.next())
+        };
+        // Fields in name order (color, count, note, tags, urgent): a default
+        // taken, a bad integer asked again, an optional left out.
+        let reply = answer(&["yes", "", "many", "3", "", "a, b", "y"]);
+        let FormReply::Accepted(values) = reply else {
+            panic!("{reply:?}");
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&values).unwrap(),
+            json!({"color": "red", "count": 3, "urgent": true, "tags": ["a", "b"]})
+        );
+        assert_eq!(answer(&["n"]), FormReply::Declined);
+        assert_eq!(answer(&["y", ""]), FormReply::Cancelled);
+        assert!(
+            form_fields(&schema)
+                .contains("color (color): string, one of \"red\", default \"red\", optional")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_forms_own_input_key_is_sealed_and_read_before_the_state_is_spent() {
+        let states = RequestStates::new(Duration::from_secs(60));
+        let args = json!({});
+        let form = r#"{"type":"object","x-toolhost-input-key":"user_name","properties":{"name":{"type":"string"}}}"#;
+        let sealed = states.seal_question(
+            &call("t", &args),
+            &[],
+            QuestionHash::of_form("name?", form),
+            Some(Some("user_name")),
+        );
+        // Reading the key does not spend the state: it opens once after.
+        let unsealed = states.unseal(&call("t", &args), &sealed).unwrap();
+        assert_eq!(unsealed.input_key("confirm"), "user_name");
+        let again = states.unseal(&call("t", &args), &sealed).unwrap();
+        let opened = states.spend(&call("t", &args), again).await.unwrap();
+        assert!(opened.pending_form);
+        assert!(matches!(
+            states.open(&call("t", &args), &sealed).await,
+            Err(StateError::Replayed)
+        ));
+        // The client is sent the schema without the host's keyword.
+        let Some(ElicitRequestParams::FormElicitationParams {
+            requested_schema, ..
+        }) = form_params("name?", form)
+        else {
+            panic!("the form can be sent");
+        };
+        let sent = serde_json::to_value(&requested_schema).unwrap();
+        assert!(sent.get("x-toolhost-input-key").is_none(), "{sent}");
+        assert!(sent["properties"].get("name").is_some(), "{sent}");
     }
 
     #[test]

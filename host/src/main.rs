@@ -64,7 +64,8 @@ enum Command {
     },
     /// Call one tool from the terminal through the same path as `serve`,
     /// and print the result. Confirmations are asked on the terminal
-    /// (y/N); without a terminal they are declined.
+    /// (y/N), and a tool's form field by field; without a terminal they
+    /// are shown and declined.
     Call {
         /// The tool's name.
         tool: String,

@@ -520,3 +520,23 @@ toolhost_sdk::export_component! {
         );
     }
 }
+
+#[test]
+fn call_shows_a_tools_form_on_the_terminal_and_without_one_declines_it() {
+    let dir = plugin_dir(&["media"]);
+    let plugins = dir.path().to_str().unwrap();
+    let out = toolhost(&["call", "pick_color", "--plugins", plugins]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    // The host's first line, the tool's question and its fields are shown,
+    // with how to answer.
+    assert!(
+        stderr.contains("toolhost: the tool \"pick_color\"")
+            && stderr.contains("Which color should the fence be?")
+            && stderr.contains("color (Color): string, one of \"red\", \"green\", \"blue\"")
+            && stderr.contains("run `toolhost call` from a terminal to answer it"),
+        "{stderr}"
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["answer"], "declined", "{result}");
+}

@@ -433,3 +433,57 @@ async fn the_audit_trail_records_a_forms_answer_but_never_its_values() {
         assert!(!text.contains("matte"), "{era:?}: the values stay out");
     }
 }
+
+#[tokio::test]
+async fn a_form_that_names_its_input_key_is_asked_and_answered_under_it() {
+    use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequest, InputResponses};
+    // A client that can answer forms; each round is driven by hand.
+    let host = media(
+        Era::Modern,
+        Elicitation::AcceptWith(r#"{"color": "red"}"#),
+        "",
+    )
+    .await;
+    let params = CallToolRequestParams::new("pick_keyed_color");
+    let round = match host.client.call_tool_once(params.clone()).await.unwrap() {
+        CallToolResponse::InputRequired(round) => round,
+        other => panic!("expected input_required, got {other:?}"),
+    };
+    let requests = round.input_requests.expect("a question");
+    let keys: Vec<&String> = requests.keys().collect();
+    assert_eq!(keys, ["fence_color"]);
+    let InputRequest::Elicitation(asked) = &requests["fence_color"] else {
+        panic!("expected an elicitation, got {requests:?}");
+    };
+    let asked = serde_json::to_value(asked).unwrap();
+    let schema = &asked["params"]["requestedSchema"];
+    assert!(schema.get("x-toolhost-input-key").is_none(), "{schema}");
+    assert!(schema["properties"].get("color").is_some(), "{schema}");
+    let state = round.request_state.expect("a sealed state");
+    let answer = |key: &str| {
+        let responses: InputResponses = serde_json::from_value(json!({
+            key: {"action": "accept", "content": {"color": "red"}}
+        }))
+        .unwrap();
+        params
+            .clone()
+            .with_request_state(state.clone())
+            .with_input_responses(responses)
+    };
+    // An answer under another key (the confirmations' own) is refused and
+    // leaves the state unspent.
+    let refused = host.client.call_tool_once(answer("confirm")).await;
+    let message = crate::support::session::refusal(refused);
+    assert!(message.contains("\"fence_color\""), "{message}");
+    let done = match host
+        .client
+        .call_tool_once(answer("fence_color"))
+        .await
+        .unwrap()
+    {
+        CallToolResponse::Complete(result) => result.structured_content.unwrap(),
+        other => panic!("expected the result, got {other:?}"),
+    };
+    assert_eq!(done["answer"], "accepted", "{done}");
+    assert_eq!(done["color"], "red", "{done}");
+}

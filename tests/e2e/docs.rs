@@ -185,7 +185,8 @@ fn every_expected_conformance_failure_is_explained() {
 fn every_result_of_the_newer_suite_is_recorded() {
     let doc = read("docs/conformance.md");
     let scenarios = expected_failures("ALPHA_EXPECTED_FAILURES");
-    assert!(scenarios.len() >= 20, "{scenarios:?}");
+    // A guard that the table was read at all (18 scenarios when written).
+    assert!(scenarios.len() >= 15, "{scenarios:?}");
     let section = doc
         .split("## The newer suite")
         .nth(1)

@@ -8,8 +8,9 @@
 //!   image and an embedded document beside the JSON, a form of its own;
 //! - `js_bookmarks` (contract 0.2.0): the same fetch, confirmation and
 //!   resource through 0.2.0's exports;
-//! - `ts_letters` (contract 0.2.0, TypeScript compiled with `tsc` against
-//!   the types `jco guest-types` generates): listed and called.
+//! - `ts_letters` (contract 0.3.0, TypeScript compiled with `tsc` against
+//!   the types `jco guest-types` generates): listed and called, its text
+//!   block beside its JSON.
 //!
 //! The components are built with Node.js from npm, so these tests need npm
 //! like the other tests that need a program: ignored unless it is
@@ -315,6 +316,19 @@ async fn a_typescript_component_compiled_with_tsc_against_generated_types_is_cal
         .await;
     assert_eq!(out, json!({"letters": 6, "most_common": "a"}));
     host.wait_for_stderr("counted 6 letters").await;
+    // Contract 0.3.0: a content block after the JSON's own text block.
+    let result = host
+        .call("count_letters", json!({"text": "banana, 42!"}))
+        .await
+        .unwrap();
+    assert_eq!(result.content.len(), 2, "{:?}", result.content);
+    match &result.content[1] {
+        ContentBlock::Text(text) => assert_eq!(
+            text.text,
+            "The text has 6 letters; the most common is \"a\"."
+        ),
+        other => panic!("a text block expected, got {other:?}"),
+    }
     let guide = read_text(&host, "letters://guide").await;
     assert!(guide.starts_with("# count_letters"), "{guide}");
 }

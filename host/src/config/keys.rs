@@ -1081,7 +1081,9 @@ pub const KEYS: &[Key] = &[
         default: Int(2),
         range: Some(Range::int(0, 100, "confirmations").min_means("never ask")),
         restart_only: false,
-        doc: "Confirmations one call may ask for.",
+        doc: "Questions one call's tool may ask the user: its confirmations and its forms \
+            (contract 0.3) together. Asking one more ends the call with a tool error naming \
+            this key.",
     },
     Key {
         path: "plugins.*.limits.log_messages_per_call",

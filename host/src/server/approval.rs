@@ -554,12 +554,11 @@ fn detailed(gateway: &Gateway, approval: &Approval) -> DetailedTask {
                     task.question.as_deref().unwrap_or_default(),
                 )),
             };
+            let key = tools::input_key_of(task.form.as_deref())
+                .unwrap_or_else(|| tools::CONFIRM_KEY.into());
             let mut requests = InputRequests::new();
             if let Some(params) = params {
-                requests.insert(
-                    tools::CONFIRM_KEY.to_string(),
-                    InputRequest::Elicitation(ElicitRequest::new(params)),
-                );
+                requests.insert(key, InputRequest::Elicitation(ElicitRequest::new(params)));
             }
             (
                 TaskPayload::InputRequired {
@@ -636,15 +635,16 @@ pub(super) async fn update_task(
         // rule for unknown keys).
         return Ok(());
     };
-    let Some(answer) = params.input_responses.get(tools::CONFIRM_KEY).cloned() else {
+    // The key the question was asked under: the form's own, if it named
+    // one.
+    let key =
+        tools::input_key_of(task.form.as_deref()).unwrap_or_else(|| tools::CONFIRM_KEY.into());
+    let Some(answer) = params.input_responses.get(&key).cloned() else {
         return Ok(());
     };
     let answer: rmcp::model::ElicitResult = serde_json::from_value(answer).map_err(|e| {
         ErrorData::invalid_params(
-            format!(
-                "inputResponses.{} is not an elicitation result: {e}",
-                tools::CONFIRM_KEY
-            ),
+            format!("inputResponses.{key} is not an elicitation result: {e}"),
             None,
         )
     })?;

@@ -26,9 +26,16 @@ use crate::imports::progress::ProgressSink;
 use crate::metrics;
 use crate::registry::ToolRef;
 
-/// The key of the confirmation, or of a tool's form, in `inputRequests` /
-/// `inputResponses`.
+/// The key of the confirmation, or of a tool's form that names none of
+/// its own (`x-toolhost-input-key`), in `inputRequests` / `inputResponses`.
 pub(super) const CONFIRM_KEY: &str = "confirm";
+
+/// The key a question is asked under in `inputRequests`: a form's own
+/// ([`crate::imports::form::INPUT_KEY`]), else [`CONFIRM_KEY`].
+pub(super) fn input_key_of(form: Option<&str>) -> Option<String> {
+    let schema: Value = serde_json::from_str(form?).ok()?;
+    crate::imports::form::input_key(&schema).map(str::to_string)
+}
 
 /// What a 2026-07-28 retry after a URL-mode elicitation to the approval
 /// page answers, as its sealed state records it: never a question a tool
@@ -244,8 +251,9 @@ pub(super) async fn call(
             form,
         } => match question(gateway, &binding, (&message, &answered, form.as_deref())) {
             Ok((asked, state)) => {
+                let key = input_key_of(form.as_deref()).unwrap_or_else(|| CONFIRM_KEY.into());
                 let mut requests = InputRequests::new();
-                requests.insert(CONFIRM_KEY.to_string(), asked);
+                requests.insert(key, asked);
                 InputRequiredResult::new(Some(requests), Some(state)).into()
             }
             Err(failed) => failed.into(),
@@ -348,11 +356,12 @@ pub(super) fn question(
                     "issues": [{"code": "INTERNAL", "message": "the tool's form cannot be sent to the client"}],
                 })));
             };
+            let key = input_key_of(Some(schema));
             let state = gateway.inner.states.seal_question(
                 binding,
                 answered,
                 QuestionHash::of_form(message, schema),
-                true,
+                Some(key.as_deref()),
             );
             (params, state)
         }
@@ -482,22 +491,17 @@ async fn confirmer(
             });
         }
     };
-    // The answer is read before the state is opened: opening spends it,
-    // and a client that sent a malformed answer can send the same state
-    // again with a proper one.
-    let answer = read_answer(responses)?;
-    let opened = match gateway.inner.states.open(binding, state).await {
+    // The answer is read before the state is spent, under the key the
+    // sealed question was asked with: a client that sent a malformed
+    // answer can send the same state again with a proper one.
+    let unsealed = match gateway.inner.states.unseal(binding, state) {
+        Ok(unsealed) => unsealed,
+        Err(e) => return Err(refused_state(binding, &e)),
+    };
+    let answer = read_answer(responses, unsealed.input_key(CONFIRM_KEY))?;
+    let opened = match gateway.inner.states.spend(binding, unsealed).await {
         Ok(opened) => opened,
-        // Nothing was spent: the same retry can succeed later.
-        Err(e @ StateError::StoreUnavailable(_)) => return Err(Refusal::Transient(e.to_string())),
-        Err(e) => {
-            let code = refused_state_code(&e);
-            tracing::warn!(tool = %binding.tool, code, "refused a requestState: {e}");
-            return Err(Refusal::Invalid {
-                code,
-                message: e.to_string(),
-            });
-        }
+        Err(e) => return Err(refused_state(binding, &e)),
     };
     if opened.pending_form {
         // A form's answer is a form reply, never a confirmation's outcome;
@@ -510,18 +514,32 @@ async fn confirmer(
     Ok(Box::new(Replay::new(opened.with_answer(outcome))))
 }
 
-/// The user's answer to the confirmation in a continuation's
-/// `inputResponses`.
-fn read_answer(responses: &InputResponses) -> Result<ElicitResult, Refusal> {
-    let Some(answer) = responses.get(CONFIRM_KEY).cloned() else {
+/// A refused `requestState`, logged, as the client is told.
+fn refused_state(binding: &CallBinding<'_>, e: &StateError) -> Refusal {
+    if let StateError::StoreUnavailable(_) = e {
+        // Nothing was spent: the same retry can succeed later.
+        return Refusal::Transient(e.to_string());
+    }
+    let code = refused_state_code(e);
+    tracing::warn!(tool = %binding.tool, code, "refused a requestState: {e}");
+    Refusal::Invalid {
+        code,
+        message: e.to_string(),
+    }
+}
+
+/// The user's answer to the pending question in a continuation's
+/// `inputResponses`, under `key`.
+fn read_answer(responses: &InputResponses, key: &str) -> Result<ElicitResult, Refusal> {
+    let Some(answer) = responses.get(key).cloned() else {
         return Err(Refusal::Invalid {
             code: INVALID_INPUT_RESPONSES,
-            message: format!("inputResponses has no {CONFIRM_KEY:?} answer"),
+            message: format!("inputResponses has no {key:?} answer"),
         });
     };
     serde_json::from_value(answer).map_err(|e| Refusal::Invalid {
         code: INVALID_INPUT_RESPONSES,
-        message: format!("inputResponses.{CONFIRM_KEY} is not an elicitation result: {e}"),
+        message: format!("inputResponses.{key} is not an elicitation result: {e}"),
     })
 }
 

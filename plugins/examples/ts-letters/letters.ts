@@ -1,19 +1,23 @@
-// A toolhost tool component written in TypeScript against contract 0.2.0
-// (world `toolhost:plugin/plugin@0.2.0`): one read-only tool,
-// `count_letters`, and one resource, `letters://guide`.
+// A toolhost tool component written in TypeScript against contract 0.3.0
+// (world `toolhost:plugin/plugin@0.3.0`): one read-only tool,
+// `count_letters`, whose result carries a text block beside its JSON, and
+// one resource, `letters://guide`.
 //
 // The types of every import and export come from the WIT contract:
 // `jco guest-types` writes them (one `declare module 'toolhost:plugin/…'`
-// per interface) into `types/`, `tsc` checks this file against them and
+// per interface) into `types/` (for 0.3.0 through the step
+// docs/second-language.md describes, which keeps `content@0.3.0` beside
+// `content@0.2.0`), `tsc` checks this file against them and
 // compiles it to JavaScript, and `jco componentize` builds the component
 // from that JavaScript. A wrong field name or a missing export is a
 // compile error here, not a trap in the host. See README.md beside this
 // file for the commands.
 
 import { write as log } from "toolhost:plugin/log@0.1.0";
-import type * as Tools from "toolhost:plugin/tools@0.1.0";
+import type * as Tools from "toolhost:plugin/tools@0.3.0";
 import type * as Resources from "toolhost:plugin/resources@0.2.0";
-import type * as Prompts from "toolhost:plugin/prompts@0.2.0";
+import type * as Prompts from "toolhost:plugin/prompts@0.3.0";
+import type { Block, ToolOutput } from "toolhost:plugin/content@0.3.0";
 import type * as Completion from "toolhost:plugin/completion@0.2.0";
 import type { ToolDefinition, ToolError } from "toolhost:plugin/types@0.1.0";
 
@@ -88,7 +92,16 @@ export const tools: typeof Tools = {
     const { text } = JSON.parse(argumentsJson) as { text: string };
     const counted = countLetters(text);
     log("info", `counted ${counted.letters} letters`);
-    return JSON.stringify(counted);
+    // The sentence a person reads, as a content block after the JSON.
+    const sentence: Block = {
+      tag: "text",
+      val:
+        counted.most_common === null
+          ? "The text has no letters."
+          : `The text has ${counted.letters} letters; the most common is "${counted.most_common}".`,
+    };
+    const output: ToolOutput = { structured: JSON.stringify(counted), content: [sentence] };
+    return output;
   },
 };
 

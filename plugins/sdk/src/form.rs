@@ -180,7 +180,13 @@ fn titled(options: &[(&str, &str)]) -> Value {
 pub struct Form {
     properties: Map<String, Value>,
     required: Vec<String>,
+    key: Option<String>,
 }
+
+/// The schema keyword that names a form's key in a 2026-07-28 client's
+/// `inputRequests` and `inputResponses`; the host takes it out of the
+/// schema the client sees. Without it the key is `confirm`.
+pub const INPUT_KEY: &str = "x-toolhost-input-key";
 
 impl Form {
     /// A form with no fields yet.
@@ -203,13 +209,28 @@ impl Form {
         self
     }
 
-    /// The form as the JSON Schema the host and the client see.
+    /// Names the key a 2026-07-28 client sees the form under in
+    /// `inputRequests` and answers it under in `inputResponses` (1 to 64
+    /// ASCII letters, digits, `_`, `-` or `.`); without it the key is
+    /// `confirm`. The key only names the question: an answer is never a
+    /// confirmation, whatever the key.
+    pub fn key(mut self, key: &str) -> Form {
+        self.key = Some(key.to_string());
+        self
+    }
+
+    /// The form as the JSON Schema the host sees (the client sees it
+    /// without [`INPUT_KEY`]).
     pub fn schema(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": self.properties,
             "required": self.required,
-        })
+        });
+        if let Some(key) = &self.key {
+            schema[INPUT_KEY] = key.as_str().into();
+        }
+        schema
     }
 
     /// Shows the form with `message` and waits for the answer. An accepted
@@ -261,5 +282,14 @@ mod tests {
                 "required": ["status"]
             })
         );
+    }
+
+    #[test]
+    fn a_form_names_its_input_key_with_the_hosts_keyword() {
+        let form = Form::new()
+            .required("name", Field::text("Name"))
+            .key("user_name");
+        assert_eq!(form.schema()[INPUT_KEY], json!("user_name"));
+        assert!(Form::new().schema().get(INPUT_KEY).is_none());
     }
 }

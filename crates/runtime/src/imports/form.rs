@@ -37,6 +37,16 @@ pub fn form_header(tool: &str, plugin: &str, file: &str) -> String {
     )
 }
 
+/// The keyword with which a form names its key in a 2026-07-28
+/// `inputRequests` (and the client's `inputResponses`), e.g.
+/// `"x-toolhost-input-key": "user_name"`. Without it the key is `confirm`,
+/// the confirmations' key. It is the host's keyword, not the client's: the
+/// host takes it out of the schema it sends (ADR 0048).
+pub const INPUT_KEY: &str = "x-toolhost-input-key";
+
+/// The longest key [`INPUT_KEY`] may name, in bytes.
+const INPUT_KEY_MAX: usize = 64;
+
 /// Keys a form's top level may have.
 const TOP_KEYS: &[&str] = &[
     "$schema",
@@ -45,7 +55,45 @@ const TOP_KEYS: &[&str] = &[
     "required",
     "title",
     "description",
+    INPUT_KEY,
 ];
+
+/// The key the form `schema` names with [`INPUT_KEY`], if it names one.
+/// Only meaningful for a form [`check_form`] accepted.
+pub fn input_key(schema: &Value) -> Option<&str> {
+    schema.get(INPUT_KEY).and_then(Value::as_str)
+}
+
+/// The form `schema` as a client is sent it: without the host's
+/// [`INPUT_KEY`].
+pub fn for_client(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(top) = schema.as_object_mut() {
+        top.remove(INPUT_KEY);
+    }
+    schema
+}
+
+/// Checks the key a form names: 1 to 64 ASCII letters, digits, `_`, `-`
+/// or `.`, so it is a plain JSON object key every client can echo.
+fn check_input_key(top: &Map<String, Value>) -> Result<(), String> {
+    let Some(key) = top.get(INPUT_KEY) else {
+        return Ok(());
+    };
+    let valid = key.as_str().is_some_and(|k| {
+        !k.is_empty()
+            && k.len() <= INPUT_KEY_MAX
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    });
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "\"{INPUT_KEY}\" must be a string of 1 to {INPUT_KEY_MAX} ASCII letters, digits, '_', '-' or '.'; it is {key}"
+        ))
+    }
+}
 
 /// String formats the subset allows.
 const FORMATS: &[&str] = &["email", "uri", "date", "date-time"];
@@ -57,6 +105,7 @@ pub fn check_form(schema: &Value) -> Result<(), String> {
         .as_object()
         .ok_or("the form's schema must be a JSON object")?;
     only_keys(top, TOP_KEYS, "the form")?;
+    check_input_key(top)?;
     if top.get("type").and_then(Value::as_str) != Some("object") {
         return Err("the form's schema must have \"type\": \"object\"".into());
     }
@@ -539,7 +588,7 @@ impl Host for CallState {
         if let FormReply::Accepted(values) = &reply {
             let checked = serde_json::from_str::<Value>(values)
                 .map_err(|e| format!("the answer is not JSON: {e}"))
-                .and_then(|answer| check_answer(&schema, &answer));
+                .and_then(|answer| check_answer(&for_client(&schema), &answer));
             if let Err(why) = checked {
                 return Err(self.refuse_form(format!(
                     "the answer to the tool's form does not match the form ({why}); the tool did not see it, and nothing was changed"
@@ -609,6 +658,32 @@ mod tests {
             json!({"type": "object", "properties": {"s": {"type": "string"}}, "required": ["t"]}),
         ] {
             assert!(check_form(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_form_may_name_its_input_key_and_the_client_never_sees_the_keyword() {
+        let form = json!({
+            "type": "object",
+            "x-toolhost-input-key": "user_name",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"]
+        });
+        check_form(&form).unwrap();
+        assert_eq!(input_key(&form), Some("user_name"));
+        let sent = for_client(&form);
+        assert!(sent.get(INPUT_KEY).is_none(), "{sent}");
+        assert_eq!(sent["properties"], form["properties"]);
+        check_answer(&sent, &json!({"name": "Alice"})).unwrap();
+        for bad in [
+            json!(""),
+            json!("has space"),
+            json!(7),
+            json!("k".repeat(65)),
+        ] {
+            let mut form = form.clone();
+            form[INPUT_KEY] = bad.clone();
+            assert!(check_form(&form).is_err(), "{bad}");
         }
     }
 

@@ -13,7 +13,7 @@
 //! | `test_elicitation` | `tools-call-elicitation` (asks toolhost's yes/no confirmation) |
 //! | `json_schema_2020_12_tool` | `json-schema-2020-12` |
 //! | `test_reconnection` | `server-sse-polling` |
-//! | `test_input_required_result_elicitation`, `…_request_state`, `…_tampered_state` | suite 0.2.0-alpha.12's `input-required-result-*` (ask toolhost's confirmation) |
+//! | `test_input_required_result_request_state`, `…_tampered_state` | suite 0.2.0-alpha.12's `input-required-result-*` (ask toolhost's confirmation) |
 //!
 //! And, through contract 0.2's resources and prompts:
 //!
@@ -38,7 +38,8 @@
 //! | `test_elicitation_sep1034_defaults` | `elicitation-sep1034-defaults` (a form with defaults) |
 //! | `test_elicitation_sep1330_enums` | `elicitation-sep1330-enums` (a form with every kind of enum) |
 //! | `test_prompt_with_image` | `prompts-get-with-image` |
-//! | `test_input_required_result_multi_round` | suite 0.2.0-alpha.12's `input-required-result-multi-round` (two forms, two rounds) |
+//! | `test_input_required_result_elicitation` | suite 0.2.0-alpha.12's `input-required-result-basic-elicitation` and `…-result-type` (a form under its own input key, `user_name`) |
+//! | `test_input_required_result_multi_round` | suite 0.2.0-alpha.12's `input-required-result-multi-round` (two forms, two rounds, keys `step1` and `step2`) |
 //!
 //! Not here, because the contract cannot express it: sampling (no import
 //! asks the client's model).
@@ -49,8 +50,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use toolhost_sdk::form::ask_schema;
 use toolhost_sdk::{
-    Annotations, Block, Contents, FormAnswer, Message, Prompt, Resource, ResourceTemplate, Tool,
-    ToolError, confirm, log, progress,
+    Annotations, Block, Contents, Field, Form, FormAnswer, Message, Prompt, Resource,
+    ResourceTemplate, Tool, ToolError, confirm, log, progress,
 };
 
 /// The arguments of a tool that takes none.
@@ -244,11 +245,42 @@ macro_rules! confirmation_tool {
     };
 }
 
-confirmation_tool!(
-    InputRequiredElicitation,
-    "test_input_required_result_elicitation",
-    "input-required-result-result-type"
-);
+/// What `test_input_required_result_elicitation` returns.
+#[derive(Serialize, JsonSchema)]
+struct Greeting {
+    /// `Hello, NAME!`, or what the user did instead of answering.
+    text: String,
+}
+
+/// Suite 0.2.0-alpha.12's `input-required-result-basic-elicitation` (and
+/// `input-required-result-result-type`): a form of one field, `name`,
+/// under the key the scenario answers, `user_name` (the schema keyword
+/// `x-toolhost-input-key`, set by `Form::key`).
+struct InputRequiredElicitation;
+
+impl Tool for InputRequiredElicitation {
+    type Input = NoArguments;
+    type Output = Greeting;
+    const NAME: &'static str = "test_input_required_result_elicitation";
+    const TITLE: &'static str = "Greeting";
+    const DESCRIPTION: &'static str = "Ask the user's name in a form and greet them. Use it \
+        to check that a client answers a form under the key it was asked with (user_name); \
+        the conformance suite's input-required-result-basic-elicitation scenario calls it.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+
+    fn call(&self, _: NoArguments) -> Result<Greeting, ToolError> {
+        let form = Form::new()
+            .required("name", Field::text("Name"))
+            .key("user_name");
+        let text = match form.ask::<serde_json::Value>("What is your name?")? {
+            FormAnswer::Accepted(values) => {
+                format!("Hello, {}!", values["name"].as_str().unwrap_or_default())
+            }
+            other => format!("The form was {}.", other.as_str()),
+        };
+        Ok(Greeting { text })
+    }
+}
 confirmation_tool!(
     InputRequiredRequestState,
     "test_input_required_result_request_state",
@@ -726,10 +758,12 @@ struct NameAndColor {
     color: Option<String>,
 }
 
-/// The one text field `field` of a form, when accepted.
-fn one_field(message: &str, field: &str) -> Result<Option<String>, ToolError> {
+/// The one text field `field` of a form asked under the input key `key`,
+/// when accepted.
+fn one_field(message: &str, field: &str, key: &str) -> Result<Option<String>, ToolError> {
     let schema = serde_json::json!({
         "type": "object",
+        "x-toolhost-input-key": key,
         "properties": {field: {"type": "string"}},
         "required": [field]
     });
@@ -755,8 +789,8 @@ impl Tool for InputRequiredMultiRound {
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
 
     fn call(&self, _: NoArguments) -> Result<NameAndColor, ToolError> {
-        let name = one_field("Step 1: What is your name?", "name")?;
-        let color = one_field("Step 2: What is your favorite color?", "color")?;
+        let name = one_field("Step 1: What is your name?", "name", "step1")?;
+        let color = one_field("Step 2: What is your favorite color?", "color", "step2")?;
         Ok(NameAndColor { name, color })
     }
 }

@@ -10,6 +10,7 @@
 //! | `large_image` | an image of `bytes` bytes |
 //! | `purchase_order` | an embedded Markdown document and a link |
 //! | `pick_color` | asks a form (a titled choice and a note) and reports the answer |
+//! | `pick_keyed_color` | asks the same form under its own input key, `fence_color` |
 //! | `ask_password` | asks a form with a password field |
 //! | `pick_then_post` | asks a form, then POSTs without confirming |
 //! | `confirm_pick_post` | confirms, then asks a form, then POSTs |
@@ -173,7 +174,11 @@ fn color_form() -> Form {
 }
 
 fn pick() -> Result<Picked, ToolError> {
-    let answer = color_form().ask::<ColorAnswer>("Which color should the fence be?")?;
+    pick_with(color_form())
+}
+
+fn pick_with(form: Form) -> Result<Picked, ToolError> {
+    let answer = form.ask::<ColorAnswer>("Which color should the fence be?")?;
     Ok(match answer {
         FormAnswer::Accepted(a) => Picked {
             answer: "accepted".into(),
@@ -201,6 +206,20 @@ impl Tool for PickColor {
     const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
     fn call(&self, _: Nothing) -> Result<Picked, ToolError> {
         pick()
+    }
+}
+
+/// `pick_keyed_color`.
+struct PickKeyedColor;
+impl Tool for PickKeyedColor {
+    type Input = Nothing;
+    type Output = Picked;
+    const NAME: &'static str = "pick_keyed_color";
+    const TITLE: &'static str = "Pick a Color, Keyed";
+    const DESCRIPTION: &'static str = "Ask the user which color under the input key fence_color, and report the answer. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY_LOCAL;
+    fn call(&self, _: Nothing) -> Result<Picked, ToolError> {
+        pick_with(color_form().key("fence_color"))
     }
 }
 
@@ -302,6 +321,7 @@ toolhost_sdk::export_component! {
         LargeImage,
         PurchaseOrder,
         PickColor,
+        PickKeyedColor,
         AskPassword,
         PickThenPost,
         ConfirmPickPost,
