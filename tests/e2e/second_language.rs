@@ -2,11 +2,12 @@
 //! built with componentize-py) served by the same host, through the same
 //! WIT contract, as the Rust components: listing, a call, a tool error, the
 //! `log` import, the host's argument validation, a contract 0.2.0
-//! resource, and a contract 0.3.0 content block beside the JSON.
+//! resource, a contract 0.3.0 content block beside the JSON, and a form
+//! the tool asks through the `form` import.
 
 use serde_json::json;
 
-use crate::support::{ERAS, Host, HostOptions, components_dir};
+use crate::support::{ERAS, Elicitation, Host, HostOptions, components_dir};
 
 /// Fails with the way to build the component when it is missing: this test
 /// must not pass by skipping.
@@ -109,5 +110,60 @@ async fn the_host_validates_arguments_before_python_sees_them() {
         stderr.matches("counted ").count(),
         1,
         "only the valid call ran Python:\n{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_python_form_is_asked_and_its_checked_answer_reaches_the_tool() {
+    let text = json!({"text": "one two\nthree\n"});
+    for era in ERAS {
+        let host = Host::start(
+            HostOptions::new(&[python_component()])
+                .era(era)
+                .elicitation(Elicitation::AcceptWith(r#"{"unit": "lines"}"#)),
+        )
+        .await;
+        let out = host.ok("count_chosen", text.clone()).await;
+        assert_eq!(
+            out,
+            json!({"answer": "accepted", "unit": "lines", "count": 2}),
+            "{era:?}"
+        );
+        let seen = host.client.service().seen.lock().unwrap();
+        assert!(
+            seen.prompts[0].contains("asks you to fill in a form"),
+            "{era:?}: the host's own first line: {}",
+            seen.prompts[0]
+        );
+        assert_eq!(
+            seen.elicitations,
+            ["Which count of the text do you want?"],
+            "{era:?}"
+        );
+        let unit = &seen.elicitation_schemas[0]["properties"]["unit"];
+        assert_eq!(unit["default"], "words", "{era:?}: {unit}");
+    }
+
+    // An answer outside the form's choices never reaches the component.
+    let host = Host::start(
+        HostOptions::new(&[python_component()])
+            .elicitation(Elicitation::AcceptWith(r#"{"unit": "pages"}"#)),
+    )
+    .await;
+    let issue = host.tool_error("count_chosen", text.clone()).await;
+    assert!(
+        issue["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not match the form"),
+        "{issue}"
+    );
+
+    // A client that cannot show a form: the tool hears so, and says so.
+    let host = Host::start(HostOptions::new(&[python_component()])).await;
+    let out = host.ok("count_chosen", text).await;
+    assert_eq!(
+        out,
+        json!({"answer": "unsupported", "unit": null, "count": null})
     );
 }

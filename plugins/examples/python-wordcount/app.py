@@ -5,7 +5,8 @@ which reuses 0.1.0's imports from `wit/plugin.wit` and 0.2.0's resources
 from `wit/0.2/plugin.wit`) with componentize-py, exactly as a Rust component
 does with toolhost-sdk: the class `Tools` below is the exported `tools`
 interface (its result is the counts as JSON and a one-line summary as a
-text block), `Resources` offers one resource (a short guide to the tool),
+text block; `count_chosen` asks the user which count they want through
+the host's `form` import), `Resources` offers one resource (a short guide to the tool),
 `Prompts` and `Completion` offer nothing, and `wit_world.imports.log` is the
 host's `log` import. The bindings (`wit_world`, `componentize_py_types`) are
 generated from `wit/`, `wit/0.2/` and `wit/0.3/` at build time; see
@@ -19,7 +20,7 @@ import json
 
 from componentize_py_types import Err
 from wit_world import exports
-from wit_world.imports import log
+from wit_world.imports import form, log
 from wit_world.imports.toolhost_plugin_content_0_2_0 import (
     Body_Text,
     Completions,
@@ -41,6 +42,39 @@ from wit_world.imports.types import (
 )
 
 NAME = "word_count"
+
+CHOSEN = "count_chosen"
+
+# The form `count_chosen` asks (MCP's elicitation subset): one choice, with
+# titles and a default. The host checks the answer against it before this
+# code sees it.
+UNIT_FORM = {
+    "type": "object",
+    "properties": {
+        "unit": {
+            "type": "string",
+            "title": "Count",
+            "oneOf": [
+                {"const": "words", "title": "Words"},
+                {"const": "characters", "title": "Characters"},
+                {"const": "lines", "title": "Lines"},
+            ],
+            "default": "words",
+        }
+    },
+    "required": ["unit"],
+}
+
+CHOSEN_OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "unit": {"type": ["string", "null"]},
+        "count": {"type": ["integer", "null"]},
+    },
+    "required": ["answer", "unit", "count"],
+    "additionalProperties": False,
+}
 
 GUIDE_URI = "wordcount://guide"
 
@@ -128,10 +162,27 @@ class Tools(exports.Tools):
                     idempotent=True,
                     open_world=False,
                 ),
-            )
+            ),
+            ToolDefinition(
+                name=CHOSEN,
+                title="Count What the User Chooses",
+                description="Ask the user whether they want the words, characters "
+                "or lines of a text counted, and count that. Use it when the user "
+                "has not said which count they need.",
+                input_schema=json.dumps(INPUT_SCHEMA),
+                output_schema=json.dumps(CHOSEN_OUTPUT_SCHEMA),
+                annotations=Annotations(
+                    read_only=True,
+                    destructive=False,
+                    idempotent=False,
+                    open_world=False,
+                ),
+            ),
         ]
 
     def call(self, name: str, arguments: str) -> ToolOutput:
+        if name == CHOSEN:
+            return count_chosen(json.loads(arguments)["text"])
         if name != NAME:
             # The host only calls tools that `list` returned.
             raise Err(
@@ -165,6 +216,20 @@ class Tools(exports.Tools):
             f"{counts['lines']} lines"
         )
         return ToolOutput(structured=json.dumps(counts), content=[Block_Text(summary)])
+
+
+def count_chosen(text: str) -> ToolOutput:
+    """Asks which count the user wants, then counts it. An answer is a
+    choice, never a yes to a change: this tool changes nothing."""
+    answer = form.ask("Which count of the text do you want?", json.dumps(UNIT_FORM))
+    if isinstance(answer, form.Answer_Accepted):
+        unit = json.loads(answer.value)["unit"]
+        result = {"answer": "accepted", "unit": unit, "count": count(text)[unit]}
+    else:
+        # Declined, cancelled, or a client that cannot show a form.
+        outcome = type(answer).__name__.removeprefix("Answer_").lower()
+        result = {"answer": outcome, "unit": None, "count": None}
+    return ToolOutput(structured=json.dumps(result), content=[])
 
 
 class Resources(exports.Resources):
