@@ -575,6 +575,23 @@ fn fetch_call(id: u32, url: &str, meta: Value) -> String {
     request.to_string()
 }
 
+/// Calls `fetch_url` (request `id`, `meta` in its `_meta`) for `path` on a
+/// closed loopback port, which the host refuses and logs within the
+/// request; the log line naming `path`.
+async fn refused_fetch_logged(
+    host: &Host,
+    headers: &[(&str, &str)],
+    id: u32,
+    path: &str,
+    meta: Value,
+) -> String {
+    let url = format!("http://127.0.0.1:9{path}");
+    let answer = crate::http::post(host, fetch_call(id, &url, meta), headers).await;
+    assert!(answer.status().is_success());
+    let log = host.wait_for_stderr(path).await;
+    log.lines().find(|l| l.contains(path)).unwrap().to_string()
+}
+
 #[tokio::test]
 async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_while_a_sampled_ones_do()
  {
@@ -593,14 +610,8 @@ async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_w
     ];
     // A trace that would start here: not sampled at 0.0. Nothing allows
     // the host, so the refusal is logged within the request.
-    let unsampled = "http://127.0.0.1:9/not-sampled-here";
-    let answer = crate::http::post(&host, fetch_call(21, unsampled, json!({})), &headers).await;
-    assert!(answer.status().is_success());
-    let log = host.wait_for_stderr("/not-sampled-here").await;
-    let line = log
-        .lines()
-        .find(|l| l.contains("/not-sampled-here"))
-        .unwrap();
+    let line = refused_fetch_logged(&host, &headers, 21, "/not-sampled-here", json!({})).await;
+    let line = line.as_str();
     assert!(
         line.contains("request"),
         "still within the request's span: {line}"
@@ -614,40 +625,23 @@ async fn a_request_not_sampled_exports_nothing_and_its_log_lines_name_no_trace_w
 
     // A client's trace not sampled: nothing to open here either, but its
     // lines name the client's trace, to find in the client's own log.
-    let known = "http://127.0.0.1:9/client-not-sampled";
     let unsampled_parent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-00");
-    let answer = crate::http::post(
-        &host,
-        fetch_call(20, known, json!({ "traceparent": unsampled_parent })),
-        &headers,
-    )
-    .await;
-    assert!(answer.status().is_success());
-    let log = host.wait_for_stderr("/client-not-sampled").await;
-    let line = log
-        .lines()
-        .find(|l| l.contains("/client-not-sampled"))
-        .unwrap();
+    let meta = json!({ "traceparent": unsampled_parent });
+    let line = refused_fetch_logged(&host, &headers, 20, "/client-not-sampled", meta).await;
+    let line = line.as_str();
     assert_eq!(log_field(line, "trace_id"), Some(CLIENT_TRACE), "{line}");
     assert_eq!(log_field(line, "span_id"), None, "no span of ours: {line}");
 
     // A client's sampled parent is followed even at 0.0.
-    let sampled = "http://127.0.0.1:9/sampled-here";
     let traceparent = format!("00-{SAMPLED_TRACE}-{CLIENT_SPAN}-01");
-    let answer = crate::http::post(
-        &host,
-        fetch_call(22, sampled, json!({ "traceparent": traceparent })),
-        &headers,
-    )
-    .await;
-    assert!(answer.status().is_success());
+    let meta = json!({ "traceparent": traceparent });
+    let line = refused_fetch_logged(&host, &headers, 22, "/sampled-here", meta).await;
+    let line = line.as_str();
     let spans = collector
         .trace_with(|s| s.kind == "server" && s.attr("jsonrpc.request.id") == Some("22"))
         .await;
     let server = spans.iter().find(|s| s.kind == "server").unwrap();
     assert_eq!(server.trace_id, SAMPLED_TRACE);
-    let log = host.wait_for_stderr("/sampled-here").await;
-    let line = log.lines().find(|l| l.contains("/sampled-here")).unwrap();
     assert_eq!(log_field(line, "trace_id"), Some(SAMPLED_TRACE), "{line}");
     assert_eq!(
         log_field(line, "span_id"),
