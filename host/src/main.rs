@@ -244,11 +244,10 @@ impl PluginArgs {
     /// Returns the bytes verified for each component file (only those
     /// load: a file whose install was refused is not served) and the key
     /// that verified each signed one.
-    async fn install_components(&self) -> Result<Verified> {
+    async fn install_components(&self, config: &Config) -> Result<Verified> {
         let Some(path) = &self.config else {
             return Ok(Verified::default());
         };
-        let config = Config::load(path)?;
         let lock = toolhost::oci::LockFile::path_for(path);
         match config.install_components(&lock, &self.plugins, false).await {
             Ok(installs) => {
@@ -268,8 +267,7 @@ impl PluginArgs {
     }
 
     async fn load(&self) -> Result<(CallEnv, Loader, Registry)> {
-        let verified = self.install_components().await?;
-        let loader = self.loader(verified).await?;
+        let loader = self.loader(self.read_config()?).await?;
         let registry = toolhost::reload::dir::load_dir(&loader, &self.plugins).await?;
         let env = CallEnv {
             runtime: loader.runtime.clone(),
@@ -284,8 +282,7 @@ impl PluginArgs {
     /// index learns from it.
     async fn load_for(&self, tool: &str) -> Result<(CallEnv, Loader, Registry)> {
         use toolhost::reload::index::{ToolIndex, only};
-        let verified = self.install_components().await?;
-        let loader = self.loader(verified).await?;
+        let loader = self.loader(self.read_config()?).await?;
         let env = CallEnv {
             runtime: loader.runtime.clone(),
             http: loader.http.clone(),
@@ -309,13 +306,24 @@ impl PluginArgs {
         Ok((env, loader, registry))
     }
 
-    /// The loader, for the config with `verified` component files and
-    /// their signers.
-    async fn loader(&self, (verified, signers): Verified) -> Result<Loader> {
-        let mut config = match &self.config {
+    /// The config file (`--config`), or the defaults without one.
+    fn read_config(&self) -> Result<Config> {
+        Ok(match &self.config {
             Some(path) => Config::load(path)?,
             None => Config::default(),
-        };
+        })
+    }
+
+    /// The loader for `config`, after installing its `oci://` components
+    /// ([`PluginArgs::install_components`]).
+    async fn loader(&self, config: Config) -> Result<Loader> {
+        let verified = self.install_components(&config).await?;
+        self.loader_verified(config, verified)
+    }
+
+    /// The loader for `config` with `verified` component files and their
+    /// signers.
+    fn loader_verified(&self, mut config: Config, (verified, signers): Verified) -> Result<Loader> {
         config.verified_components = verified;
         config.component_signers = signers;
         let cache = if self.no_cache {
@@ -335,15 +343,16 @@ fn main() -> Result<()> {
     // stdout carries the protocol; every log line goes to stderr. A server
     // never waits for stderr (lines are dropped when nobody reads them);
     // the guard, dropped after the runtime, flushes what is queued.
+    let mut serve_config = None;
     let _log = match &cli.command {
         Command::Serve { plugins, .. } => {
             // `[telemetry]` is read before the log starts: the span
-            // exporter is a layer of the log's subscriber.
-            let telemetry = match &plugins.config {
-                Some(path) => Config::load(path)?.telemetry,
-                None => None,
-            };
-            Some(toolhost::logging::init_serving(telemetry.as_ref())?)
+            // exporter is a layer of the log's subscriber. The config is
+            // read once, here, and used for the rest of the start.
+            let config = plugins.read_config()?;
+            let guard = toolhost::logging::init_serving(config.telemetry.as_ref())?;
+            serve_config = Some(config);
+            Some(guard)
         }
         _ => {
             toolhost::logging::init_interactive();
@@ -361,8 +370,11 @@ fn main() -> Result<()> {
                 http,
                 profile,
             } => {
-                let verified = plugins.install_components().await?;
-                let loader = plugins.loader(verified).await?;
+                let config = match serve_config {
+                    Some(config) => config,
+                    None => plugins.read_config()?,
+                };
+                let loader = plugins.loader(config).await?;
                 let options = toolhost::serve::ServeOptions {
                     dir: plugins.plugins.clone(),
                     watch: !no_watch,
@@ -620,7 +632,7 @@ async fn check(file: &std::path::Path, cache_dir: Option<PathBuf>, no_cache: boo
         cache_dir,
         no_cache,
     };
-    let loader = args.loader(Verified::default()).await?;
+    let loader = args.loader_verified(args.read_config()?, Verified::default())?;
     let plugin = match loader.load_file(file).await {
         Ok(plugin) => plugin,
         Err(e) => {
