@@ -14,6 +14,7 @@ use toolhost_test_infra::idp::{Idp, SigningKey};
 use crate::support::audit::{records, trail_of, with_trail};
 use crate::support::infra::{Redis, require, sha256_hex};
 use crate::support::metrics::Scrape;
+use crate::support::offers::rpc_error;
 use crate::support::{
     Changes, ERAS, Elicitation, Era, Host, HostOptions, component, test_cache_home,
     write_then_rename,
@@ -167,6 +168,83 @@ async fn a_reload_changes_decisions_at_once_and_a_rule_that_does_not_compile_cha
     let issue = host.tool_error("greet", json!({"name": "mallory"})).await;
     assert_eq!(issue["message"], "nobody greets mallory here");
     host.ok("greet", json!({"name": "alice"})).await;
+}
+
+#[tokio::test]
+async fn a_rule_settled_once_for_a_tool_is_settled_again_when_a_reload_changes_the_rules() {
+    // Rules reading only the tool and the plugin are worked out once per
+    // tool served; a reload must work them out again from the new rules,
+    // for calls (deny) and for what the caller is shown (hide) alike.
+    let deny = |tool: &str| {
+        format!(
+            "[[policy.rules]]\nname = \"closed\"\nwhen = 'tool.name == \"{tool}\"'\n\
+             outcome = \"deny\"\nreason = \"{tool} is closed\"\n"
+        )
+    };
+    let host = hello(Era::Legacy, Elicitation::Unsupported, &deny("greet")).await;
+    for _ in 0..2 {
+        let issue = host.tool_error("greet", json!({"name": "ada"})).await;
+        assert_eq!(issue["message"], "greet is closed");
+    }
+    host.write_config(&deny("wave"));
+    host.wait_for_stderr("configuration reloaded").await;
+    let out = host.ok("greet", json!({"name": "ada"})).await;
+    assert_eq!(out["message"], "Hello, ada!");
+
+    let hide = |tool: &str| {
+        format!(
+            "[[policy.rules]]\nname = \"unseen\"\n\
+             when = 'plugin.name == \"hello\" && tool.name == \"{tool}\"'\noutcome = \"hide\"\n"
+        )
+    };
+    let host = hello(Era::Legacy, Elicitation::Unsupported, &hide("greet")).await;
+    for _ in 0..2 {
+        assert!(host.tools().await.iter().all(|t| t.name != "greet"));
+        let (_, message) = rpc_error(host.call("greet", json!({"name": "ada"})).await);
+        assert!(message.contains("unknown tool"), "{message}");
+    }
+    host.write_config(&hide("wave"));
+    host.wait_for_stderr("configuration reloaded").await;
+    assert!(host.tools().await.iter().any(|t| t.name == "greet"));
+    let out = host.ok("greet", json!({"name": "ada"})).await;
+    assert_eq!(out["message"], "Hello, ada!");
+}
+
+#[tokio::test]
+async fn a_rule_reading_the_caller_decides_per_caller_for_the_same_tool() {
+    // The tool's part of the condition is settled once; the caller's
+    // part is each caller's own.
+    let rules = r#"
+[[policy.rules]]
+name = "not-alice"
+when = 'tool.name == "greet" && identity.subject == "alice"'
+outcome = "deny"
+reason = "alice may not greet"
+"#;
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    for era in ERAS {
+        let alice = Host::start(
+            HostOptions::new(&["hello"])
+                .http()
+                .bearer(&token(&key, &idp, "alice", &[]))
+                .era(era)
+                .config(with_auth(&idp, rules)),
+        )
+        .await;
+        let issue = alice.tool_error("greet", json!({"name": "x"})).await;
+        assert_eq!(issue["message"], "alice may not greet", "{era:?}");
+        let bob = alice
+            .another_client(
+                era,
+                Elicitation::Unsupported,
+                Some(&token(&key, &idp, "bob", &[])),
+            )
+            .await;
+        bob.ok("greet", json!({"name": "x"})).await;
+        let issue = alice.tool_error("greet", json!({"name": "y"})).await;
+        assert_eq!(issue["message"], "alice may not greet", "{era:?}");
+    }
 }
 
 #[tokio::test]

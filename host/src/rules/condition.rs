@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use cel::common::ast::{Expr, IdedExpr};
+use cel::common::ast::{Expr, IdedExpr, operators};
 use cel::{Context, Env, Program, Value};
 
 /// The longest condition, in bytes.
@@ -37,6 +37,13 @@ pub const VARIABLES: &[&str] = &[
     "identity", "request", "plugin", "tool", "resource", "prompt", "args", "now",
 ];
 
+/// The names whose values depend only on what a request is about and how
+/// it came (the component, the served name, the method, the transport,
+/// the era, the profile), never on the caller, the arguments or the time:
+/// what a condition reads of these alone gives the same answer for every
+/// request about the same thing (see [`Condition::settled`]).
+pub const SERVED_VARIABLES: &[&str] = &["request", "plugin", "tool", "resource", "prompt"];
+
 /// The names an `approve` rule's `approver` condition may read: the
 /// person deciding (`approver`, shaped like `identity`), the caller
 /// (`identity`) and the time.
@@ -53,6 +60,91 @@ pub struct Condition {
     program: Program,
     /// The variables it reads.
     reads: Vec<String>,
+    /// Which parts of it read only [`SERVED_VARIABLES`].
+    settle: Settle,
+}
+
+/// The shape of a condition's `&&`/`||` spine, as far as it decides the
+/// answer from [`SERVED_VARIABLES`] alone: computed once at load, so that
+/// [`Condition::settled`] evaluates only what may settle the answer.
+#[derive(Debug, PartialEq, Eq)]
+enum Settle {
+    /// The expression reads only served variables: its value is the same
+    /// for every request about the same thing.
+    Served,
+    /// `left && right`, one of them (at least) [`Settle::Served`] or
+    /// further split.
+    And(Box<Settle>, Box<Settle>),
+    /// `left || right`, likewise.
+    Or(Box<Settle>, Box<Settle>),
+    /// Depends on the caller, the arguments or the time.
+    Dynamic,
+}
+
+impl Settle {
+    /// The shape of `expr`.
+    fn of(expr: &IdedExpr) -> Settle {
+        let references = expr.references();
+        if references
+            .variables()
+            .iter()
+            .all(|v| SERVED_VARIABLES.contains(v))
+        {
+            return Settle::Served;
+        }
+        let Expr::Call(call) = &expr.expr else {
+            return Settle::Dynamic;
+        };
+        if call.target.is_some() || call.args.len() != 2 {
+            return Settle::Dynamic;
+        }
+        let and = match call.func_name.as_str() {
+            operators::LOGICAL_AND => true,
+            operators::LOGICAL_OR => false,
+            _ => return Settle::Dynamic,
+        };
+        let (left, right) = (Settle::of(&call.args[0]), Settle::of(&call.args[1]));
+        match (left, right, and) {
+            (Settle::Dynamic, Settle::Dynamic, _) => Settle::Dynamic,
+            (left, right, true) => Settle::And(Box::new(left), Box::new(right)),
+            (left, right, false) => Settle::Or(Box::new(left), Box::new(right)),
+        }
+    }
+
+    /// What `expr` (whose shape this is) gives whatever the dynamic
+    /// variables hold, if that is settled by the served ones `context`
+    /// resolves. The cases follow the `cel` crate's evaluation exactly:
+    /// `a && b` is `false` when `a` is `false` (`b` is not evaluated) and
+    /// when `b` is `false` (whatever `a` gives, an error included); `a ||
+    /// b` likewise with `true`. Anything else (an error, a value that is
+    /// not a boolean) is left to the request's own evaluation.
+    fn settled(&self, expr: &IdedExpr, context: &Context) -> Option<bool> {
+        match self {
+            Settle::Dynamic => None,
+            Settle::Served => match Value::resolve(expr, context) {
+                Ok(Value::Bool(b)) => Some(b),
+                _ => None,
+            },
+            Settle::And(left, right) | Settle::Or(left, right) => {
+                let Expr::Call(call) = &expr.expr else {
+                    return None;
+                };
+                let absorbing = matches!(self, Settle::Or(..));
+                let l = left.settled(&call.args[0], context);
+                if l == Some(absorbing) {
+                    return Some(absorbing);
+                }
+                let r = right.settled(&call.args[1], context);
+                match (l, r) {
+                    (_, Some(r)) if r == absorbing => Some(absorbing),
+                    // Both settled, neither absorbing: `true && true`,
+                    // `false || false`.
+                    (Some(_), Some(_)) => Some(!absorbing),
+                    _ => None,
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Condition {
@@ -177,16 +269,37 @@ impl Condition {
                 known,
             });
         }
+        let settle = Settle::of(program.expression());
         Ok(Condition {
             source: source.to_string(),
             program,
             reads,
+            settle,
         })
     }
 
     /// Whether the condition reads `variable`.
     pub fn reads(&self, variable: &str) -> bool {
         self.reads.iter().any(|r| r == variable)
+    }
+
+    /// What the condition gives for every request about what `context`'s
+    /// [`SERVED_VARIABLES`] describe, whoever calls, whatever the
+    /// arguments and the time: `Some` when the served variables settle it
+    /// (`tool.name == "x" && identity.subject == "y"` for any tool but
+    /// `x`), `None` when the request's own variables decide (it is then
+    /// evaluated per request with [`Condition::holds`], which gives the
+    /// same answer wherever this gives one). Only the served variables are
+    /// read from `context`.
+    pub fn settled(&self, context: &Context) -> Option<bool> {
+        self.settle.settled(self.program.expression(), context)
+    }
+
+    /// Whether the condition reads anything but [`SERVED_VARIABLES`]
+    /// where it could settle: `false` when [`Condition::settled`] never
+    /// answers.
+    pub fn may_settle(&self) -> bool {
+        self.settle != Settle::Dynamic
     }
 
     /// Evaluates the condition against `context`: `Ok(true)` or
@@ -420,6 +533,110 @@ mod tests {
         assert!(
             matches!(&error, CompileError::TooCostly(m) if m.contains("levels deep")),
             "{error:?}"
+        );
+    }
+
+    /// The variables of one request: what is served (`tool` echo of
+    /// plugin `p`) and a caller's own (`identity`, `args`).
+    fn request(identity: serde_json::Value, args: serde_json::Value) -> Vec<(&'static str, Value)> {
+        vec![
+            (
+                "tool",
+                cel::to_value(serde_json::json!({"name": "echo"})).unwrap(),
+            ),
+            (
+                "plugin",
+                cel::to_value(serde_json::json!({"name": "p"})).unwrap(),
+            ),
+            ("identity", cel::to_value(identity).unwrap()),
+            ("args", cel::to_value(args).unwrap()),
+            ("now", Value::Timestamp(chrono::Utc::now().fixed_offset())),
+        ]
+    }
+
+    #[test]
+    fn a_condition_is_settled_by_what_is_served_only_where_every_caller_gets_that_answer() {
+        use serde_json::json;
+        // Callers in turn, the first the one the answer is worked out
+        // for: what is settled for it must be every other's answer.
+        let callers = [
+            (
+                json!({"subject": "alice", "claims": {"groups": ["x"]}}),
+                json!({"x": 1}),
+            ),
+            (json!({"subject": "bob", "claims": {}}), json!({"x": 2})),
+            (json!({"subject": "root"}), json!({})),
+        ];
+        let cases = [
+            (
+                r#"tool.name == "other" && identity.subject != "root""#,
+                Some(false),
+            ),
+            (
+                r#"tool.name == "echo" && identity.subject == "alice""#,
+                None,
+            ),
+            (
+                r#"identity.subject == "alice" && tool.name == "other""#,
+                Some(false),
+            ),
+            // The left side errors for a caller without the claim; `false`
+            // on the right still decides.
+            (
+                r#"identity.claims.groups == ["x"] && tool.name == "other""#,
+                Some(false),
+            ),
+            (r#"tool.name == "echo" || args.x == 1"#, Some(true)),
+            (r#"args.x == 1 || tool.name == "echo""#, Some(true)),
+            (r#"args.x == 1 || tool.name == "other""#, None),
+            (r#"tool.name == "echo""#, Some(true)),
+            (r#"plugin.name == "q""#, Some(false)),
+            // What cannot be evaluated is left to each request.
+            (
+                r#"tool.missing == "x" && identity.subject == "alice""#,
+                None,
+            ),
+            (r#"size(tool.name) && identity.subject == "alice""#, None),
+            (
+                r#"(tool.name == "echo" && args.x == 1) || (plugin.name == "q" && identity.subject == "a")"#,
+                None,
+            ),
+            (
+                r#"(tool.name == "other" && args.x == 1) || plugin.name == "q""#,
+                Some(false),
+            ),
+            (
+                r#"now > timestamp("2000-01-01T00:00:00Z") && tool.name == "other""#,
+                Some(false),
+            ),
+            (
+                r#"now > timestamp("2000-01-01T00:00:00Z") && tool.name == "echo""#,
+                None,
+            ),
+            // A comprehension's own name is not the served `tool`.
+            (r#"args.x.exists(tool, tool == "echo")"#, None),
+            (
+                r#"plugin.name == "p" && identity.subject == "alice" && tool.name == "echo""#,
+                None,
+            ),
+        ];
+        for (source, expected) in cases {
+            let condition = Condition::compile(source).expect(source);
+            let (identity, args) = callers[0].clone();
+            let settled = condition.settled(&context(request(identity, args)));
+            assert_eq!(settled, expected, "{source}");
+            for (identity, args) in callers.clone() {
+                let holds = condition.holds(&context(request(identity.clone(), args)));
+                if let Some(settled) = settled {
+                    assert_eq!(holds, Ok(settled), "{source} for {identity}");
+                }
+            }
+        }
+        // A condition reading only the caller is never settled.
+        assert!(
+            !Condition::compile(r#"identity.subject == "alice""#)
+                .unwrap()
+                .may_settle()
         );
     }
 

@@ -143,42 +143,264 @@ pub struct Rule {
 pub struct Policy {
     rules: Arc<Vec<Rule>>,
     version: String,
-    /// `plugin` and `tool` as conditions read them, built once per
-    /// plugin and tool served, not once per request.
-    served: Arc<ServedValues>,
+    /// Whether any rule is a hide rule (else pass one has nothing to do).
+    any_hide: bool,
+    /// Whether any rule is not (else pass two has nothing to do).
+    any_other: bool,
+    /// What the rules settle per thing served and way of asking for it.
+    settled: Arc<SettledCache>,
 }
 
-/// The CEL values of what is served (`plugin`, `tool`), which depend only
-/// on the component, its served name and the configuration, so they are
-/// built once and shared by every request's [`Variables`]. A new
-/// configuration brings a new [`Policy`] and so new values; a reloaded
+/// What depends only on what a request is about and how it came (the
+/// component, its served name, the method, the transport, the era, the
+/// profile), worked out the first time such a request comes and shared by
+/// every request like it: the CEL values of `plugin` and `tool`, and each
+/// rule's answer where those settle it ([`Condition::settled`]), so that a
+/// rule like `tool.name == "x" && identity.subject != "root"` costs a
+/// table read for every tool but `x`. Kept by the [`Policy`]: a new
+/// configuration brings a new policy and so starts empty; a reloaded
 /// component has a new digest and so a new entry.
 #[derive(Debug, Default)]
-struct ServedValues {
-    by_key: std::sync::Mutex<HashMap<String, Arc<dyn cel::common::value::Val>>>,
+struct SettledCache {
+    hasher: std::hash::RandomState,
+    /// By the hash of the entry's [`ServedKey`]; entries whose keys share
+    /// a hash side by side.
+    by_hash: std::sync::RwLock<HashMap<u64, Vec<Arc<Settled>>>>,
 }
 
-/// The most entries [`ServedValues`] keeps: past it (components replaced
+/// The most entries [`SettledCache`] keeps: past it (components replaced
 /// many times over) it starts again empty.
-const MAX_SERVED_VALUES: usize = 4096;
+const MAX_SETTLED: usize = 8192;
 
-impl ServedValues {
-    /// The value under `key`, built by `build` the first time.
-    fn get_or_build(
-        &self,
-        key: String,
-        build: impl FnOnce() -> Arc<dyn cel::common::value::Val>,
-    ) -> Arc<dyn cel::common::value::Val> {
-        let mut by_key = self.by_key.lock().expect("not poisoned");
-        if let Some(value) = by_key.get(&key) {
-            return value.clone();
+/// One entry of [`SettledCache`].
+#[derive(Debug)]
+struct Settled {
+    /// What it is about, everything the served variables read.
+    key: OwnedServedKey,
+    /// Each rule's answer, in the policy's order.
+    rules: Box<[Known]>,
+    /// `plugin` and `tool` as conditions read them, built when first read.
+    values: ServedValues,
+}
+
+/// What a rule's condition gives for requests of one [`Settled`] entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    /// It holds, whoever calls.
+    Holds,
+    /// It does not hold, whoever calls.
+    Never,
+    /// It depends on the request (the caller, the arguments, the time),
+    /// or could not be evaluated: evaluated per request.
+    PerRequest,
+}
+
+/// The CEL values of `plugin` and `tool`, built once per entry.
+#[derive(Debug, Default)]
+struct ServedValues {
+    plugin: std::sync::OnceLock<Box<dyn cel::common::value::Val>>,
+    tool: std::sync::OnceLock<Box<dyn cel::common::value::Val>>,
+}
+
+/// Everything the served variables ([`condition::SERVED_VARIABLES`]) are
+/// built from, borrowed from a request's [`Facts`]: hashed and compared
+/// without allocating.
+#[derive(Debug, Hash, PartialEq, Eq)]
+struct ServedKey<'a> {
+    plugin: &'a str,
+    file: &'a str,
+    digest: &'a str,
+    signer: &'a str,
+    target: TargetKey<'a>,
+    method: &'a str,
+    transport: &'a str,
+    era: &'a str,
+    profile: &'a str,
+}
+
+/// The target part of a [`ServedKey`].
+#[derive(Debug, Hash, PartialEq, Eq)]
+enum TargetKey<'a> {
+    Tool {
+        name: &'a str,
+        title: &'a str,
+        hints: [bool; 4],
+    },
+    Resource(&'a str),
+    Prompt(&'a str),
+}
+
+/// A [`ServedKey`] kept in a [`Settled`] entry.
+#[derive(Debug)]
+struct OwnedServedKey {
+    strings: [String; 10],
+    kind: u8,
+    hints: [bool; 4],
+}
+
+impl<'a> ServedKey<'a> {
+    /// The key of `facts`.
+    fn of(facts: &'a Facts<'a>) -> ServedKey<'a> {
+        let plugin = facts.plugin;
+        ServedKey {
+            plugin: &plugin.settings.name,
+            file: &plugin.file,
+            digest: &plugin.digest,
+            signer: facts.signer.unwrap_or_default(),
+            target: match facts.target {
+                Target::Tool { name, spec } => TargetKey::Tool {
+                    name,
+                    title: &spec.title,
+                    hints: hints(spec),
+                },
+                Target::Resource(uri) => TargetKey::Resource(uri),
+                Target::Prompt(name) => TargetKey::Prompt(name),
+            },
+            method: facts.method,
+            transport: facts.transport,
+            era: facts.era,
+            profile: facts.profile,
         }
-        if by_key.len() >= MAX_SERVED_VALUES {
-            by_key.clear();
+    }
+
+    /// The key, owned.
+    fn to_owned(&self) -> OwnedServedKey {
+        let (kind, target, title, hints) = match self.target {
+            TargetKey::Tool { name, title, hints } => (0, name, title, hints),
+            TargetKey::Resource(uri) => (1, uri, "", [false; 4]),
+            TargetKey::Prompt(name) => (2, name, "", [false; 4]),
+        };
+        OwnedServedKey {
+            strings: [
+                self.plugin,
+                self.file,
+                self.digest,
+                self.signer,
+                target,
+                title,
+                self.method,
+                self.transport,
+                self.era,
+                self.profile,
+            ]
+            .map(str::to_string),
+            kind,
+            hints,
         }
-        let value = build();
-        by_key.insert(key, value.clone());
-        value
+    }
+}
+
+impl OwnedServedKey {
+    /// The key, borrowed, to compare with a request's.
+    fn borrowed(&self) -> ServedKey<'_> {
+        let [
+            plugin,
+            file,
+            digest,
+            signer,
+            target,
+            title,
+            method,
+            transport,
+            era,
+            profile,
+        ] = self.strings.each_ref().map(String::as_str);
+        ServedKey {
+            plugin,
+            file,
+            digest,
+            signer,
+            target: match self.kind {
+                0 => TargetKey::Tool {
+                    name: target,
+                    title,
+                    hints: self.hints,
+                },
+                1 => TargetKey::Resource(target),
+                _ => TargetKey::Prompt(target),
+            },
+            method,
+            transport,
+            era,
+            profile,
+        }
+    }
+}
+
+/// A tool's four hints, in `tool.annotations`' order.
+fn hints(spec: &ToolSpec) -> [bool; 4] {
+    [
+        spec.annotations.read_only,
+        spec.annotations.destructive,
+        spec.annotations.idempotent,
+        spec.annotations.open_world,
+    ]
+}
+
+impl SettledCache {
+    /// The entry for `facts`, worked out over `rules` the first time.
+    fn get(&self, rules: &[Rule], facts: &Facts) -> Arc<Settled> {
+        let key = ServedKey::of(facts);
+        let hash = std::hash::BuildHasher::hash_one(&self.hasher, &key);
+        if let Some(found) = self.find(hash, &key) {
+            return found;
+        }
+        let settled = Arc::new(Settled::work_out(rules, facts, key.to_owned()));
+        let mut by_hash = self.by_hash.write().expect("not poisoned");
+        if by_hash.values().map(Vec::len).sum::<usize>() >= MAX_SETTLED {
+            by_hash.clear();
+        }
+        let same = by_hash.entry(hash).or_default();
+        // Another request may have worked it out meanwhile: either serves.
+        if !same.iter().any(|s| s.key.borrowed() == key) {
+            same.push(settled.clone());
+        }
+        settled
+    }
+
+    /// The entry under `key`, if worked out already.
+    fn find(&self, hash: u64, key: &ServedKey) -> Option<Arc<Settled>> {
+        let by_hash = self.by_hash.read().expect("not poisoned");
+        by_hash
+            .get(&hash)?
+            .iter()
+            .find(|s| s.key.borrowed() == *key)
+            .cloned()
+    }
+}
+
+impl Settled {
+    /// The entry for requests like `facts`: each rule's condition settled
+    /// from the served variables where they settle it.
+    fn work_out(rules: &[Rule], facts: &Facts, key: OwnedServedKey) -> Settled {
+        let values = ServedValues::default();
+        // Neither the caller nor the arguments: what is settled here is
+        // settled for every request like this one.
+        let served_only = Facts {
+            identity: None,
+            arguments: None,
+            ..*facts
+        };
+        let variables = Variables::sharing(&served_only, &values);
+        let context = condition::resolving(&variables);
+        let rules = rules
+            .iter()
+            .map(|rule| match &rule.when {
+                When::Always => Known::Holds,
+                When::NotGranted(_) => Known::PerRequest,
+                When::Cel(condition) if condition.may_settle() => {
+                    match condition.settled(&context) {
+                        Some(true) => Known::Holds,
+                        Some(false) => Known::Never,
+                        None => Known::PerRequest,
+                    }
+                }
+                When::Cel(_) => Known::PerRequest,
+            })
+            .collect();
+        drop(context);
+        drop(variables);
+        Settled { key, rules, values }
     }
 }
 
@@ -353,7 +575,7 @@ fn identity_value(identity: Option<&Identity>, transport: &str) -> Cel {
 /// for what it does not reach).
 pub struct Variables<'f> {
     facts: &'f Facts<'f>,
-    built: [std::sync::OnceLock<Arc<dyn cel::common::value::Val>>; condition::VARIABLES.len()],
+    built: [std::sync::OnceLock<Box<dyn cel::common::value::Val>>; condition::VARIABLES.len()],
     served: Option<&'f ServedValues>,
 }
 
@@ -368,7 +590,7 @@ impl<'f> Variables<'f> {
     }
 
     /// [`Variables::of`], taking `plugin` and `tool` from `served` (built
-    /// once per plugin and tool instead of once per request).
+    /// once per thing served instead of once per request).
     fn sharing(facts: &'f Facts<'f>, served: &'f ServedValues) -> Variables<'f> {
         Variables {
             served: Some(served),
@@ -377,44 +599,23 @@ impl<'f> Variables<'f> {
     }
 
     /// `variable` as a CEL value, built now.
-    fn build(&self, variable: &str) -> Arc<dyn cel::common::value::Val> {
-        let value: Box<dyn cel::common::value::Val> = self
-            .facts
+    fn build(&self, variable: &str) -> Box<dyn cel::common::value::Val> {
+        self.facts
             .value_of(variable)
             .try_into()
-            .expect("a value built from facts converts");
-        Arc::from(value)
-    }
-
-    /// The key `variable`'s value is shared under, for `plugin` and
-    /// `tool`: everything [`Facts::value_of`] reads to build it.
-    fn served_key(&self, variable: &str) -> Option<String> {
-        let plugin = self.facts.plugin;
-        match (variable, self.facts.target) {
-            ("plugin", _) => Some(format!(
-                "plugin\0{}\0{}\0{}\0{}",
-                plugin.settings.name,
-                plugin.file,
-                plugin.digest,
-                self.facts.signer.unwrap_or_default()
-            )),
-            ("tool", Target::Tool { name, spec }) => Some(format!(
-                "tool\0{}\0{}\0{}\0{name}\0{}",
-                plugin.settings.name, plugin.file, plugin.digest, spec.title
-            )),
-            _ => None,
-        }
+            .expect("a value built from facts converts")
     }
 }
 
 impl cel::context::VariableResolver for Variables<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<cel::common::value::CowVal<'b, 'b>> {
         let index = condition::VARIABLES.iter().position(|v| *v == variable)?;
-        let built =
-            self.built[index].get_or_init(|| match (self.served, self.served_key(variable)) {
-                (Some(served), Some(key)) => served.get_or_build(key, || self.build(variable)),
-                _ => self.build(variable),
-            });
+        let slot = match (self.served, variable) {
+            (Some(served), "plugin") => &served.plugin,
+            (Some(served), "tool") => &served.tool,
+            _ => &self.built[index],
+        };
+        let built = slot.get_or_init(|| self.build(variable));
         Some(cel::common::value::CowVal::Borrowed(&**built))
     }
 }
@@ -624,10 +825,14 @@ impl Policy {
         hash.update([0]);
         hash.update(text.as_bytes());
         let version = hex::encode(&hash.finalize()[..6]);
+        let any_hide = all.iter().any(|r| matches!(r.outcome, Outcome::Hide));
+        let any_other = all.iter().any(|r| !matches!(r.outcome, Outcome::Hide));
         Ok(Policy {
             rules: Arc::new(all),
             version,
-            served: Arc::default(),
+            any_hide,
+            any_other,
+            settled: Arc::default(),
         })
     }
 
@@ -673,18 +878,24 @@ impl Policy {
     /// if any (pass one of the module doc). A rule that cannot be
     /// evaluated hides (fail closed) and is logged.
     pub fn hides(&self, facts: &Facts) -> Option<&str> {
+        if !self.any_hide {
+            return None;
+        }
+        let settled = self.settled.get(&self.rules, facts);
         // Nothing is built until a condition reads it.
-        let variables = Variables::sharing(facts, &self.served);
+        let variables = Variables::sharing(facts, &settled.values);
         let context = condition::resolving(&variables);
-        for rule in self.rules.iter() {
+        for (rule, known) in self.rules.iter().zip(&settled.rules) {
             if !matches!(rule.outcome, Outcome::Hide) {
                 continue;
             }
-            let applies = match &rule.when {
-                When::Always => Ok(true),
-                When::NotGranted(access) => Ok(facts.identity.is_some()
+            let applies = match (&rule.when, known) {
+                (_, Known::Holds) => Ok(true),
+                (_, Known::Never) => Ok(false),
+                (When::Always, Known::PerRequest) => Ok(true),
+                (When::NotGranted(access), Known::PerRequest) => Ok(facts.identity.is_some()
                     && !access.allows(facts.identity, &facts.plugin.settings.name)),
-                When::Cel(condition) => condition.holds(&context),
+                (When::Cel(condition), Known::PerRequest) => condition.holds(&context),
             };
             match applies {
                 Ok(true) => return Some(&rule.name),
@@ -708,16 +919,28 @@ impl Policy {
     /// the module doc): the limits it counts against and the decision.
     pub fn decide(&self, facts: &Facts) -> Evaluation {
         let mut limits = Vec::new();
-        let variables = Variables::sharing(facts, &self.served);
+        if !self.any_other {
+            return Evaluation {
+                limits,
+                decision: Decision {
+                    rule: DEFAULT_RULE.to_string(),
+                    verdict: Verdict::Allow,
+                },
+            };
+        }
+        let settled = self.settled.get(&self.rules, facts);
+        let variables = Variables::sharing(facts, &settled.values);
         let context = condition::resolving(&variables);
-        for rule in self.rules.iter() {
+        for (rule, known) in self.rules.iter().zip(&settled.rules) {
             if matches!(rule.outcome, Outcome::Hide) {
                 continue;
             }
-            let applies = match &rule.when {
-                When::Always => Ok(true),
-                When::NotGranted(_) => Ok(false),
-                When::Cel(condition) => condition.holds(&context),
+            let applies = match (&rule.when, known) {
+                (_, Known::Holds) => Ok(true),
+                (_, Known::Never) => Ok(false),
+                (When::Always, Known::PerRequest) => Ok(true),
+                (When::NotGranted(_), Known::PerRequest) => Ok(false),
+                (When::Cel(condition), Known::PerRequest) => condition.holds(&context),
             };
             let verdict = match applies {
                 Ok(false) => continue,
