@@ -1,20 +1,30 @@
 //! Sending finished spans to the collector without ever holding up a call.
 //!
 //! [`QueueProcessor`] is the SDK's span processor here: a span that ends is
-//! put on a bounded queue with `try_send` (never waiting), and one thread
-//! of its own, with a Tokio runtime of its own, takes batches off the queue
-//! and exports them under `telemetry.export_timeout_secs`. A full queue, an
+//! put on a bounded queue (a vector behind a mutex held only to push or to
+//! take the whole batch, never across an export), and one thread of its
+//! own, with a Tokio runtime of its own, takes batches off the queue and
+//! exports them under `telemetry.export_timeout_secs`. A full queue, an
 //! export that fails or times out, and a span left at exit are each dropped
 //! and counted (`toolhost_trace_spans_dropped_total{reason}`), so a
 //! collector that is down or slow costs dropped spans and nothing else:
 //! the serving runtime never runs an export, and no call waits for one.
 //!
+//! **The export thread is woken once per batch, not once per span**: by
+//! the span that finds the queue empty (the batch's first), by the one
+//! that fills a batch, and by a flush; the spans between are pushed
+//! without a wake-up. A wake-up per span (a channel's receiver waiting for
+//! the next span) cost a call about as much as making its spans did: a
+//! futex wake on the serving thread, and a context switch of the export
+//! thread that competes with calls for the cores (measurement 21 in
+//! docs/benchmarks.md).
+//!
 //! **Rationale** for not using the SDK's `BatchSpanProcessor`: it drops
 //! what does not fit too, but counts it only in its own log line at
 //! shutdown; operators need the count while serving, as a metric.
 
-use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -37,35 +47,92 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 /// a partial-success message a few hundred).
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
-/// What the export thread is handed.
-enum Message {
-    /// A finished, sampled span.
-    Span(Box<SpanData>),
-    /// Send everything queued, then say so.
-    Flush(SyncSender<()>),
+/// What waits for the export thread.
+#[derive(Default)]
+struct Waiting {
+    /// Finished, sampled spans, oldest first; at most `capacity`.
+    spans: Vec<SpanData>,
+    /// Flushes asked for: each is answered once everything queued before
+    /// it was sent.
+    flushes: Vec<SyncSender<()>>,
     /// The provider's resource (`service.name`), for the exporter.
-    Resource(opentelemetry_sdk::Resource),
+    resource: Option<opentelemetry_sdk::Resource>,
+    /// The processor is gone: send what is left, then end.
+    closed: bool,
+    /// The export thread has ended: nothing queued would be sent.
+    stopped: bool,
+}
+
+/// The queue the serving threads and the export thread share.
+struct Queue {
+    /// What waits, behind a mutex held only to push or to take.
+    waiting: Mutex<Waiting>,
+    /// Wakes the export thread (see the module doc for when).
+    wake: Condvar,
+    /// Most spans waiting (`telemetry.queue_spans`).
+    capacity: usize,
+}
+
+impl Queue {
+    /// The waiting spans; a thread that panicked holding the lock left
+    /// them consistent (every change is one push or one take).
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Marks the queue stopped when the export thread ends, however it ends.
+struct Stopped(Arc<Queue>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let mut waiting = self.0.lock();
+        waiting.stopped = true;
+        let left = waiting.spans.len() as u64;
+        waiting.spans.clear();
+        // A flush asked for now would never be answered.
+        waiting.flushes.clear();
+        drop(waiting);
+        if left > 0 {
+            crate::metrics::trace_spans_dropped("export_stopped", left);
+        }
+    }
 }
 
 /// The span processor: a bounded queue in front of one export thread.
-#[derive(Debug)]
 pub struct QueueProcessor {
-    /// The queue; `try_send` only.
-    queue: SyncSender<Message>,
+    /// The queue, shared with the export thread.
+    queue: Arc<Queue>,
     /// The export thread, joined at shutdown.
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for QueueProcessor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueProcessor")
+            .field("capacity", &self.queue.capacity)
+            .finish_non_exhaustive()
+    }
 }
 
 impl QueueProcessor {
     /// Starts the export thread for `settings`; errors: the exporter cannot
     /// be built (the endpoint or a header cannot be used).
     pub fn start(settings: &TelemetrySettings) -> anyhow::Result<QueueProcessor> {
-        let (queue, spans) = std::sync::mpsc::sync_channel(settings.queue_spans);
+        let queue = Arc::new(Queue {
+            waiting: Mutex::new(Waiting::default()),
+            wake: Condvar::new(),
+            capacity: settings.queue_spans,
+        });
         let (ready, built) = std::sync::mpsc::sync_channel(1);
         let settings = settings.clone();
+        let shared = queue.clone();
         let thread = std::thread::Builder::new()
             .name("toolhost-traces".into())
             .spawn(move || {
+                let stopped = Stopped(shared);
                 let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -81,7 +148,7 @@ impl QueueProcessor {
                 match exporter {
                     Ok(mut exporter) => {
                         let _ = ready.send(Ok(()));
-                        export_loop(&runtime, &mut exporter, &spans, settings.export_timeout);
+                        export_loop(&runtime, &mut exporter, &stopped.0, settings.export_timeout);
                         let _ = exporter.shutdown();
                     }
                     Err(e) => {
@@ -99,6 +166,14 @@ impl QueueProcessor {
     }
 }
 
+impl Drop for QueueProcessor {
+    fn drop(&mut self) {
+        // The thread sends what is left and ends.
+        self.queue.lock().closed = true;
+        self.queue.wake.notify_one();
+    }
+}
+
 impl SpanProcessor for QueueProcessor {
     fn on_start(&self, _span: &mut opentelemetry_sdk::trace::Span, _cx: &opentelemetry::Context) {}
 
@@ -106,98 +181,141 @@ impl SpanProcessor for QueueProcessor {
         if !span.span_context.is_sampled() {
             return;
         }
-        match self.queue.try_send(Message::Span(Box::new(span))) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => crate::metrics::trace_spans_dropped("queue_full", 1),
-            Err(TrySendError::Disconnected(_)) => {
-                crate::metrics::trace_spans_dropped("export_stopped", 1);
-            }
+        let mut waiting = self.queue.lock();
+        if waiting.stopped {
+            drop(waiting);
+            crate::metrics::trace_spans_dropped("export_stopped", 1);
+            return;
+        }
+        if waiting.spans.len() >= self.queue.capacity {
+            drop(waiting);
+            crate::metrics::trace_spans_dropped("queue_full", 1);
+            return;
+        }
+        waiting.spans.push(span);
+        let queued = waiting.spans.len();
+        drop(waiting);
+        // The batch's first span starts its wait; a full batch ends it.
+        if queued == 1 || queued == BATCH_SPANS {
+            self.queue.wake.notify_one();
         }
     }
 
     fn force_flush(&self) -> OTelSdkResult {
         let (done, flushed) = std::sync::mpsc::sync_channel(1);
-        // A full queue is not waited for: flushing is best effort.
-        self.queue
-            .try_send(Message::Flush(done))
-            .map_err(|_| OTelSdkError::InternalFailure("the span queue is full".into()))?;
-        flushed
-            .recv_timeout(SHUTDOWN_WAIT)
-            .map_err(|_| OTelSdkError::Timeout(SHUTDOWN_WAIT))
+        {
+            let mut waiting = self.queue.lock();
+            if waiting.stopped {
+                return Err(OTelSdkError::InternalFailure(
+                    "the trace export thread has ended".into(),
+                ));
+            }
+            waiting.flushes.push(done);
+        }
+        self.queue.wake.notify_one();
+        wait_flushed(&flushed)
     }
 
     fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
         // Set once, as the provider is built, before any span.
-        let _ = self.queue.try_send(Message::Resource(resource.clone()));
+        self.queue.lock().resource = Some(resource.clone());
     }
 
     fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
         let flushed = self.force_flush();
-        // The thread ends when the queue's last sender goes, with the
-        // processor; it is not joined here (a collector that hangs must
-        // not hold up the exit).
+        // The thread ends when the processor is dropped; it is not joined
+        // here (a collector that hangs must not hold up the exit).
         drop(self.thread.lock().map(|mut t| t.take()));
         flushed
     }
 }
 
-/// Takes batches off the queue and exports each under `timeout`, until
-/// every sender is gone.
+/// Waits for a flush's answer, at most [`SHUTDOWN_WAIT`].
+fn wait_flushed(flushed: &Receiver<()>) -> OTelSdkResult {
+    flushed
+        .recv_timeout(SHUTDOWN_WAIT)
+        .map_err(|_| OTelSdkError::Timeout(SHUTDOWN_WAIT))
+}
+
+/// Takes batches off the queue and exports each under `timeout`, until the
+/// processor is gone and nothing is left.
 fn export_loop(
     runtime: &tokio::runtime::Runtime,
     exporter: &mut opentelemetry_otlp::SpanExporter,
-    spans: &Receiver<Message>,
+    queue: &Queue,
     timeout: Duration,
 ) {
-    let mut batch = Vec::with_capacity(BATCH_SPANS);
-    let mut flushes = Vec::new();
     loop {
-        // Wait for a first span, then let the batch fill a little.
-        let first = match spans.recv() {
-            Ok(message) => message,
-            Err(_) => return,
-        };
-        let until = Instant::now() + BATCH_WAIT;
-        let mut next = Some(first);
-        while let Some(message) = next.take() {
-            match message {
-                Message::Span(span) => batch.push(*span),
-                Message::Flush(done) => {
-                    flushes.push(done);
+        let (spans, flushes, resource, closed) = {
+            let mut waiting = queue.lock();
+            // Wait for a batch's first span (or a flush, or the end).
+            while waiting.spans.is_empty() && waiting.flushes.is_empty() && !waiting.closed {
+                waiting = queue
+                    .wake
+                    .wait(waiting)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            // Then let the batch fill a little; only a full batch, a flush
+            // or the end wakes this wait early.
+            let until = Instant::now() + BATCH_WAIT;
+            while waiting.spans.len() < BATCH_SPANS && waiting.flushes.is_empty() && !waiting.closed
+            {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
                     break;
                 }
-                Message::Resource(resource) => exporter.set_resource(&resource),
+                waiting = queue
+                    .wake
+                    .wait_timeout(waiting, left)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
             }
-            if batch.len() >= BATCH_SPANS {
-                break;
-            }
-            next = match spans.recv_timeout(until.saturating_duration_since(Instant::now())) {
-                Ok(message) => Some(message),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => None,
-            };
+            (
+                std::mem::take(&mut waiting.spans),
+                std::mem::take(&mut waiting.flushes),
+                waiting.resource.take(),
+                waiting.closed,
+            )
+        };
+        if let Some(resource) = resource {
+            exporter.set_resource(&resource);
         }
-        if !batch.is_empty() {
-            let sent = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_SPANS));
-            let count = sent.len() as u64;
-            let result = runtime
-                .block_on(async { tokio::time::timeout(timeout, exporter.export(sent)).await });
-            match result {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    tracing::debug!("a trace export failed ({e}); {count} spans dropped");
-                    crate::metrics::trace_spans_dropped("export_failed", count);
-                }
-                Err(_) => {
-                    tracing::debug!(
-                        "a trace export took longer than telemetry.export_timeout_secs; {count} spans dropped"
-                    );
-                    crate::metrics::trace_spans_dropped("export_failed", count);
-                }
-            }
+        let mut spans = spans.into_iter().peekable();
+        while spans.peek().is_some() {
+            let batch: Vec<SpanData> = spans.by_ref().take(BATCH_SPANS).collect();
+            export(runtime, exporter, batch, timeout);
         }
-        for done in flushes.drain(..) {
+        for done in flushes {
             let _ = done.try_send(());
+        }
+        if closed && queue.lock().spans.is_empty() {
+            return;
+        }
+    }
+}
+
+/// Exports `batch` under `timeout`, counting its spans as dropped if the
+/// export fails.
+fn export(
+    runtime: &tokio::runtime::Runtime,
+    exporter: &mut opentelemetry_otlp::SpanExporter,
+    batch: Vec<SpanData>,
+    timeout: Duration,
+) {
+    let count = batch.len() as u64;
+    let result =
+        runtime.block_on(async { tokio::time::timeout(timeout, exporter.export(batch)).await });
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::debug!("a trace export failed ({e}); {count} spans dropped");
+            crate::metrics::trace_spans_dropped("export_failed", count);
+        }
+        Err(_) => {
+            tracing::debug!(
+                "a trace export took longer than telemetry.export_timeout_secs; {count} spans dropped"
+            );
+            crate::metrics::trace_spans_dropped("export_failed", count);
         }
     }
 }

@@ -244,15 +244,30 @@ pub fn request_span(
     } else {
         (opentelemetry::Context::new(), false)
     };
+    // A sampled request's span is named and typed as it is made: a
+    // `record` later is one more pass through every layer.
+    let name = sampled.then(|| match target {
+        SpanTarget::Tool(name) | SpanTarget::Prompt(name) => format!("{method} {name}"),
+        _ => method.to_string(),
+    });
     let span = SAMPLING_REQUEST.with(|sampling| {
         sampling.set(sampled);
-        let span = tracing::info_span!(
-            target: REQUEST_TARGET,
-            "request",
-            otel.name = Empty,
-            otel.kind = Empty,
-            trace_id = Empty,
-        );
+        let span = match &name {
+            Some(name) => tracing::info_span!(
+                target: REQUEST_TARGET,
+                "request",
+                otel.name = name.as_str(),
+                otel.kind = "server",
+                trace_id = Empty,
+            ),
+            None => tracing::info_span!(
+                target: REQUEST_TARGET,
+                "request",
+                otel.name = Empty,
+                otel.kind = Empty,
+                trace_id = Empty,
+            ),
+        };
         sampling.set(false);
         span
     });
@@ -270,44 +285,46 @@ pub fn request_span(
         }
         return span;
     }
-    let name = match target {
-        SpanTarget::Tool(name) | SpanTarget::Prompt(name) => format!("{method} {name}"),
-        _ => method.to_string(),
-    };
-    span.record("otel.name", name.as_str());
-    span.record("otel.kind", "server");
     let _ = span.set_parent(parent);
-    span.set_attribute("mcp.method.name", method);
-    span.set_attribute("jsonrpc.request.id", request_id(&context.id));
+    // Every attribute in one call on the started span, rather than one
+    // look-up of the span (and its lock) per attribute.
+    let mut attributes = Vec::with_capacity(8);
+    attributes.push(KeyValue::new("mcp.method.name", method));
+    attributes.push(KeyValue::new("jsonrpc.request.id", request_id(&context.id)));
     match target {
         SpanTarget::Tool(name) => {
-            span.set_attribute("gen_ai.tool.name", name.to_string());
-            span.set_attribute("gen_ai.operation.name", "execute_tool");
+            attributes.push(KeyValue::new("gen_ai.tool.name", name.to_string()));
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
         }
-        SpanTarget::Resource(uri) => span.set_attribute("mcp.resource.uri", without_query(uri)),
-        SpanTarget::Prompt(name) => span.set_attribute("gen_ai.prompt.name", name.to_string()),
+        SpanTarget::Resource(uri) => {
+            attributes.push(KeyValue::new("mcp.resource.uri", without_query(uri)));
+        }
+        SpanTarget::Prompt(name) => {
+            attributes.push(KeyValue::new("gen_ai.prompt.name", name.to_string()));
+        }
         SpanTarget::None => {}
     }
     if let Some(version) = context.protocol_version() {
-        span.set_attribute("mcp.protocol.version", version.to_string());
+        attributes.push(KeyValue::new("mcp.protocol.version", version.to_string()));
     }
     match parts {
         Some(parts) => {
-            span.set_attribute("network.transport", "tcp");
-            span.set_attribute("network.protocol.name", "http");
+            attributes.push(KeyValue::new("network.transport", "tcp"));
+            attributes.push(KeyValue::new("network.protocol.name", "http"));
             if let Some(session) = parts
                 .headers
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
             {
-                span.set_attribute("mcp.session.id", session.to_string());
+                attributes.push(KeyValue::new("mcp.session.id", session.to_string()));
             }
             if let Some(identity) = parts.extensions.get::<Identity>() {
-                span.set_attribute("user.id", identity.key());
+                attributes.push(KeyValue::new("user.id", identity.key()));
             }
         }
-        None => span.set_attribute("network.transport", "pipe"),
+        None => attributes.push(KeyValue::new("network.transport", "pipe")),
     }
+    span.context().span().set_attributes(attributes);
     span
 }
 
