@@ -224,12 +224,10 @@ reason = "alice may not greet"
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
     for era in ERAS {
-        let alice = Host::start(
-            HostOptions::new(&["hello"])
-                .http()
-                .bearer(&token(&key, &idp, "alice", &[]))
-                .era(era)
-                .config(with_auth(&idp, rules)),
+        let alice = hello_over_http(
+            era,
+            &token(&key, &idp, "alice", &[]),
+            with_auth(&idp, rules),
         )
         .await;
         let issue = alice.tool_error("greet", json!({"name": "x"})).await;
@@ -275,6 +273,19 @@ async fn a_rule_that_does_not_compile_stops_the_start_naming_its_key_line_and_co
     );
 }
 
+/// The `hello` component served over HTTP with `config`, its client in
+/// `era` sending `bearer`.
+async fn hello_over_http(era: Era, bearer: &str, config: String) -> Host {
+    Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .bearer(bearer)
+            .era(era)
+            .config(config),
+    )
+    .await
+}
+
 /// `[auth]` trusting `idp`'s tokens and a static token for a bot, then
 /// `rules`.
 fn with_auth(idp: &Idp, rules: &str) -> String {
@@ -312,16 +323,12 @@ reason = "only the support group may greet"
     let key = SigningKey::new("k1");
     let idp = Idp::start(&[&key]).await;
     for era in ERAS {
-        let start = |bearer: String| {
-            Host::start(
-                HostOptions::new(&["hello"])
-                    .http()
-                    .bearer(&bearer)
-                    .era(era)
-                    .config(with_auth(&idp, rules)),
-            )
-        };
-        let support = start(token(&key, &idp, "alice", &["support"])).await;
+        let support = hello_over_http(
+            era,
+            &token(&key, &idp, "alice", &["support"]),
+            with_auth(&idp, rules),
+        )
+        .await;
         support.ok("greet", json!({"name": "x"})).await;
         let other = support
             .another_client(
@@ -501,14 +508,7 @@ async fn credentials_chosen_per_caller_reach_the_upstream_and_a_caller_without_o
             server.allow_block("hello"),
             server.port,
         );
-        let host = Host::start(
-            HostOptions::new(&["hello"])
-                .http()
-                .bearer(alice)
-                .era(era)
-                .config(with_trail(&config)),
-        )
-        .await;
+        let host = hello_over_http(era, alice, with_trail(&config)).await;
         let fetch = json!({"url": format!("{}/orders", server.url)});
         let out = host.ok("fetch_url", fetch.clone()).await;
         assert_eq!(out["status"], 200, "{era:?}");
@@ -718,14 +718,7 @@ async fn a_callers_token_is_exchanged_for_the_upstreams_once_and_a_token_the_pro
             server.port,
         );
         let alice = token(&key, &idp, "alice", &["support"]);
-        let host = Host::start(
-            HostOptions::new(&["hello"])
-                .http()
-                .bearer(&alice)
-                .era(era)
-                .config(with_trail(&config)),
-        )
-        .await;
+        let host = hello_over_http(era, &alice, with_trail(&config)).await;
         let granted = provider.exchanges.load(std::sync::atomic::Ordering::SeqCst);
         let fetch = json!({"url": format!("{}/orders", server.url)});
         for _ in 0..2 {
