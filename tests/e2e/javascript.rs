@@ -238,19 +238,17 @@ async fn a_javascript_form_is_asked_and_its_checked_answer_reaches_the_tool() {
             json!({"answer": "accepted", "tag": "work", "starred": true}),
             "{era:?}"
         );
-        let seen = host.client.service().seen.lock().unwrap();
-        assert!(
-            seen.prompts[0].contains("asks you to fill in a form"),
-            "{era:?}: {}",
-            seen.prompts[0]
-        );
-        assert_eq!(
-            seen.elicitations,
-            ["How should the note \"standup\" be filed?"],
-            "{era:?}"
-        );
-        let tag = &seen.elicitation_schemas[0]["properties"]["tag"];
-        assert_eq!(tag["default"], "later", "{era:?}: {tag}");
+        host.client
+            .service()
+            .seen
+            .lock()
+            .unwrap()
+            .assert_form_asked(
+                &format!("{era:?}"),
+                "How should the note \"standup\" be filed?",
+                "tag",
+                "later",
+            );
     }
 
     // An answer outside the form's choices never reaches the component.

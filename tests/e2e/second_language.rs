@@ -129,19 +129,17 @@ async fn a_python_form_is_asked_and_its_checked_answer_reaches_the_tool() {
             json!({"answer": "accepted", "unit": "lines", "count": 2}),
             "{era:?}"
         );
-        let seen = host.client.service().seen.lock().unwrap();
-        assert!(
-            seen.prompts[0].contains("asks you to fill in a form"),
-            "{era:?}: the host's own first line: {}",
-            seen.prompts[0]
-        );
-        assert_eq!(
-            seen.elicitations,
-            ["Which count of the text do you want?"],
-            "{era:?}"
-        );
-        let unit = &seen.elicitation_schemas[0]["properties"]["unit"];
-        assert_eq!(unit["default"], "words", "{era:?}: {unit}");
+        host.client
+            .service()
+            .seen
+            .lock()
+            .unwrap()
+            .assert_form_asked(
+                &format!("{era:?}"),
+                "Which count of the text do you want?",
+                "unit",
+                "words",
+            );
     }
 
     // An answer outside the form's choices never reaches the component.

@@ -100,6 +100,22 @@ pub struct Seen {
     pub logs: Vec<(String, Option<String>, Value)>,
 }
 
+impl Seen {
+    /// Checks that the first question asked was a form: the host's own
+    /// first line, then `question`, with `field` offered with the default
+    /// `default`. `context` names the case in failures.
+    pub fn assert_form_asked(&self, context: &str, question: &str, field: &str, default: &str) {
+        assert!(
+            self.prompts[0].contains("asks you to fill in a form"),
+            "{context}: the host's own first line: {}",
+            self.prompts[0]
+        );
+        assert_eq!(self.elicitations, [question], "{context}");
+        let offered = &self.elicitation_schemas[0]["properties"][field];
+        assert_eq!(offered["default"], default, "{context}: {offered}");
+    }
+}
+
 /// The test client.
 #[derive(Clone)]
 pub struct TestClient {
