@@ -41,6 +41,12 @@ use wasmtime::component::Component;
 const KEY_BYTES: usize = 32;
 /// Bytes of an entry's tag (HMAC-SHA256).
 const TAG_BYTES: usize = 32;
+/// The subdirectory of markers of schemas that passed a load's checks
+/// ([`CompileCache::schema_checked`]).
+const SCHEMAS_DIR: &str = "schemas";
+/// The version of the checks a load makes of a tool's schemas; raised when
+/// they change, so schemas checked by the earlier ones are checked again.
+const SCHEMA_CHECKS_VERSION: u32 = 1;
 
 /// A directory of compiled components, and the key that proves an entry
 /// was written by this user's toolhost.
@@ -273,6 +279,55 @@ impl CompileCache {
             tracing::warn!(
                 "cannot write the compile cache entry {}: {e}",
                 path.display()
+            );
+        }
+    }
+
+    /// The marker recording that `schema`, a tool's `which` schema as its
+    /// component listed it, passed every check a load makes: a file named
+    /// by an HMAC under this user's key, so only this user's toolhost can
+    /// name one. The checks' version and this crate's are in the name, so
+    /// a change to either misses.
+    fn schema_marker(&self, which: &str, schema: &str) -> PathBuf {
+        let mut mac = self.tag(b"toolhost checked schema\0");
+        mac.update(&SCHEMA_CHECKS_VERSION.to_le_bytes());
+        mac.update(env!("CARGO_PKG_VERSION").as_bytes());
+        mac.update(b"\0");
+        mac.update(which.as_bytes());
+        mac.update(b"\0");
+        mac.update(schema.as_bytes());
+        let name = hex::encode(mac.finalize().into_bytes());
+        self.dir.join(SCHEMAS_DIR).join(name)
+    }
+
+    /// Whether `schema` (a tool's `which` schema, `input` or `output`, as
+    /// its component listed it) is known to have passed every check a load
+    /// makes ([`crate::spec`]): against its meta-schema, an object schema,
+    /// self-contained. A load that finds it known skips building its
+    /// validators (the meta-schema's compilation is most of a warm start)
+    /// and builds the argument validator on first use. Blocking.
+    pub fn schema_checked(&self, which: &str, schema: &str) -> bool {
+        std::fs::symlink_metadata(self.schema_marker(which, schema))
+            .is_ok_and(|meta| meta.is_file())
+    }
+
+    /// Records that `schema` passed every check a load makes. A failure is
+    /// ignored: the next load checks it again. Blocking.
+    pub fn remember_checked_schema(&self, which: &str, schema: &str) {
+        let marker = self.schema_marker(which, schema);
+        if marker.exists() {
+            return;
+        }
+        let written = marker
+            .parent()
+            .map_or(Ok(()), |dir| {
+                private_dir(dir).map_err(std::io::Error::other)
+            })
+            .and_then(|()| write_new_then_rename(&marker, &[]));
+        if let Err(e) = written {
+            tracing::debug!(
+                "cannot record a checked schema in {}: {e}",
+                marker.display()
             );
         }
     }

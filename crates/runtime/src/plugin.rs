@@ -387,10 +387,12 @@ impl<C: PluginConfig> Loader<C> {
         };
         // Parsing and compiling schemas is CPU work: off the async workers.
         let check_limits = limits.clone();
-        let tools =
-            tokio::task::spawn_blocking(move || check_definitions(definitions, &check_limits))
-                .await
-                .map_err(|e| LoadError::List(format!("checking its tools failed: {e}")))??;
+        let known = self.cache.clone();
+        let tools = tokio::task::spawn_blocking(move || {
+            check_definitions(definitions, &check_limits, known.as_ref())
+        })
+        .await
+        .map_err(|e| LoadError::List(format!("checking its tools failed: {e}")))??;
         match &offers {
             None if tools.is_empty() => return Err(LoadError::NoTools),
             Some(offers) if tools.is_empty() && offers.is_empty() => {

@@ -15,14 +15,25 @@
 //! reach outside themselves: a `$ref` (or `$schema`) naming anything but a
 //! place inside the schema is refused at load, never fetched, whichever
 //! features `jsonschema` was built with ([`NoRetrieval`]).
+//!
+//! **A schema checked once is not compiled again at the next start**:
+//! checking a schema means compiling it, and compiling the first one
+//! compiles JSON Schema 2020-12's own meta-schema, most of a warm start's
+//! CPU (docs/benchmarks.md). When every check passes, the compile cache
+//! records the schema's text under a name only this user's key can make
+//! ([`CompileCache::schema_checked`]); a later load of the same text skips
+//! the meta-schema and the validator, and the argument validator is built
+//! on first use or in the background ([`ToolSpec::prepare`]). Without a
+//! compile cache every load checks every schema.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Number, Value};
 use thiserror::Error;
 
 use crate::bindings::types::{Annotations, ToolDefinition};
+use crate::cache::CompileCache;
 use crate::names::is_valid_name;
 use crate::settings::Limits;
 
@@ -45,8 +56,10 @@ pub struct ToolSpec {
     /// uint32"`. `toolhost check` reports them.
     pub nonstandard_formats: Vec<String>,
     /// Validates arguments against `input_schema`; built once per component
-    /// version.
-    validator: jsonschema::Validator,
+    /// version: at load when the schema was checked then, else on first use
+    /// or by [`ToolSpec::prepare`] (a schema the compile cache knows passed
+    /// its checks is not compiled again at load: see [`check_definitions`]).
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 impl std::fmt::Debug for ToolSpec {
@@ -146,13 +159,16 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
 /// Parses, checks and publishes one schema: an object schema, valid
 /// against its meta-schema, self-contained; with its formats made
 /// standard (the non-standard ones found are added to `nonstandard`).
-/// Returns it with its validator.
+/// Returns it with its validator, or with none when `known` (the compile
+/// cache) records that this very text passed these checks before: then
+/// only the cheap parts run again, and the validator is built later.
 fn parse_schema(
     tool: &str,
     which: &'static str,
     text: &str,
     nonstandard: &mut Vec<String>,
-) -> Result<(Map<String, Value>, jsonschema::Validator), SpecError> {
+    known: Option<&CompileCache>,
+) -> Result<(Map<String, Value>, Option<jsonschema::Validator>), SpecError> {
     let bad = |reason: String| SpecError::BadSchema {
         tool: shown(tool),
         which,
@@ -165,13 +181,16 @@ fn parse_schema(
     if value.get("type") != Some(&Value::String("object".into())) {
         return Err(bad("MCP requires `\"type\": \"object\"` at the top".into()));
     }
-    match jsonschema::meta::try_validate(&value) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(bad(format!("not a valid JSON Schema: {e}"))),
-        Err(e) => {
-            return Err(bad(format!(
-                "its `$schema` is not a JSON Schema draft ({e}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
-            )));
+    let checked_before = known.is_some_and(|cache| cache.schema_checked(which, text));
+    if !checked_before {
+        match jsonschema::meta::try_validate(&value) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(bad(format!("not a valid JSON Schema: {e}"))),
+            Err(e) => {
+                return Err(bad(format!(
+                    "its `$schema` is not a JSON Schema draft ({e}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
+                )));
+            }
         }
     }
     for (at, format) in standardize_formats(&mut value) {
@@ -179,7 +198,15 @@ fn parse_schema(
     }
     // Built from the schema as published, so the host enforces exactly the
     // bounds clients see.
-    let validator = build_validator(&value).map_err(bad)?;
+    let validator = if checked_before {
+        None
+    } else {
+        let validator = build_validator(&value).map_err(bad)?;
+        if let Some(cache) = known {
+            cache.remember_checked_schema(which, text);
+        }
+        Some(validator)
+    };
     let Value::Object(map) = value else {
         unreachable!("checked to be an object above");
     };
@@ -189,6 +216,15 @@ fn parse_schema(
 impl ToolSpec {
     /// Checks one definition from a component.
     pub fn from_definition(def: ToolDefinition) -> Result<ToolSpec, SpecError> {
+        ToolSpec::from_definition_known(def, None)
+    }
+
+    /// Checks one definition from a component, skipping the schema checks
+    /// `known` (the compile cache) records as passed by the same text.
+    fn from_definition_known(
+        def: ToolDefinition,
+        known: Option<&CompileCache>,
+    ) -> Result<ToolSpec, SpecError> {
         if !is_valid_name(&def.name) {
             return Err(SpecError::BadName(shown(&def.name)));
         }
@@ -204,12 +240,13 @@ impl ToolSpec {
             "input",
             &def.input_schema,
             &mut nonstandard_formats,
+            known,
         )?;
         // The output schema's validator only proves it self-contained.
         let output = def
             .output_schema
             .as_deref()
-            .map(|s| parse_schema(&def.name, "output", s, &mut nonstandard_formats))
+            .map(|s| parse_schema(&def.name, "output", s, &mut nonstandard_formats, known))
             .transpose()?
             .map(|(schema, _)| schema);
         Ok(ToolSpec {
@@ -220,18 +257,24 @@ impl ToolSpec {
             output_schema: output.map(Arc::new),
             annotations: def.annotations,
             nonstandard_formats,
-            validator,
+            validator: validator.map(|v| OnceLock::from(Ok(v))).unwrap_or_default(),
         })
     }
 
     /// The stand-in tool a component runs as while listing its tools:
     /// read-only, so listing cannot change anything.
     pub fn listing() -> ToolSpec {
-        ToolSpec::from_definition(ToolDefinition {
+        // Built directly rather than checked like a component's: its schema
+        // is the smallest object schema, and a load must not compile the
+        // meta-schema for it (most of a warm start's CPU). Its validator is
+        // built only if it is ever used.
+        let mut input_schema = Map::new();
+        input_schema.insert("type".into(), Value::String("object".into()));
+        ToolSpec {
             name: "tools.list".into(),
             title: "Listing tools".into(),
             description: "The component is listing its tools.".into(),
-            input_schema: r#"{"type":"object"}"#.into(),
+            input_schema: Arc::new(input_schema),
             output_schema: None,
             annotations: Annotations {
                 read_only: true,
@@ -239,15 +282,42 @@ impl ToolSpec {
                 idempotent: true,
                 open_world: false,
             },
-        })
-        .expect("the listing stand-in is a valid tool")
+            nonstandard_formats: Vec::new(),
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// The argument validator, built now if it was not at load. An error:
+    /// the published schema cannot be compiled, which its checks at load
+    /// rule out (kept as a refusal, never a pass).
+    fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| build_validator(&Value::Object((*self.input_schema).clone())))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Builds the argument validator now, if the load did not (its schema
+    /// was known from the compile cache), so that the first call does not
+    /// wait for it. Blocking: schema compilation is CPU work.
+    pub fn prepare(&self) {
+        let _ = self.validator();
+    }
+
+    /// Whether the argument validator is built yet.
+    pub fn validator_built(&self) -> bool {
+        self.validator.get().is_some()
     }
 
     /// Checks `arguments` against the input schema. Each error names the
     /// field (as a JSON pointer) and the rule it broke.
     pub fn validate(&self, arguments: &Value) -> Result<(), Vec<String>> {
-        let errors: Vec<String> = self
-            .validator
+        let validator = self.validator().map_err(|e| {
+            vec![format!(
+                "arguments: the tool's input schema cannot check them ({e}); the call is refused"
+            )]
+        })?;
+        let errors: Vec<String> = validator
             .iter_errors(arguments)
             .take(10)
             .map(|e| {
@@ -274,6 +344,7 @@ impl ToolSpec {
 pub fn check_definitions(
     defs: Vec<ToolDefinition>,
     limits: &Limits,
+    known: Option<&CompileCache>,
 ) -> Result<Vec<Arc<ToolSpec>>, SpecError> {
     if defs.len() > limits.tools_per_component as usize {
         return Err(SpecError::TooManyTools {
@@ -290,7 +361,7 @@ pub fn check_definitions(
         if !names.insert(def.name.clone()) {
             return Err(SpecError::Duplicate(shown(&def.name)));
         }
-        specs.push(Arc::new(ToolSpec::from_definition(def)?));
+        specs.push(Arc::new(ToolSpec::from_definition_known(def, known)?));
     }
     Ok(specs)
 }
@@ -566,9 +637,52 @@ mod tests {
     fn duplicate_names_in_one_component_are_refused() {
         let schema = r#"{"type":"object"}"#;
         assert!(matches!(
-            check_definitions(vec![def("a", schema), def("a", schema)], &roomy_limits()),
+            check_definitions(
+                vec![def("a", schema), def("a", schema)],
+                &roomy_limits(),
+                None
+            ),
             Err(SpecError::Duplicate(_))
         ));
+    }
+
+    #[test]
+    fn a_schema_the_compile_cache_saw_pass_is_not_compiled_at_load_yet_still_checks_arguments() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("cache");
+        let cache = CompileCache::open_with_key_file(&dir, &root.path().join("key")).unwrap();
+        let schema = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+        let load = |cache: &CompileCache| {
+            check_definitions(vec![def("a", schema)], &roomy_limits(), Some(cache))
+                .unwrap()
+                .remove(0)
+        };
+        assert!(
+            load(&cache).validator_built(),
+            "the first load compiles the schema it checks"
+        );
+        let again = load(&cache);
+        assert!(
+            !again.validator_built(),
+            "a load of the same text leaves the validator to the first call"
+        );
+        assert!(again.validate(&serde_json::json!({"n": "one"})).is_err());
+        assert!(again.validate(&serde_json::json!({})).is_err());
+        assert!(again.validate(&serde_json::json!({"n": 1})).is_ok());
+        assert!(again.validator_built());
+
+        // Another text is checked in full: an invalid schema is refused.
+        let invalid = r#"{"type":"object","properties":{"n":{"type":12}}}"#;
+        assert!(check_definitions(vec![def("a", invalid)], &roomy_limits(), Some(&cache)).is_err());
+        // Only this user's key names a marker: the same directory under
+        // another key knows nothing, so a marker copied or forged there
+        // skips nothing.
+        let other = CompileCache::open_with_key_file(&dir, &root.path().join("other key")).unwrap();
+        assert!(load(&other).validator_built());
+        assert!(
+            !other.schema_checked("output", schema),
+            "input and output are apart"
+        );
     }
 
     #[test]
@@ -581,8 +695,12 @@ mod tests {
         };
         // Three definitions whose schemas are not even JSON: the count
         // alone refuses them.
-        let err = check_definitions(vec![def("a", "x"), def("b", "x"), def("c", "x")], &limits)
-            .unwrap_err();
+        let err = check_definitions(
+            vec![def("a", "x"), def("b", "x"), def("c", "x")],
+            &limits,
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(
             err,
             SpecError::TooManyTools { count: 3, limit: 2 }
@@ -593,8 +711,8 @@ mod tests {
         );
 
         let big_schema = format!(r#"{{"type":"object","description":"{}"}}"#, "x".repeat(100));
-        let err =
-            check_definitions(vec![def("a", "x"), def("b", &big_schema)], &limits).unwrap_err();
+        let err = check_definitions(vec![def("a", "x"), def("b", &big_schema)], &limits, None)
+            .unwrap_err();
         assert!(
             err.to_string().contains("limits.schema_bytes (100)"),
             "{err}"
@@ -602,7 +720,7 @@ mod tests {
 
         let mut long = def("long", r#"{"type":"object"}"#);
         long.description = "x".repeat(10_000);
-        let err = check_definitions(vec![long], &limits).unwrap_err();
+        let err = check_definitions(vec![long], &limits, None).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("limits.definition_bytes (200)"), "{text}");
         assert!(text.len() < 400, "the error stays short: {text}");

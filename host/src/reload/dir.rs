@@ -437,6 +437,7 @@ impl Reloader {
         let loaded = plugins.len();
         let changed = !gone.is_empty() || loaded > 0;
         let (next, _) = current.without_plugins(gone.iter().map(String::as_str));
+        prepare_validators(&plugins);
         let (next, _) = next.with_plugins(plugins);
         let next = next.for_config(self.loader.config.clone());
         for conflict in next.conflicts() {
@@ -724,6 +725,23 @@ fn return_freed_memory() {
     // it is safe to call at any time from any thread.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// Builds, on the blocking pool and without holding up the scan, the
+/// argument validators the load skipped because the compile cache knew
+/// their schemas had passed every check (`spec.rs`'s module doc): the first
+/// call of each tool then finds its validator ready instead of compiling
+/// the meta-schema and its schema while the client waits.
+fn prepare_validators(plugins: &[Arc<Plugin>]) {
+    let unbuilt: Vec<_> = plugins
+        .iter()
+        .flat_map(|plugin| plugin.tools.iter())
+        .filter(|tool| !tool.validator_built())
+        .cloned()
+        .collect();
+    if !unbuilt.is_empty() {
+        tokio::task::spawn_blocking(move || unbuilt.iter().for_each(|tool| tool.prepare()));
     }
 }
 

@@ -19,6 +19,18 @@
 //! thread that competes with calls for the cores (measurement 21 in
 //! docs/benchmarks.md).
 //!
+//! **The export thread runs only on a core nothing else wants**
+//! (`SCHED_IDLE`, on Linux, where a scheduling policy belongs to a
+//! thread): converting spans to OTLP, encoding and sending them is most of
+//! what a sampled call costs the machine, and a batch of them, sent while a
+//! call was being answered, took a core from the call or from its client
+//! and was most of the calls' p99 at sampling 1.0 (measurement 21). Under
+//! `SCHED_IDLE` a serving thread that wakes preempts the export at once;
+//! at the same priority, or at nice 10, it did not (docs/benchmarks.md).
+//! The price: while every core is busy with calls, nothing is exported;
+//! the queue fills, and what does not fit is dropped and counted
+//! (`queue_full`), never waited for. The calls come first.
+//!
 //! **Rationale** for not using the SDK's `BatchSpanProcessor`: it drops
 //! what does not fit too, but counts it only in its own log line at
 //! shutdown; operators need the count while serving, as a metric.
@@ -132,6 +144,7 @@ impl QueueProcessor {
         let thread = std::thread::Builder::new()
             .name("toolhost-traces".into())
             .spawn(move || {
+                yield_to_calls();
                 let stopped = Stopped(shared);
                 let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
@@ -230,6 +243,24 @@ impl SpanProcessor for QueueProcessor {
     }
 }
 
+/// Puts the calling thread under `SCHED_IDLE` (see the module doc). A
+/// failure leaves it as it was, logged at debug.
+fn yield_to_calls() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `sched_setscheduler` with pid 0 changes only the calling
+        // thread's policy; `param` is a valid parameter for `SCHED_IDLE`
+        // (its priority must be 0) and outlives the call.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+            tracing::debug!(
+                "the trace export thread keeps its scheduling policy: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
 /// Waits for a flush's answer, at most [`SHUTDOWN_WAIT`].
 fn wait_flushed(flushed: &Receiver<()>) -> OTelSdkResult {
     flushed
@@ -271,7 +302,9 @@ fn export_loop(
                     .0;
             }
             (
-                std::mem::take(&mut waiting.spans),
+                // The next batch starts with room for a full one, so the
+                // serving threads push without growing it.
+                std::mem::replace(&mut waiting.spans, Vec::with_capacity(BATCH_SPANS)),
                 std::mem::take(&mut waiting.flushes),
                 waiting.resource.take(),
                 waiting.closed,
@@ -388,5 +421,54 @@ impl opentelemetry_http::HttpClient for Http {
             .body(Bytes::from(answer))?;
         *built.headers_mut() = headers;
         Ok(built)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scheduling policy of this process's thread named `name`.
+    #[cfg(target_os = "linux")]
+    fn policy_of_thread(name: &str) -> Option<i32> {
+        std::fs::read_dir("/proc/self/task").ok()?.find_map(|task| {
+            let task = task.ok()?;
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            if comm.trim_end() != name {
+                return None;
+            }
+            let tid: i32 = task.file_name().to_str()?.parse().ok()?;
+            // SAFETY: reads the policy of a thread of this process.
+            Some(unsafe { libc::sched_getscheduler(tid) })
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_export_thread_runs_only_when_no_serving_thread_wants_the_core() {
+        let settings = TelemetrySettings {
+            endpoint: "http://127.0.0.1:9/v1/traces".into(),
+            protocol: OtlpProtocol::HttpProtobuf,
+            headers: Vec::new(),
+            sampling_ratio: 1.0,
+            service_name: "toolhost-test".into(),
+            queue_spans: 16,
+            export_timeout: Duration::from_secs(1),
+        };
+        let processor = QueueProcessor::start(&settings).unwrap();
+        // The thread sets its policy before it reports the exporter built,
+        // which `start` waited for.
+        assert_eq!(
+            policy_of_thread("toolhost-traces"),
+            Some(libc::SCHED_IDLE),
+            "the export thread is under SCHED_IDLE"
+        );
+        assert_eq!(
+            // SAFETY: reads the calling thread's policy.
+            unsafe { libc::sched_getscheduler(0) },
+            libc::SCHED_OTHER,
+            "the thread that started it keeps its own"
+        );
+        drop(processor);
     }
 }
