@@ -290,6 +290,49 @@ async fn upstream_requests_carry_traceparent_only_where_the_plugins_config_says_
 }
 
 #[tokio::test]
+async fn a_wasi_http_request_sent_from_a_task_of_its_own_is_a_client_span_within_the_calls_trace() {
+    // wasmtime's `wasi:http` polls an outgoing request in a task of its
+    // own: the call's trace context travels with it, so the request is the
+    // component's child in the call's trace, and the upstream is told so.
+    let collector = Collector::http().await;
+    let upstream = Recorder::start().await;
+    let config = format!(
+        "[plugins.wasi_fetch]\npropagate_trace_context = true\n\n{}{}",
+        upstream.allow_block("wasi_fetch"),
+        collector.config()
+    );
+    let host = Host::start(HostOptions::new(&["wasi_fetch"]).config(&config)).await;
+    let out = host
+        .ok(
+            "wasi_get",
+            json!({"url": format!("{}/traced", upstream.url)}),
+        )
+        .await;
+    assert_eq!(out["status"], 200, "{out}");
+    let spans = collector
+        .trace_with(|s| s.kind == "client" && s.name == "GET")
+        .await;
+    let shape = tree(&spans);
+    assert_eq!(
+        shape,
+        [
+            "server tools/call wasi_get",
+            "  internal policy",
+            "  internal component",
+            "    client GET",
+        ],
+        "one trace, the request under the component: {shape:#?}"
+    );
+    let client = spans.iter().find(|s| s.kind == "client").unwrap();
+    assert_eq!(
+        sent_traceparent(&upstream, "/traced"),
+        Some(format!("00-{}-{}-01", client.trace_id, client.span_id)),
+        "the upstream's parent is the host's client span"
+    );
+    host.stop().await;
+}
+
+#[tokio::test]
 async fn a_dead_or_silent_collector_costs_dropped_spans_and_never_a_call() {
     // Nothing listens on a port just closed; a listener that accepts and
     // never answers holds every export until its timeout.

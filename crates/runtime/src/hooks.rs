@@ -164,6 +164,15 @@ pub trait CallHooks: Send + Sync {
         Vec::new()
     }
 
+    /// `work`, which a library may run apart from the call (a `wasi:http`
+    /// request, polled in a task of its own), made to run within the
+    /// call's context as the hooks keep it (the host's trace context), so
+    /// that what it records lands in the call's trace. Called within the
+    /// call. By default `work` itself.
+    fn within_call(&self, work: BoxFuture<'static, ()>) -> BoxFuture<'static, ()> {
+        work
+    }
+
     /// The call ended, having cost `cost`; reported once per call that ran
     /// (a call refused before it ran has no cost).
     fn finished(&self, _cost: &crate::cost::CallCost) {}
@@ -205,6 +214,9 @@ impl<H: CallHooks + ?Sized> CallHooks for Arc<H> {
     }
     fn trace_context(&self) -> Vec<(String, String)> {
         (**self).trace_context()
+    }
+    fn within_call(&self, work: BoxFuture<'static, ()>) -> BoxFuture<'static, ()> {
+        (**self).within_call(work)
     }
     fn finished(&self, cost: &crate::cost::CallCost) {
         (**self).finished(cost)
@@ -262,6 +274,12 @@ impl<H: CallHooks> CallHooks for Option<H> {
     fn trace_context(&self) -> Vec<(String, String)> {
         self.as_ref().map(H::trace_context).unwrap_or_default()
     }
+    fn within_call(&self, work: BoxFuture<'static, ()>) -> BoxFuture<'static, ()> {
+        match self {
+            Some(h) => h.within_call(work),
+            None => work,
+        }
+    }
     fn finished(&self, cost: &crate::cost::CallCost) {
         if let Some(h) = self {
             h.finished(cost)
@@ -314,6 +332,9 @@ impl<A: CallHooks, B: CallHooks> CallHooks for (A, B) {
         let mut headers = self.0.trace_context();
         headers.extend(self.1.trace_context());
         headers
+    }
+    fn within_call(&self, work: BoxFuture<'static, ()>) -> BoxFuture<'static, ()> {
+        self.1.within_call(self.0.within_call(work))
     }
     fn finished(&self, cost: &crate::cost::CallCost) {
         self.0.finished(cost);

@@ -657,12 +657,12 @@ impl ServerHandler for Gateway {
 /// Redis) hangs under it, and marks the span when the answer is a JSON-RPC
 /// error.
 async fn traced<T>(
-    span: tracing::Span,
+    span: crate::telemetry::Span,
     handler: impl std::future::Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
     use tracing::Instrument as _;
     let ids = crate::telemetry::log_ids_span(&span);
-    let result = handler.instrument(ids).instrument(span.clone()).await;
+    let result = span.in_span(handler.instrument(ids)).await;
     if let Err(error) = &result {
         crate::telemetry::record_error(&span, Some(error.code.0), false);
     }

@@ -977,7 +977,7 @@ impl Record {
     /// The call ran to `outcome`; on record before the client hears it.
     pub async fn finish_call(mut self, outcome: &CallOutcome) {
         if matches!(outcome, CallOutcome::Failed(_)) {
-            crate::telemetry::record_error(&tracing::Span::current(), None, true);
+            crate::telemetry::record_tool_error();
         }
         if let Some(Count::Call(count)) = &mut self.count {
             count.finish(outcome);
@@ -1044,13 +1044,12 @@ impl Request {
             OfferKind::Completion => "completion/complete",
         };
         let policy = crate::telemetry::policy_span();
-        let authorized = tracing::Instrument::instrument(
-            self.authorize(gateway, method, (plugin, target), &arguments, true),
-            policy.clone(),
-        )
-        .await;
+        let authorized = policy
+            .in_span(self.authorize(gateway, method, (plugin, target), &arguments, true))
+            .await;
         let (Authorized::Run { note, .. } | Authorized::Refused { note, .. }) = &authorized;
         crate::telemetry::record_policy(&policy, &note.rule, &note.outcome);
+        drop(policy);
         let shown = target.name().to_string();
         let (note, refusal) = match authorized {
             Authorized::Run { note, needs } => {

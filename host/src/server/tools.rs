@@ -10,7 +10,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tracing::Instrument;
 
 use super::Gateway;
 use super::approval;
@@ -120,18 +119,18 @@ pub(super) async fn call(
     // answer was counted against the limits when it first came.
     let first_round = params.request_state.is_none();
     let policy = crate::telemetry::policy_span();
-    let authorized = request
-        .authorize(
+    let authorized = policy
+        .in_span(request.authorize(
             gateway,
             "tools/call",
             (&tool.plugin, tool_target(&tool)),
             &arguments,
             first_round,
-        )
-        .instrument(policy.clone())
+        ))
         .await;
     let (Authorized::Run { note, .. } | Authorized::Refused { note, .. }) = &authorized;
     crate::telemetry::record_policy(&policy, &note.rule, &note.outcome);
+    drop(policy);
     let (note, ask_first, approved) = match authorized {
         Authorized::Run {
             note,
@@ -225,14 +224,14 @@ pub(super) async fn call(
     )
     .await;
     options.log_sink = super::logging::sink_for(gateway, request, &tool, context);
-    let call = run_call_with(
+    let span = call_span(request, &tool);
+    let call = span.in_span(run_call_with(
         &gateway.inner.env,
         &tool.plugin,
         &tool.spec,
         &arguments,
         options,
-    )
-    .instrument(call_span(request, &tool));
+    ));
     record.running();
     let outcome = tokio::select! {
         outcome = call => outcome,
@@ -242,6 +241,8 @@ pub(super) async fn call(
             return Err(ErrorData::invalid_request("the request was cancelled", None));
         }
     };
+    // The component's span ends with its run.
+    drop(span);
     // On record before the client hears the result.
     record.finish_call(&outcome).await;
     Ok(match outcome {
@@ -403,17 +404,17 @@ fn policy_question(tool: &ToolRef, arguments: &Value, rule: &str) -> String {
 /// name) and, over HTTP, the subject, which never reaches the guest. The
 /// same span is the trace's `component` span: the run of the component's
 /// code, with its cost ([`crate::telemetry::CallTrace`]).
-fn call_span(request: &Request, tool: &ToolRef) -> tracing::Span {
-    let span = match &request.identity {
+fn call_span(request: &Request, tool: &ToolRef) -> crate::telemetry::Span {
+    use crate::telemetry::CALL_TARGET;
+    let log = match &request.identity {
         Some(identity) => {
-            let span = tracing::info_span!("call", tool = %tool.name, subject = %identity.key());
+            let span = tracing::info_span!(target: CALL_TARGET, "call", tool = %tool.name, subject = %identity.key());
             span.in_scope(|| tracing::info!(tool = %tool.name, "tool call"));
             span
         }
-        None => tracing::info_span!("call", tool = %tool.name),
+        None => tracing::info_span!(target: CALL_TARGET, "call", tool = %tool.name),
     };
-    crate::telemetry::component(&span, &tool.plugin, &tool.name);
-    span
+    crate::telemetry::component_span(log, &tool.plugin, &tool.name)
 }
 
 /// Why a call was refused before its tool ran.

@@ -1,24 +1,35 @@
 //! Traces: OpenTelemetry spans of every MCP request, exported over OTLP when
 //! `[telemetry]` names a collector (ADR 0039, [observability.md]).
 //!
-//! Spans are `tracing` spans; a `tracing-opentelemetry` layer, installed by
-//! [`crate::logging`] only when `[telemetry]` is set, turns those of
-//! toolhost's own crates into OpenTelemetry spans ([`layer`]), and
+//! **The three spans every call has are made with the SDK directly**: the
+//! request's server span, `policy` and `component` are [`Span`]s, each a
+//! `tracing` span for the log beside, when its trace is sampled, an
+//! OpenTelemetry span built by the SDK's tracer, whose context the code
+//! within runs in (attached at each poll). The other spans (an upstream
+//! request, a Redis command, a wait for a person) are `tracing` spans that
+//! a `tracing-opentelemetry` layer, installed by [`crate::logging`] only
+//! when `[telemetry]` is set, turns into OpenTelemetry spans ([`layer`]),
+//! children of the context they start in. Going through the layer cost a
+//! sampled call about as much again as the SDK's own work (a builder kept
+//! in the span's extensions, every field visited and formatted for the log
+//! too, a look-up of the span at each context read), for the spans every
+//! call makes (measurement 21 in docs/benchmarks.md).
 //! [`export::QueueProcessor`] sends them without ever holding up a call.
 //! Without `[telemetry]` nothing is exported, and the spans cost what any
 //! `tracing` span costs.
 //!
 //! **Sampling is decided once, at the request's entry** ([`request_span`]):
 //! the SDK's parent-based ratio sampler is asked before the request's span
-//! exists, and the layer's filter ([`layer`]) lets a span through only when
-//! it is a sampled request's span, lies within one, or starts a trace of
-//! its own outside any request (an approved call run later), sampled at
-//! the same ratio. An unsampled request therefore makes no OpenTelemetry
-//! span, attribute or context at all, and the SDK's own sampler
-//! (parent-based, always on) follows the decision already made. What it
-//! keeps of its trace lives in its `tracing` span: a client's trace id as
-//! the log field `trace_id`, and the context its upstream requests pass
-//! on, not sampled ([`current_trace_headers`]).
+//! exists. A sampled request's code runs in its span's context; an
+//! unsampled one's in a context marked not sampled ([`NotSampled`]), so
+//! neither [`Span`]s nor the layer's filter ([`layer`]) make anything for
+//! it. Outside any request (an approved call run later), a span starts a
+//! trace of its own, sampled at the same ratio. An unsampled request
+//! therefore makes no OpenTelemetry span or attribute, and the SDK's own
+//! sampler (parent-based, always on) follows the decision already made.
+//! What it keeps of its trace lives in its `tracing` span: a client's
+//! trace id as the log field `trace_id`, and the context its upstream
+//! requests pass on, not sampled ([`current_trace_headers`]).
 //!
 //! Where each span begins (one place each):
 //!
@@ -26,7 +37,7 @@
 //! |---|---|---|
 //! | `{mcp.method.name} {target}` | server | [`request_span`], for every request the server dispatches (`server/mod.rs`) |
 //! | `policy` | internal | [`policy_span`], around `[[policy.rules]]`' decision |
-//! | `component` | internal | the run of a component's code (`server/tools.rs`, `server/request.rs`) |
+//! | `component` | internal | [`component_span`], the run of a component's code (`server/tools.rs`) |
 //! | `confirmation` | internal | waiting for a person (the runtime's `ask_user`), with how it ended |
 //! | `form` | internal | waiting for the answer to a tool's own form (the runtime's `form::ask`), with how it ended, never the values |
 //! | `{METHOD}` | client | each upstream HTTP request, each redirect hop one (the runtime's `Outbound::send_checked`) |
@@ -42,12 +53,11 @@
 
 pub mod export;
 
-use std::cell::Cell;
 use std::sync::OnceLock;
 
 use opentelemetry::KeyValue;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
+use opentelemetry::trace::{FutureExt as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{
     IdGenerator, RandomIdGenerator, Sampler, SamplingDecision, SdkTracerProvider, ShouldSample,
@@ -63,20 +73,32 @@ use crate::config::telemetry::TelemetrySettings;
 /// is installed (so also: whether `[telemetry]` is on).
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
+/// The tracer [`Span`]s are built with: set with [`SAMPLER`].
+static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
+
+/// Marks the OpenTelemetry context of a request whose trace is not
+/// sampled: nothing within it is exported, and nothing within it starts a
+/// trace of its own. For a trace that starts here, it keeps the ids its
+/// upstream requests pass on, drawn at the first ([`current_trace_headers`]).
+#[derive(Clone, Debug, Default)]
+struct NotSampled {
+    /// The trace context drawn for the request's upstreams.
+    drawn: std::sync::Arc<OnceLock<opentelemetry::trace::SpanContext>>,
+}
+
 /// The target of a request's span ([`request_span`]).
 const REQUEST_TARGET: &str = "toolhost::request";
+
+/// The target of the policy's span ([`policy_span`]).
+const POLICY_TARGET: &str = "toolhost::policy";
+
+/// The target of a component run's log span ([`component_span`]'s).
+pub const CALL_TARGET: &str = "toolhost::call";
 
 /// The target of the span that puts a sampled request's trace and span id
 /// on its log lines ([`log_ids_span`]); never exported (the ids are the
 /// exported span's own, not attributes).
 const LOG_IDS_TARGET: &str = "toolhost::trace_ids";
-
-thread_local! {
-    /// Whether the request span being made on this thread is sampled: set
-    /// by [`request_span`] around the span's creation, read by the layer's
-    /// filter (which sees the span's metadata only).
-    static SAMPLING_REQUEST: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Whether `[telemetry]` is on in this process.
 pub fn enabled() -> bool {
@@ -113,13 +135,19 @@ where
     if !exportable(meta) {
         return false;
     }
-    if meta.target() == REQUEST_TARGET {
-        return SAMPLING_REQUEST.get();
-    }
-    // Within a sampled request: the filtered context sees only exported
-    // spans, so an unsampled request's spans see none.
+    // Within a span of the layer's own (the filtered context sees only
+    // exported spans).
     if cx.lookup_current().is_some() {
         return true;
+    }
+    // Within a sampled request, policy or component ([`Span`]s), or within
+    // an unsampled request.
+    let current = opentelemetry::Context::current();
+    if current.span().span_context().is_sampled() {
+        return true;
+    }
+    if current.get::<NotSampled>().is_some() {
+        return false;
     }
     // Outside every span: a trace that starts here.
     cx.current_span().id().is_none()
@@ -130,14 +158,14 @@ where
         )
 }
 
-/// Spans that may be exported: toolhost's own, at `INFO` or above, never
-/// the log-only one, never an event (log events stay the operator's log:
-/// they may carry guest text).
+/// Spans the layer may export: toolhost's own, at `INFO` or above, never
+/// the log-only one or those a [`Span`] exports itself, never an event
+/// (log events stay the operator's log: they may carry guest text).
 fn exportable(meta: &tracing::Metadata<'_>) -> bool {
     meta.is_span()
         && *meta.level() <= tracing::Level::INFO
         && meta.target().starts_with("toolhost")
-        && meta.target() != LOG_IDS_TARGET
+        && ![LOG_IDS_TARGET, REQUEST_TARGET, POLICY_TARGET, CALL_TARGET].contains(&meta.target())
 }
 
 /// Keeps the exporter running; dropping it sends what is queued (waiting
@@ -183,6 +211,7 @@ where
         .with_span_processor(processor)
         .build();
     let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "toolhost");
+    let _ = TRACER.set(tracer.clone());
     let layer = tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_location(false)
@@ -224,70 +253,137 @@ pub enum SpanTarget<'a> {
     None,
 }
 
+/// One span as the log and the trace see it: the `tracing` span the log's
+/// lines within it are written under, and, when its trace is sampled, the
+/// OpenTelemetry span exported for it, made with the SDK directly (see the
+/// module doc). Code runs within it through [`Span::in_span`]; the
+/// exported span ends when this is dropped.
+pub struct Span {
+    /// The log's span.
+    log: tracing::Span,
+    /// The OpenTelemetry context code within runs in: the exported span's,
+    /// an unsampled request's (marked [`NotSampled`]), or none (traces off,
+    /// or nothing to export).
+    context: Option<opentelemetry::Context>,
+    /// Whether `context` holds a span of this one's own, to end.
+    exported: bool,
+}
+
+impl Span {
+    /// `log` alone: nothing exported, the context left as it is.
+    fn log_only(log: tracing::Span) -> Span {
+        Span {
+            log,
+            context: None,
+            exported: false,
+        }
+    }
+
+    /// `log`, with an exported span named `name` of `kind` with
+    /// `attributes`: a child of the current context's span when that is
+    /// sampled; nothing within a request not sampled; outside any request,
+    /// a trace of its own if the sampler keeps it.
+    fn within_current(
+        log: tracing::Span,
+        name: &'static str,
+        kind: SpanKind,
+        attributes: impl FnOnce() -> Vec<KeyValue>,
+    ) -> Span {
+        let Some(tracer) = TRACER.get().filter(|_| enabled()) else {
+            return Span::log_only(log);
+        };
+        let current = opentelemetry::Context::current();
+        let export = current.span().span_context().is_sampled()
+            || (current.get::<NotSampled>().is_none()
+                && tracing::Span::current().is_none()
+                && sampled(&opentelemetry::Context::new(), name, kind.clone()));
+        if !export {
+            return Span::log_only(log);
+        }
+        let span = tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes())
+            .start_with_context(tracer, &current);
+        Span {
+            log,
+            context: Some(current.with_span(span)),
+            exported: true,
+        }
+    }
+
+    /// The log's span.
+    pub fn log(&self) -> &tracing::Span {
+        &self.log
+    }
+
+    /// `future`, run within this span: its log lines under the log's span,
+    /// what it traces within this span's context.
+    pub fn in_span<F: std::future::Future>(
+        &self,
+        future: F,
+    ) -> impl std::future::Future<Output = F::Output> + use<F> {
+        let future = tracing::Instrument::instrument(future, self.log.clone());
+        let context = self.context.clone();
+        async move {
+            match context {
+                Some(context) => future.with_context(context).await,
+                None => future.await,
+            }
+        }
+    }
+
+    /// `f` on the exported span, if there is one.
+    fn on_exported(&self, f: impl FnOnce(opentelemetry::trace::SpanRef<'_>)) {
+        if let (true, Some(context)) = (self.exported, &self.context) {
+            f(context.span());
+        }
+    }
+}
+
+impl Drop for Span {
+    fn drop(&mut self) {
+        self.on_exported(|span| span.end());
+    }
+}
+
 /// The server span of one MCP request of `method`, with the MCP semantic
 /// conventions' attributes read from `context`, its parent taken from the
 /// request's `_meta` or, failing that, its HTTP headers. The one place a
 /// request's span begins, and where its trace is sampled: an unsampled
 /// request's span is a plain `tracing` span (the log's `request: …`, or
-/// `request{trace_id=…}: …` naming a client's trace), and nothing is built
-/// for the trace.
+/// `request{trace_id=…}: …` naming a client's trace) whose code runs in a
+/// context marked not sampled, and nothing is built for the trace.
 pub fn request_span(
     context: &RequestContext<RoleServer>,
     method: &'static str,
     target: SpanTarget<'_>,
-) -> tracing::Span {
-    let parts = context.extensions.get::<axum::http::request::Parts>();
-    let (parent, sampled) = if enabled() {
-        let parent = parent_context(context, parts);
-        let sampled = sampled(&parent, method, SpanKind::Server);
-        (parent, sampled)
-    } else {
-        (opentelemetry::Context::new(), false)
+) -> Span {
+    let log = tracing::info_span!(target: REQUEST_TARGET, "request", trace_id = Empty);
+    let Some(tracer) = TRACER.get().filter(|_| enabled()) else {
+        return Span::log_only(log);
     };
-    // A sampled request's span is named and typed as it is made: a
-    // `record` later is one more pass through every layer.
-    let name = sampled.then(|| match target {
-        SpanTarget::Tool(name) | SpanTarget::Prompt(name) => format!("{method} {name}"),
-        _ => method.to_string(),
-    });
-    let span = SAMPLING_REQUEST.with(|sampling| {
-        sampling.set(sampled);
-        let span = match &name {
-            Some(name) => tracing::info_span!(
-                target: REQUEST_TARGET,
-                "request",
-                otel.name = name.as_str(),
-                otel.kind = "server",
-                trace_id = Empty,
-            ),
-            None => tracing::info_span!(
-                target: REQUEST_TARGET,
-                "request",
-                otel.name = Empty,
-                otel.kind = Empty,
-                trace_id = Empty,
-            ),
-        };
-        sampling.set(false);
-        span
-    });
-    if span.is_disabled() {
-        return span;
-    }
-    if !sampled {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    let parent = parent_context(context, parts);
+    if !sampled(&parent, method, SpanKind::Server) {
         // A client's trace not sampled: its id on the log lines (a field of
         // a span never exported, so never an attribute), and its context
         // kept for the upstreams it is passed on to.
         let client = parent.span().span_context().clone();
         if client.is_valid() {
-            span.record("trace_id", tracing::field::display(client.trace_id()));
-            keep_unsampled(&span, client);
+            log.record("trace_id", tracing::field::display(client.trace_id()));
+            keep_unsampled(&log, client);
         }
-        return span;
+        return Span {
+            log,
+            context: Some(parent.with_value(NotSampled::default())),
+            exported: false,
+        };
     }
-    let _ = span.set_parent(parent);
-    // Every attribute in one call on the started span, rather than one
-    // look-up of the span (and its lock) per attribute.
+    let name = match target {
+        SpanTarget::Tool(name) | SpanTarget::Prompt(name) => format!("{method} {name}"),
+        _ => method.to_string(),
+    };
     let mut attributes = Vec::with_capacity(8);
     attributes.push(KeyValue::new("mcp.method.name", method));
     attributes.push(KeyValue::new("jsonrpc.request.id", request_id(&context.id)));
@@ -324,8 +420,16 @@ pub fn request_span(
         }
         None => attributes.push(KeyValue::new("network.transport", "pipe")),
     }
-    span.context().span().set_attributes(attributes);
-    span
+    let span = tracer
+        .span_builder(name)
+        .with_kind(SpanKind::Server)
+        .with_attributes(attributes)
+        .start_with_context(tracer, &parent);
+    Span {
+        log,
+        context: Some(parent.with_span(span)),
+        exported: true,
+    }
 }
 
 /// The span, entered within a sampled request's `span`, that puts the
@@ -334,87 +438,86 @@ pub fn request_span(
 /// open in a trace viewer. A span of its own, never exported, so that the
 /// ids are not also attributes of the exported span. Disabled for a
 /// request not sampled: there is no trace to open.
-pub fn log_ids_span(span: &tracing::Span) -> tracing::Span {
-    if !enabled() || span.is_disabled() {
-        return tracing::Span::none();
-    }
-    let context = span.context();
-    let exported = context.span();
-    let own = exported.span_context();
-    if !own.is_sampled() {
-        return tracing::Span::none();
-    }
-    tracing::info_span!(
-        target: LOG_IDS_TARGET,
-        parent: span,
-        "trace",
-        trace_id = %own.trace_id(),
-        span_id = %own.span_id(),
-    )
-}
-
-/// `f` on the OpenTelemetry span `span` became, when its trace is sampled
-/// (else nothing is built, and `f` is not called).
-fn on_exported(span: &tracing::Span, f: impl FnOnce(opentelemetry::trace::SpanRef<'_>)) {
-    if !enabled() || span.is_disabled() {
-        return;
-    }
-    let context = span.context();
-    let exported = context.span();
-    if exported.span_context().is_sampled() {
-        f(exported);
-    }
+pub fn log_ids_span(span: &Span) -> tracing::Span {
+    let mut ids = tracing::Span::none();
+    span.on_exported(|exported| {
+        let own = exported.span_context();
+        ids = tracing::info_span!(
+            target: LOG_IDS_TARGET,
+            parent: &span.log,
+            "trace",
+            trace_id = %own.trace_id(),
+            span_id = %own.span_id(),
+        );
+    });
+    ids
 }
 
 /// Marks `span` (a server span) as having ended with a JSON-RPC error
 /// `code`, or, with `tool_error`, a tool error (`isError`).
-pub fn record_error(span: &tracing::Span, code: Option<i32>, tool_error: bool) {
+pub fn record_error(span: &Span, code: Option<i32>, tool_error: bool) {
+    span.on_exported(|exported| mark_error(&exported, code, tool_error));
+}
+
+/// Marks the span code runs in now (within a request: the request's
+/// server span) as having ended with a tool error.
+pub fn record_tool_error() {
+    let current = opentelemetry::Context::current();
+    let exported = current.span();
+    if exported.span_context().is_sampled() {
+        mark_error(&exported, None, true);
+    }
+}
+
+/// Sets the error status and attributes on `exported`.
+fn mark_error(exported: &opentelemetry::trace::SpanRef<'_>, code: Option<i32>, tool_error: bool) {
     if code.is_none() && !tool_error {
         return;
     }
-    on_exported(span, |exported| {
-        exported.set_status(Status::error(""));
-        match code {
-            Some(code) => {
-                let code = code.to_string();
-                exported.set_attribute(KeyValue::new("error.type", code.clone()));
-                exported.set_attribute(KeyValue::new("rpc.response.status_code", code));
-            }
-            None => exported.set_attribute(KeyValue::new("error.type", "tool_error")),
+    exported.set_status(Status::error(""));
+    match code {
+        Some(code) => {
+            let code = code.to_string();
+            exported.set_attribute(KeyValue::new("error.type", code.clone()));
+            exported.set_attribute(KeyValue::new("rpc.response.status_code", code));
         }
-    });
+        None => exported.set_attribute(KeyValue::new("error.type", "tool_error")),
+    }
 }
 
 /// The span of `[[policy.rules]]`' decision; [`record_policy`] says what
 /// it decided.
-pub fn policy_span() -> tracing::Span {
-    tracing::info_span!(target: "toolhost::policy", "policy")
+pub fn policy_span() -> Span {
+    Span::within_current(
+        tracing::info_span!(target: POLICY_TARGET, "policy"),
+        "policy",
+        SpanKind::Internal,
+        Vec::new,
+    )
 }
 
 /// Records the policy's decision on its span: the rule and the outcome.
-pub fn record_policy(span: &tracing::Span, rule: &str, outcome: &str) {
-    on_exported(span, |exported| {
-        exported.set_attribute(KeyValue::new("toolhost.policy.rule", rule.to_string()));
-        exported.set_attribute(KeyValue::new(
-            "toolhost.policy.outcome",
-            outcome.to_string(),
-        ));
+pub fn record_policy(span: &Span, rule: &str, outcome: &str) {
+    span.on_exported(|exported| {
+        exported.set_attributes([
+            KeyValue::new("toolhost.policy.rule", rule.to_string()),
+            KeyValue::new("toolhost.policy.outcome", outcome.to_string()),
+        ]);
     });
 }
 
-/// Makes `span` (the log's `call` span) the trace's span of one run of
-/// `plugin`'s code for `tool`: named `component`, with the plugin's block,
-/// file and digest.
-pub fn component(span: &tracing::Span, plugin: &crate::plugin::Plugin, tool: &str) {
-    on_exported(span, |exported| {
-        exported.update_name("component");
-        exported.set_attributes([
+/// The trace's span of one run of `plugin`'s code for `tool`, named
+/// `component`, with the plugin's block, file and digest, beside `log`
+/// (the log's `call` span, of target [`CALL_TARGET`]).
+pub fn component_span(log: tracing::Span, plugin: &crate::plugin::Plugin, tool: &str) -> Span {
+    Span::within_current(log, "component", SpanKind::Internal, || {
+        vec![
             KeyValue::new("toolhost.plugin", plugin.settings.name.clone()),
             KeyValue::new("toolhost.component.file", plugin.file.clone()),
             KeyValue::new("toolhost.component.digest", plugin.digest.clone()),
             KeyValue::new("gen_ai.tool.name", tool.to_string()),
-        ]);
-    });
+        ]
+    })
 }
 
 /// The W3C trace context of the current span, as headers, for a plugin
@@ -428,6 +531,21 @@ pub fn current_trace_headers() -> Vec<(String, String)> {
     }
     let current = tracing::Span::current();
     let mut context = current.context();
+    if !context.span().span_context().is_valid() {
+        // Within a [`Span`] rather than a span of the layer's.
+        context = opentelemetry::Context::current();
+    }
+    if let Some(not_sampled) = context.get::<NotSampled>() {
+        // A request not sampled: the client's context as it came, or one
+        // drawn for the whole request.
+        let client = context.span().span_context().clone();
+        let passed = if client.is_valid() {
+            client
+        } else {
+            not_sampled.drawn.get_or_init(unsampled_ids).clone()
+        };
+        context = opentelemetry::Context::new().with_remote_span_context(passed);
+    }
     if !context.span().span_context().is_valid() {
         match unsampled_context(&current) {
             Some(unsampled) => {
@@ -471,7 +589,6 @@ fn keep_unsampled(span: &tracing::Span, context: opentelemetry::trace::SpanConte
 /// names one trace. Not sampled, either way. Drawn only here, so a request
 /// that sends nothing upstream pays nothing for it.
 fn unsampled_context(current: &tracing::Span) -> Option<opentelemetry::trace::SpanContext> {
-    use opentelemetry::trace::{SpanContext, TraceFlags, TraceState};
     use tracing_subscriber::registry::LookupSpan as _;
     let id = current.id()?;
     tracing::dispatcher::get_default(|dispatch| {
@@ -494,17 +611,23 @@ fn unsampled_context(current: &tracing::Span) -> Option<opentelemetry::trace::Sp
         if let Some(Unsampled(context)) = extensions.get_mut::<Unsampled>() {
             return Some(context.clone());
         }
-        let ids = RandomIdGenerator::default();
-        let context = SpanContext::new(
-            ids.new_trace_id(),
-            ids.new_span_id(),
-            TraceFlags::default(),
-            false,
-            TraceState::default(),
-        );
+        let context = unsampled_ids();
         extensions.insert(Unsampled(context.clone()));
         Some(context)
     })
+}
+
+/// A new trace context, not sampled, for a trace that starts here.
+fn unsampled_ids() -> opentelemetry::trace::SpanContext {
+    use opentelemetry::trace::{SpanContext, TraceFlags, TraceState};
+    let ids = RandomIdGenerator::default();
+    SpanContext::new(
+        ids.new_trace_id(),
+        ids.new_span_id(),
+        TraceFlags::default(),
+        false,
+        TraceState::default(),
+    )
 }
 
 /// The parent of a request's span: the `traceparent`/`tracestate` of its
@@ -581,13 +704,29 @@ impl toolhost_runtime::hooks::CallHooks for CallTrace {
 
     fn finished(&self, cost: &crate::cost::CallCost) {
         crate::metrics::call_cost(&self.plugin, &self.tool, cost);
-        record_cost(&tracing::Span::current(), cost);
+        record_cost(cost);
+    }
+
+    fn within_call(
+        &self,
+        work: toolhost_runtime::hooks::BoxFuture<'static, ()>,
+    ) -> toolhost_runtime::hooks::BoxFuture<'static, ()> {
+        if !enabled() {
+            return work;
+        }
+        Box::pin(work.with_context(opentelemetry::Context::current()))
     }
 }
 
-/// Puts `cost` on `span` as `toolhost.cost.*` attributes.
-pub fn record_cost(span: &tracing::Span, cost: &crate::cost::CallCost) {
-    on_exported(span, |exported| {
+/// Puts `cost` on the span code runs in now (within a call: its
+/// `component` span) as `toolhost.cost.*` attributes.
+pub fn record_cost(cost: &crate::cost::CallCost) {
+    let current = opentelemetry::Context::current();
+    let exported = current.span();
+    if !exported.span_context().is_sampled() {
+        return;
+    }
+    {
         let int = |us: u64| i64::try_from(us).unwrap_or(i64::MAX);
         exported.set_attributes([
             KeyValue::new("toolhost.cost.cpu_us", int(cost.cpu_us)),
@@ -616,5 +755,5 @@ pub fn record_cost(span: &tracing::Span, cost: &crate::cost::CallCost) {
         if let Some(limit) = &cost.limit {
             exported.set_attribute(KeyValue::new("toolhost.cost.limit", limit.clone()));
         }
-    });
+    }
 }

@@ -70,25 +70,25 @@ enum Placement {
 fn receiver_app(received: Arc<Received>) -> axum::Router {
     let counts = received;
     axum::Router::new().route(
-            "/v1/traces",
-            axum::routing::post(move |body: axum::body::Bytes| {
-                let counts = counts.clone();
-                async move {
-                    counts.requests.fetch_add(1, Ordering::Relaxed);
-                    counts.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
-                    (
-                        [("content-type", "application/x-protobuf")],
-                        Vec::<u8>::new(),
-                    )
-                }
-            }),
-        )
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let counts = counts.clone();
+            async move {
+                counts.requests.fetch_add(1, Ordering::Relaxed);
+                counts.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+                (
+                    [("content-type", "application/x-protobuf")],
+                    Vec::<u8>::new(),
+                )
+            }
+        }),
+    )
 }
 
 impl Receiver {
     async fn start(placement: Placement) -> Result<Receiver> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
-            .context("cannot bind the OTLP receiver")?;
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").context("cannot bind the OTLP receiver")?;
         listener.set_nonblocking(true)?;
         let endpoint = format!("http://{}", listener.local_addr()?);
         let received = Arc::new(Received::default());

@@ -725,6 +725,11 @@ impl Outbound {
         &self.settings
     }
 
+    /// The call's hooks.
+    pub(crate) fn hooks(&self) -> Arc<dyn CallHooks> {
+        self.hooks.clone()
+    }
+
     /// When the call's time is up.
     pub(crate) fn deadline(&self) -> std::time::Instant {
         self.deadline

@@ -51,24 +51,37 @@ impl WasiHttpHooks for PolicyHooks {
         _fut: Sent,
     ) -> Box<dyn Future<Output = Result<(http::Response<WasiBody>, Sent), WasiError>> + Send> {
         let outbound = self.outbound.clone();
+        let Some(outbound) = outbound else {
+            return Box::new(async {
+                Err(WasiError::InternalError(Some(
+                    "no call to send this request for".into(),
+                )))
+            });
+        };
         // The request may run in a task of its own: it keeps the call's
-        // span, so its own span is the call's child.
+        // span, so its own span is the call's child, and runs within the
+        // call's context as its hooks keep it (the trace's).
         let span = tracing::Span::current();
-        Box::new(tracing::Instrument::instrument(
+        let hooks = outbound.hooks();
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let work = tracing::Instrument::instrument(
             async move {
-                let Some(outbound) = outbound else {
-                    return Err(WasiError::InternalError(Some(
-                        "no call to send this request for".into(),
-                    )));
-                };
                 let deadline = tokio::time::Instant::from_std(outbound.deadline());
                 let sent = tokio::time::timeout_at(deadline, send(&outbound, request, options))
                     .await
-                    .unwrap_or(Err(WasiError::ConnectionTimeout))?;
-                Ok((sent, Box::new(async { Ok(()) }) as Sent))
+                    .unwrap_or(Err(WasiError::ConnectionTimeout));
+                let _ = answer.send(sent);
             },
             span,
-        ))
+        );
+        let work = hooks.within_call(Box::pin(work));
+        Box::new(async move {
+            work.await;
+            let sent = answered.await.unwrap_or(Err(WasiError::InternalError(Some(
+                "the request ended without an answer".into(),
+            ))))?;
+            Ok((sent, Box::new(async { Ok(()) }) as Sent))
+        })
     }
 }
 
