@@ -660,9 +660,7 @@ async fn traced<T>(
     span: crate::telemetry::Span,
     handler: impl std::future::Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
-    use tracing::Instrument as _;
-    let ids = crate::telemetry::log_ids_span(&span);
-    let result = span.in_span(handler.instrument(ids)).await;
+    let result = span.in_span(handler).await;
     if let Err(error) = &result {
         crate::telemetry::record_error(&span, Some(error.code.0), false);
     }

@@ -21,7 +21,7 @@
 //! **Sampling is decided once, at the request's entry** ([`request_span`]):
 //! the SDK's parent-based ratio sampler is asked before the request's span
 //! exists. A sampled request's code runs in its span's context; an
-//! unsampled one's in a context marked not sampled ([`NotSampled`]), so
+//! unsampled one's in a context marked not sampled (`NotSampled`), so
 //! neither [`Span`]s nor the layer's filter ([`layer`]) make anything for
 //! it. Outside any request (an approved call run later), a span starts a
 //! trace of its own, sampled at the same ratio. An unsampled request
@@ -95,11 +95,6 @@ const POLICY_TARGET: &str = "toolhost::policy";
 /// The target of a component run's log span ([`component_span`]'s).
 pub const CALL_TARGET: &str = "toolhost::call";
 
-/// The target of the span that puts a sampled request's trace and span id
-/// on its log lines ([`log_ids_span`]); never exported (the ids are the
-/// exported span's own, not attributes).
-const LOG_IDS_TARGET: &str = "toolhost::trace_ids";
-
 /// Whether `[telemetry]` is on in this process.
 pub fn enabled() -> bool {
     SAMPLER.get().is_some()
@@ -159,13 +154,13 @@ where
 }
 
 /// Spans the layer may export: toolhost's own, at `INFO` or above, never
-/// the log-only one or those a [`Span`] exports itself, never an event
-/// (log events stay the operator's log: they may carry guest text).
+/// those a [`Span`] exports itself, never an event (log events stay the
+/// operator's log: they may carry guest text).
 fn exportable(meta: &tracing::Metadata<'_>) -> bool {
     meta.is_span()
         && *meta.level() <= tracing::Level::INFO
         && meta.target().starts_with("toolhost")
-        && ![LOG_IDS_TARGET, REQUEST_TARGET, POLICY_TARGET, CALL_TARGET].contains(&meta.target())
+        && ![REQUEST_TARGET, POLICY_TARGET, CALL_TARGET].contains(&meta.target())
 }
 
 /// Keeps the exporter running; dropping it sends what is queued (waiting
@@ -353,13 +348,22 @@ impl Drop for Span {
 /// request's span begins, and where its trace is sampled: an unsampled
 /// request's span is a plain `tracing` span (the log's `request: …`, or
 /// `request{trace_id=…}: …` naming a client's trace) whose code runs in a
-/// context marked not sampled, and nothing is built for the trace.
+/// context marked not sampled, and nothing is built for the trace. A
+/// sampled request's log lines name its trace and its server span
+/// (`request{trace_id=… span_id=…}: …`), to open in a trace viewer: fields
+/// of the log's span only, since the layer never sees it, so never also
+/// attributes.
 pub fn request_span(
     context: &RequestContext<RoleServer>,
     method: &'static str,
     target: SpanTarget<'_>,
 ) -> Span {
-    let log = tracing::info_span!(target: REQUEST_TARGET, "request", trace_id = Empty);
+    let log = tracing::info_span!(
+        target: REQUEST_TARGET,
+        "request",
+        trace_id = Empty,
+        span_id = Empty
+    );
     let Some(tracer) = TRACER.get().filter(|_| enabled()) else {
         return Span::log_only(log);
     };
@@ -425,32 +429,14 @@ pub fn request_span(
         .with_kind(SpanKind::Server)
         .with_attributes(attributes)
         .start_with_context(tracer, &parent);
+    let own = opentelemetry::trace::Span::span_context(&span);
+    log.record("trace_id", tracing::field::display(own.trace_id()));
+    log.record("span_id", tracing::field::display(own.span_id()));
     Span {
         log,
         context: Some(parent.with_span(span)),
         exported: true,
     }
-}
-
-/// The span, entered within a sampled request's `span`, that puts the
-/// trace's id and the request span's own id on every log line written
-/// within the request (`request{…}:trace{trace_id=… span_id=…}: …`), to
-/// open in a trace viewer. A span of its own, never exported, so that the
-/// ids are not also attributes of the exported span. Disabled for a
-/// request not sampled: there is no trace to open.
-pub fn log_ids_span(span: &Span) -> tracing::Span {
-    let mut ids = tracing::Span::none();
-    span.on_exported(|exported| {
-        let own = exported.span_context();
-        ids = tracing::info_span!(
-            target: LOG_IDS_TARGET,
-            parent: &span.log,
-            "trace",
-            trace_id = %own.trace_id(),
-            span_id = %own.span_id(),
-        );
-    });
-    ids
 }
 
 /// Marks `span` (a server span) as having ended with a JSON-RPC error
