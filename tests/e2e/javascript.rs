@@ -238,17 +238,13 @@ async fn a_javascript_form_is_asked_and_its_checked_answer_reaches_the_tool() {
             json!({"answer": "accepted", "tag": "work", "starred": true}),
             "{era:?}"
         );
-        host.client
-            .service()
-            .seen
-            .lock()
-            .unwrap()
-            .assert_form_asked(
-                &format!("{era:?}"),
-                "How should the note \"standup\" be filed?",
-                "tag",
-                "later",
-            );
+        let seen = host.handler.seen.lock().unwrap();
+        seen.assert_form_asked(
+            &format!("{era:?}"),
+            "How should the note \"standup\" be filed?",
+            "tag",
+            "later",
+        );
     }
 
     // An answer outside the form's choices never reaches the component.

@@ -129,17 +129,13 @@ async fn a_python_form_is_asked_and_its_checked_answer_reaches_the_tool() {
             json!({"answer": "accepted", "unit": "lines", "count": 2}),
             "{era:?}"
         );
-        host.client
-            .service()
-            .seen
-            .lock()
-            .unwrap()
-            .assert_form_asked(
-                &format!("{era:?}"),
-                "Which count of the text do you want?",
-                "unit",
-                "words",
-            );
+        let seen = host.handler.seen.lock().unwrap();
+        seen.assert_form_asked(
+            &format!("{era:?}"),
+            "Which count of the text do you want?",
+            "unit",
+            "words",
+        );
     }
 
     // An answer outside the form's choices never reaches the component.

@@ -371,12 +371,12 @@ pub fn request_span(
     let parent = parent_context(context, parts);
     if !sampled(&parent, method, SpanKind::Server) {
         // A client's trace not sampled: its id on the log lines (a field of
-        // a span never exported, so never an attribute), and its context
-        // kept for the upstreams it is passed on to.
-        let client = parent.span().span_context().clone();
-        if client.is_valid() {
-            log.record("trace_id", tracing::field::display(client.trace_id()));
-            keep_unsampled(&log, client);
+        // a span never exported, so never an attribute). Its context stays
+        // in `parent`, for the upstreams it is passed on to.
+        let client = parent.span();
+        if client.span_context().is_valid() {
+            let trace_id = client.span_context().trace_id();
+            log.record("trace_id", tracing::field::display(trace_id));
         }
         return Span {
             log,
@@ -545,35 +545,18 @@ pub fn current_trace_headers() -> Vec<(String, String)> {
     headers.into_iter().collect()
 }
 
-/// The trace context of a request not sampled, kept in its span's
-/// extensions (no OpenTelemetry span exists for it).
+/// The trace context, not sampled, drawn for a trace that starts outside
+/// any request, kept in its outermost span's extensions.
 struct Unsampled(opentelemetry::trace::SpanContext);
 
-/// Keeps `context` (a client's, not sampled) with the request's `span`.
-fn keep_unsampled(span: &tracing::Span, context: opentelemetry::trace::SpanContext) {
-    use tracing_subscriber::registry::LookupSpan as _;
-    let Some(id) = span.id() else {
-        return;
-    };
-    let mut context = Some(context);
-    tracing::dispatcher::get_default(|dispatch| {
-        if let Some(registry) = dispatch.downcast_ref::<tracing_subscriber::Registry>()
-            && let Some(span) = registry.span(&id)
-            && let Some(context) = context.take()
-        {
-            span.extensions_mut().insert(Unsampled(context));
-        }
-    });
-}
-
 /// The context an upstream request made within `current` (a span with no
-/// exported span) passes on: the client's `traceparent` and `tracestate`
-/// as they came, when a client's unsampled trace is known; else, for a
-/// trace that starts here unsampled, one drawn at the first upstream
-/// request and kept with the request's span (or the outermost span, for a
-/// call run outside any request), so that every upstream request of it
-/// names one trace. Not sampled, either way. Drawn only here, so a request
-/// that sends nothing upstream pays nothing for it.
+/// exported span) passes on when no request's context is current (a
+/// request's is `NotSampled`'s, in [`current_trace_headers`]): for a trace
+/// that starts here unsampled, one drawn at the first upstream request and
+/// kept with the request's span, or the outermost span for a call run
+/// outside any request, so that every upstream request of it names one
+/// trace. Drawn only here, so a call that sends nothing upstream pays
+/// nothing for it.
 fn unsampled_context(current: &tracing::Span) -> Option<opentelemetry::trace::SpanContext> {
     use tracing_subscriber::registry::LookupSpan as _;
     let id = current.id()?;

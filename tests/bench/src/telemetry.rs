@@ -57,7 +57,7 @@ struct Receiver {
 }
 
 /// Where a [`Receiver`] runs (see the module doc).
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Placement {
     /// On the harness's runtime, beside the client being timed.
     Shared,
