@@ -17,6 +17,9 @@ pub use toolhost_test_infra::{Haproxy, Stickiness};
 /// What the log says once the HTTP listener is bound.
 const SERVING: &str = "serving MCP over HTTP at ";
 
+/// What a replica says when its port is taken.
+const PORT_TAKEN: &str = "Address already in use";
+
 /// How a replica is started: the shared plugin directory and config file,
 /// and its environment.
 #[derive(Clone)]
@@ -60,13 +63,33 @@ pub struct Replica {
 }
 
 impl Replica {
-    /// Starts a replica on a free port.
+    /// Starts a replica on a free port. A port found free can be taken
+    /// (by another test's connection) before the replica binds it: then
+    /// another is tried, a bounded number of times.
     pub async fn start(spec: &ReplicaSpec) -> Replica {
-        Replica::start_on(spec, free_port()).await
+        for _ in 0..10 {
+            if let Some(replica) = Replica::try_start_on(spec, free_port()).await {
+                return replica;
+            }
+        }
+        panic!("no free port could be bound for a replica in 10 tries")
     }
 
-    /// Starts a replica on `port` and waits until it listens.
+    /// Starts a replica on `port` and waits until it listens. The port may
+    /// be held a moment longer (a connection from it that has not closed
+    /// yet): it is tried again, a bounded number of times.
     pub async fn start_on(spec: &ReplicaSpec, port: u16) -> Replica {
+        for _ in 0..50 {
+            if let Some(replica) = Replica::try_start_on(spec, port).await {
+                return replica;
+            }
+        }
+        panic!("127.0.0.1:{port} stayed taken for 50 tries to start a replica on it")
+    }
+
+    /// Starts a replica on `port`; `None` if the port is taken (the
+    /// replica said so and exited). Any other failure panics with its log.
+    async fn try_start_on(spec: &ReplicaSpec, port: u16) -> Option<Replica> {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolhost"));
         command
             .arg("serve")
@@ -85,14 +108,23 @@ impl Replica {
             .kill_on_drop(true);
         let mut child = command.spawn().expect("toolhost starts");
         let (stderr, grew) = capture_stderr(child.stderr.take());
-        wait_for_text(&stderr, &grew, SERVING).await;
-        Replica {
+        let serving = tokio::select! {
+            _ = wait_for_text(&stderr, &grew, SERVING) => true,
+            _ = child.wait() => false,
+        };
+        if !serving {
+            // The reason is the last thing it wrote.
+            let log = wait_for_text(&stderr, &grew, "Error:").await;
+            assert!(log.contains(PORT_TAKEN), "the replica exited:\n{log}");
+            return None;
+        }
+        Some(Replica {
             port,
             stderr,
             grew,
             child,
             spec: spec.clone(),
-        }
+        })
     }
 
     /// Its MCP endpoint.
