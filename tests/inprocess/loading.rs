@@ -80,3 +80,49 @@ fn copies_of_a_component_compiled_in_one_load_compile_their_shared_functions_onc
     assert!(runtime.functions.is_empty());
     assert_eq!(runtime.functions.reused(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_compiles_only_in_one_of_the_turns_two_per_core_and_gives_it_back() {
+    // A first start hands the loader every file at once; two compiles per
+    // core run, the rest wait their turn (side by side they would only add
+    // threads and a peak of compiler memory the allocator keeps).
+    let config = toolhost::config::Config::parse(
+        "[plugins.numbered]\nfiles = [\"numbered.wasm\"]\nlimits = { compile_timeout_secs = 4 }\n",
+    )
+    .unwrap();
+    let loader = toolhost::plugin::Loader::from_config(config, None).expect("the loader builds");
+    let permits = toolhost::engine::compile_permits();
+    assert_eq!(loader.runtime.compiling.available_permits(), permits);
+
+    // Every turn taken: a compile waits. Alone, this one takes well under
+    // a second in a debug build.
+    let turns = loader
+        .runtime
+        .compiling
+        .clone()
+        .acquire_many_owned(permits as u32)
+        .await
+        .unwrap();
+    let compiling = {
+        let loader = loader.clone();
+        tokio::spawn(async move { loader.compile("numbered.wasm", component("numbered")).await })
+    };
+    let mut compiling = std::pin::pin!(compiling);
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(5), &mut compiling).await;
+    assert!(
+        waited.is_err(),
+        "the compile waits while every turn is taken"
+    );
+    assert!(loader.runtime.functions.is_empty(), "and has not begun");
+
+    // A turn given back: it compiles, and the 5 s it waited are not held
+    // against its block's `limits.compile_timeout_secs` (4 s); it gives
+    // the turn back.
+    drop(turns);
+    compiling
+        .await
+        .unwrap()
+        .expect("it compiles once it has a turn");
+    assert!(!loader.runtime.functions.is_empty());
+    assert_eq!(loader.runtime.compiling.available_permits(), permits);
+}

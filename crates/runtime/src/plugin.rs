@@ -292,9 +292,7 @@ impl<C: PluginConfig> Loader<C> {
             .map(|l| l.compile_timeout)
             .max()
             .unwrap_or_default();
-        let started = std::time::Instant::now();
-        let component = self.compile_within(bytes, timeout).await?;
-        Ok((component, started.elapsed()))
+        self.compile_within(bytes, timeout).await
     }
 
     /// Whether the file named `file`, `size` bytes long, whose compilation
@@ -442,19 +440,32 @@ impl Plugin {
 
 impl<C> Loader<C> {
     /// Compiles `bytes` (or loads them from the cache) on the blocking
-    /// pool, giving up after `timeout`. wasmtime cannot stop a compilation,
-    /// so one given up on finishes in the background and is discarded, not
-    /// cached: the limit holds on the next start too.
+    /// pool, giving up after `timeout`; returns the component and how long
+    /// compiling took. It waits first for one of the runtime's
+    /// [`compiling`](Runtime::compiling) permits, which it holds until the
+    /// compilation ends; the wait counts against no limit. wasmtime cannot
+    /// stop a compilation, so one given up on finishes in the background
+    /// (still holding its permit: it still takes a core) and is discarded,
+    /// not cached: the limit holds on the next start too.
     async fn compile_within(
         &self,
         bytes: Vec<u8>,
         timeout: Duration,
-    ) -> Result<Component, LoadError> {
+    ) -> Result<(Component, Duration), LoadError> {
+        let permit = self
+            .runtime
+            .compiling
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the compile permits are never closed");
+        let started = std::time::Instant::now();
         let engine = self.runtime.engine.clone();
         let cache = self.cache.clone();
         let abandoned = Arc::new(AtomicBool::new(false));
         let given_up = abandoned.clone();
         let compiling = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             if let Some(component) = cache.as_ref().and_then(|c| c.load(&engine, &bytes)) {
                 return Ok(component);
             }
@@ -473,6 +484,7 @@ impl<C> Loader<C> {
             }
             Ok(joined) => joined
                 .map_err(|e| LoadError::Compile(e.to_string()))?
+                .map(|component| (component, started.elapsed()))
                 .map_err(|e| LoadError::Compile(format!("{e:#}"))),
         }
     }

@@ -1114,10 +1114,12 @@ pub const KEYS: &[Key] = &[
         default: Float(300.0),
         range: Some(Range::float(0.001, 86_400.0, "seconds")),
         restart_only: false,
-        doc: "Longest compiling a component may take, in wall-clock time. Components compile \
-            in parallel on a shared machine, so keep it generous: it is there to refuse a \
-            pathological component, not a slow start. (wasmtime cannot stop a compilation: one \
-            given up on finishes in the background and is discarded, not cached.)",
+        doc: "Longest compiling a component may take, in wall-clock time, from when it gets \
+            its turn (two components compile per core at a time; the wait for a turn does not \
+            count). Each compilation spreads over every core, and the machine may be shared, so \
+            keep it generous: it is there to refuse a pathological component, not a slow start. \
+            (wasmtime cannot stop a compilation: one given up on finishes in the background and \
+            is discarded, not cached.)",
     },
     Key {
         path: "plugins.*.limits.tools_per_component",
