@@ -9,6 +9,11 @@
 //! concurrent callers so the instance pool is exercised as well. Growth from
 //! call 1,000 on is what a leak would show; the first calls touch pool slots
 //! and allocator arenas once.
+//!
+//! Then the demo set, what `cargo xtask demo` serves: StatusPro's nine
+//! components, Katana's and `hello` (11 components, 18 tools), started with
+//! a warm compile cache; `VmRSS` when its tools are listed and after 1,000
+//! calls of `greet` from 8 callers (issue 31's target: ≤ 40 MiB warm).
 
 use std::time::Duration;
 
@@ -32,6 +37,7 @@ const FLAT_KIB: i64 = 1024;
 
 /// Measurement 5.
 pub async fn memory(fx: &Fixture, opts: &Options, resident: Resident) -> Result<Vec<Row>> {
+    let mut rows = demo_set(fx).await?;
     let mut files = fx.statuspro.clone();
     files.push(fx.component("hello"));
     files.push(fx.component("echo"));
@@ -85,7 +91,9 @@ pub async fn memory(fx: &Fixture, opts: &Options, resident: Resident) -> Result<
     let since_load = after as i64 - loaded as i64;
     let steady = after as i64 - after_first as i64;
     let total = stats::count(total as u64);
-    Ok(vec![
+    rows.splice(
+        0..0,
+        [
         Row::figure(
             "5",
             format!(
@@ -121,5 +129,80 @@ pub async fn memory(fx: &Fixture, opts: &Options, resident: Resident) -> Result<
             "no growth after warm-up (< 1 MiB from call 1,000 on): {}",
             stats::verdict(steady < FLAT_KIB)
         )),
+        ],
+    );
+    Ok(rows)
+}
+
+/// The demo set's target: resident memory serving it, warm.
+const DEMO_TARGET_KIB: u64 = 40 * 1024;
+
+/// Calls of `greet` before the demo set's second reading.
+const DEMO_CALLS: usize = 1_000;
+
+/// The demo set's rows (see the module doc).
+async fn demo_set(fx: &Fixture) -> Result<Vec<Row>> {
+    if let Some(why) = fx.statuspro_missing() {
+        return Ok(vec![Row::skipped("5", "VmRSS serving the demo set", why)]);
+    }
+    let mut files = fx.statuspro.clone();
+    files.push(fx.component("katana"));
+    files.push(fx.component("hello"));
+    let plugins = fx.plugin_dir("memory-demo-plugins", &files)?;
+    let launch = fx.toolhost(
+        "toolhost",
+        &plugins,
+        &Cache::Dir(fx.fresh_dir("memory-demo-cache")?),
+    );
+    // The first start fills the cache.
+    let compiling = Session::start(&launch).await?;
+    let names = compiling
+        .settled_tool_names(Duration::from_millis(500))
+        .await?;
+    compiling.stop().await;
+    if !names.contains("greet") {
+        bail!("toolhost does not list greet: {names:?}");
+    }
+
+    let session = Session::start(&launch).await?;
+    session.wait_for_tools(&names).await?;
+    let listed = session.rss_kib()?;
+    let peer = session.peer();
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut callers = Vec::with_capacity(CALLERS);
+    for _ in 0..CALLERS {
+        let (peer, next) = (peer.clone(), next.clone());
+        callers.push(tokio::spawn(async move {
+            let arguments = serde_json::json!({"name": "bench"});
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < DEMO_CALLS {
+                crate::session::call(&peer, "greet", &arguments).await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for caller in callers {
+        caller.await??;
+    }
+    let served = session.rss_kib()?;
+    session.stop().await;
+
+    let what = format!(
+        "VmRSS serving the demo set ({} components, {} tools: StatusPro, Katana, hello), warm compile cache",
+        files.len(),
+        names.len()
+    );
+    let target = |kib: u64| format!("≤ 40 MiB: {}", stats::verdict(kib <= DEMO_TARGET_KIB));
+    Ok(vec![
+        Row::figure("5", format!("{what}, tools listed"), stats::mib(listed))
+            .target(target(listed)),
+        Row::figure(
+            "5",
+            format!(
+                "{what}, after {} greet calls ({CALLERS} concurrent callers)",
+                stats::count(DEMO_CALLS as u64)
+            ),
+            stats::mib(served),
+        )
+        .target(target(served)),
     ])
 }
