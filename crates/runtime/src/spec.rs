@@ -156,6 +156,23 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The top-level `$schema` of `schema` when it names no draft `toolhost`
+/// accepts: the five drafts' canonical URIs (a trailing `#` allowed), as
+/// `jsonschema` 0.33 recognised them. Checked before the meta-schema, since
+/// `jsonschema` (0.61) would try to retrieve an unknown meta-schema and
+/// also accepts `http`/`https` variants and the version-less URI.
+fn unknown_draft(schema: &Value) -> Option<&str> {
+    let uri = schema.get("$schema")?.as_str()?;
+    match uri.trim_end_matches('#') {
+        "https://json-schema.org/draft/2020-12/schema"
+        | "https://json-schema.org/draft/2019-09/schema"
+        | "http://json-schema.org/draft-07/schema"
+        | "http://json-schema.org/draft-06/schema"
+        | "http://json-schema.org/draft-04/schema" => None,
+        other => Some(other),
+    }
+}
+
 /// Parses, checks and publishes one schema: an object schema, valid
 /// against its meta-schema, self-contained; with its formats made
 /// standard (the non-standard ones found are added to `nonstandard`).
@@ -183,14 +200,15 @@ fn parse_schema(
     }
     let checked_before = known.is_some_and(|cache| cache.schema_checked(which, text));
     if !checked_before {
-        match jsonschema::meta::try_validate(&value) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(bad(format!("not a valid JSON Schema: {e}"))),
-            Err(e) => {
-                return Err(bad(format!(
-                    "its `$schema` is not a JSON Schema draft ({e}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
-                )));
-            }
+        if let Some(unknown) = unknown_draft(&value) {
+            return Err(bad(format!(
+                "its `$schema` is not a JSON Schema draft (Unknown specification: {unknown}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
+            )));
+        }
+        // The draft is one `jsonschema` bundles (checked above), so this
+        // never resolves, let alone fetches, a meta-schema.
+        if let Err(e) = jsonschema::meta::validate(&value) {
+            return Err(bad(format!("not a valid JSON Schema: {e}")));
         }
     }
     for (at, format) in standardize_formats(&mut value) {
@@ -321,7 +339,7 @@ impl ToolSpec {
             .iter_errors(arguments)
             .take(10)
             .map(|e| {
-                let at = e.instance_path.to_string();
+                let at = e.instance_path().to_string();
                 let at = if at.is_empty() {
                     "arguments".to_string()
                 } else {

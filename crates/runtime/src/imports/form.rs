@@ -494,7 +494,7 @@ pub fn check_answer(schema: &Value, answer: &Value) -> Result<(), String> {
         .iter_errors(answer)
         .take(5)
         .map(|e| {
-            let at = e.instance_path.to_string();
+            let at = e.instance_path().to_string();
             if at.is_empty() {
                 e.to_string()
             } else {
