@@ -45,8 +45,10 @@ const TAG_BYTES: usize = 32;
 /// ([`CompileCache::schema_checked`]).
 const SCHEMAS_DIR: &str = "schemas";
 /// The version of the checks a load makes of a tool's schemas; raised when
-/// they change, so schemas checked by the earlier ones are checked again.
-const SCHEMA_CHECKS_VERSION: u32 = 1;
+/// they change, including when `jsonschema` is upgraded (its meta-schemas
+/// and formats are part of them), so schemas checked by the earlier ones
+/// are checked again. 2: `jsonschema` 0.61.
+const SCHEMA_CHECKS_VERSION: u32 = 2;
 
 /// A directory of compiled components, and the key that proves an entry
 /// was written by this user's toolhost.

@@ -156,11 +156,12 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The top-level `$schema` of `schema` when it names no draft `toolhost`
-/// accepts: the five drafts' canonical URIs (a trailing `#` allowed), as
-/// `jsonschema` 0.33 recognised them. Checked before the meta-schema, since
-/// `jsonschema` (0.61) would try to retrieve an unknown meta-schema and
-/// also accepts `http`/`https` variants and the version-less URI.
+/// The top-level `$schema` of `schema` when it names no draft toolhost
+/// accepts: the five drafts' canonical URIs (a trailing `#` allowed).
+/// Checked before the meta-schema, since `jsonschema` would try to
+/// retrieve a meta-schema it does not bundle (toolhost never fetches
+/// schemas), and it also takes `http`/`https` variants and the
+/// version-less URI, which toolhost keeps refusing.
 fn unknown_draft(schema: &Value) -> Option<&str> {
     let uri = schema.get("$schema")?.as_str()?;
     match uri.trim_end_matches('#') {
