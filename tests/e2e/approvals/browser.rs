@@ -102,6 +102,10 @@ async fn sign_in(browser: &Client, url: &str, token: &str) {
         .click()
         .await
         .unwrap();
+    // Signed in once the page after the redirect shows its sign-out button
+    // (the sign-in page's header has none): read before that, the page
+    // source can still be the sign-in form on a busy machine.
+    element(browser, "header form button").await;
 }
 
 /// The element `css`, once the page shows it (a click's navigation may
