@@ -74,6 +74,14 @@ impl Runtime {
         config.wasm_component_model(true);
         config.epoch_interruption(true);
         config.parallel_compilation(true);
+        // Compiled code keeps neither a map from native addresses back to
+        // wasm offsets nor native unwind tables: a trap's backtrace still
+        // names the guest's functions (wasmtime walks frame pointers), and
+        // nothing here unwinds natively through guest frames. Together they
+        // were a fifth of each compiled component, resident as long as it is
+        // served (ADR 0055).
+        config.generate_address_map(false);
+        config.native_unwind_info(false);
         let functions = Arc::new(FunctionCache::default());
         config
             .enable_incremental_compilation(functions.clone())
