@@ -267,16 +267,21 @@ impl CompileCache {
     /// Stores the compiled `component` of `bytes`. A failure is a warning:
     /// the next start compiles again. Blocking.
     pub fn store(&self, engine: &Engine, bytes: &[u8], component: &Component) {
+        match component.serialize() {
+            Ok(artifact) => self.store_artifact(engine, bytes, &artifact),
+            Err(e) => tracing::warn!("cannot serialise a compiled component for the cache: {e:#}"),
+        }
+    }
+
+    /// Stores `artifact`, the compiled form of `bytes` on an engine with
+    /// `engine`'s settings (`Engine::precompile_component`'s output). A
+    /// failure is a warning: the next start compiles again. Blocking.
+    pub fn store_artifact(&self, engine: &Engine, bytes: &[u8], artifact: &[u8]) {
         let (path, name) = self.entry(engine, bytes);
-        let written = component
-            .serialize()
-            .map_err(|e| std::io::Error::other(format!("{e:#}")))
-            .and_then(|artifact| {
-                let mut mac = self.tag(&name);
-                mac.update(&artifact);
-                let tag = mac.finalize().into_bytes();
-                write_new_then_rename(&path, &[&tag[..], &artifact[..]])
-            });
+        let mut mac = self.tag(&name);
+        mac.update(artifact);
+        let tag = mac.finalize().into_bytes();
+        let written = write_new_then_rename(&path, &[&tag[..], artifact]);
         if let Err(e) = written {
             tracing::warn!(
                 "cannot write the compile cache entry {}: {e}",

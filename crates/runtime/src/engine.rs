@@ -52,6 +52,8 @@ pub struct Runtime {
     /// Turns to compile: components compiled (or read from the compile
     /// cache) at once. See [`compile_permits`].
     pub compiling: Arc<Semaphore>,
+    /// The engine components are compiled with, while a load lasts.
+    pub compiler: Arc<Compiler>,
 }
 
 /// How many components compile at once: two per core the process may run
@@ -87,6 +89,11 @@ impl Runtime {
             .enable_incremental_compilation(functions.clone())
             .map_err(anyhow::Error::from)
             .context("cannot configure the WebAssembly engine's function cache")?;
+
+        // The engine components are compiled with: these settings without
+        // the instance pool (it never instantiates), built for each load
+        // and dropped when it ends ([`Runtime::compiler`]).
+        let compiling_config = config.clone();
 
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
@@ -128,8 +135,44 @@ impl Runtime {
             turns: Arc::default(),
             functions,
             compiling: Arc::new(Semaphore::new(compile_permits())),
+            compiler: Arc::new(Compiler {
+                config: compiling_config,
+                engine: Mutex::new(None),
+            }),
         })
     }
+
+    /// The engine to compile with during the current load: made at its
+    /// first compile, with the serving engine's settings, so what it
+    /// compiles deserialises into [`Runtime::engine`]. Kept apart because
+    /// wasmtime keeps each engine's compiler state (its reusable contexts)
+    /// for as long as the engine lives: [`Runtime::end_load`] drops it, and
+    /// that memory goes back.
+    pub fn compiler(&self) -> Result<Engine> {
+        let mut engine = self.compiler.engine.lock().expect("not poisoned");
+        if let Some(engine) = engine.as_ref() {
+            return Ok(engine.clone());
+        }
+        let made = Engine::new(&self.compiler.config)
+            .map_err(anyhow::Error::from)
+            .context("cannot configure the WebAssembly compiler")?;
+        *engine = Some(made.clone());
+        Ok(made)
+    }
+
+    /// The end of a load: forgets the load's shared functions and drops
+    /// its compiling engine (once the compilations still holding it end).
+    pub fn end_load(&self) {
+        self.functions.clear();
+        self.compiler.engine.lock().expect("not poisoned").take();
+    }
+}
+
+/// The settings of the engine components are compiled with, and that
+/// engine while a load lasts (see [`Runtime::compiler`]).
+pub struct Compiler {
+    config: Config,
+    engine: Mutex<Option<Engine>>,
 }
 
 /// Most bytes of compiled functions a [`FunctionCache`] holds; past them
@@ -370,5 +413,34 @@ mod tests {
         drop(a);
         assert_eq!(waits.total(), MAX_WAITING_FOR_USER - 1);
         assert!(waits.enter("a", 1).is_ok());
+    }
+
+    #[test]
+    fn a_loads_compiling_engine_is_made_once_dropped_at_its_end_and_compiles_for_the_serving_one() {
+        let runtime = Runtime::new(64 << 20).unwrap();
+        let first = runtime.compiler().unwrap();
+        let again = runtime.compiler().unwrap();
+        assert!(Engine::same(&first, &again), "one per load");
+        assert!(
+            !Engine::same(&first, &runtime.engine),
+            "not the serving engine"
+        );
+
+        // What it compiles runs on the serving engine.
+        let artifact = first
+            .precompile_component(b"\0asm\x0d\x00\x01\x00")
+            .unwrap();
+        // SAFETY: just compiled, by the load's compiling engine.
+        unsafe { wasmtime::component::Component::deserialize(&runtime.engine, &artifact) }.unwrap();
+
+        let gone = first.weak();
+        drop((first, again));
+        assert!(gone.upgrade().is_some(), "kept while the load lasts");
+        runtime.end_load();
+        assert!(
+            gone.upgrade().is_none(),
+            "dropped when it ends, with the compiler state wasmtime keeps"
+        );
+        assert!(!Engine::same(&runtime.compiler().unwrap(), &runtime.engine));
     }
 }

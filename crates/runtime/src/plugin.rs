@@ -461,6 +461,10 @@ impl<C> Loader<C> {
             .expect("the compile permits are never closed");
         let started = std::time::Instant::now();
         let engine = self.runtime.engine.clone();
+        let compiler = self
+            .runtime
+            .compiler()
+            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
         let cache = self.cache.clone();
         let abandoned = Arc::new(AtomicBool::new(false));
         let given_up = abandoned.clone();
@@ -469,9 +473,14 @@ impl<C> Loader<C> {
             if let Some(component) = cache.as_ref().and_then(|c| c.load(&engine, &bytes)) {
                 return Ok(component);
             }
-            let component = Component::new(&engine, &bytes)?;
+            let artifact = compiler.precompile_component(&bytes)?;
+            drop(compiler);
+            // SAFETY: `artifact` was just compiled, by an engine with the
+            // serving engine's settings (`Runtime::compiler`); wasmtime
+            // checks that they match.
+            let component = unsafe { Component::deserialize(&engine, &artifact) }?;
             if let Some(cache) = cache.filter(|_| !abandoned.load(Ordering::Relaxed)) {
-                cache.store(&engine, &bytes, &component);
+                cache.store_artifact(&engine, &bytes, &artifact);
             }
             Ok::<_, wasmtime::Error>(component)
         });

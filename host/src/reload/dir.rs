@@ -446,7 +446,7 @@ impl Reloader {
             }
         }
         if compiled > 0 {
-            self.loader.runtime.functions.clear();
+            self.loader.runtime.end_load();
             return_freed_memory();
         }
         Ok(Rescan {
