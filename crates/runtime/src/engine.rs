@@ -92,7 +92,7 @@ impl Runtime {
 
         // The engine components are compiled with: these settings without
         // the instance pool (it never instantiates), built for each load
-        // and dropped when it ends ([`Runtime::compiler`]).
+        // and dropped when it ends ([`Compiler::engine`]).
         let compiling_config = config.clone();
 
         let mut pool = PoolingAllocationConfig::default();
@@ -137,42 +137,45 @@ impl Runtime {
             compiling: Arc::new(Semaphore::new(compile_permits())),
             compiler: Arc::new(Compiler {
                 config: compiling_config,
-                engine: Mutex::new(None),
+                current: Mutex::new(None),
             }),
         })
-    }
-
-    /// The engine to compile with during the current load: made at its
-    /// first compile, with the serving engine's settings, so what it
-    /// compiles deserialises into [`Runtime::engine`]. Kept apart because
-    /// wasmtime keeps each engine's compiler state (its reusable contexts)
-    /// for as long as the engine lives: [`Runtime::end_load`] drops it, and
-    /// that memory goes back.
-    pub fn compiler(&self) -> Result<Engine> {
-        let mut engine = self.compiler.engine.lock().expect("not poisoned");
-        if let Some(engine) = engine.as_ref() {
-            return Ok(engine.clone());
-        }
-        let made = Engine::new(&self.compiler.config)
-            .map_err(anyhow::Error::from)
-            .context("cannot configure the WebAssembly compiler")?;
-        *engine = Some(made.clone());
-        Ok(made)
     }
 
     /// The end of a load: forgets the load's shared functions and drops
     /// its compiling engine (once the compilations still holding it end).
     pub fn end_load(&self) {
         self.functions.clear();
-        self.compiler.engine.lock().expect("not poisoned").take();
+        self.compiler.current.lock().expect("not poisoned").take();
     }
 }
 
 /// The settings of the engine components are compiled with, and that
-/// engine while a load lasts (see [`Runtime::compiler`]).
+/// engine while a load lasts (see [`Compiler::engine`]).
 pub struct Compiler {
     config: Config,
-    engine: Mutex<Option<Engine>>,
+    current: Mutex<Option<Engine>>,
+}
+
+impl Compiler {
+    /// The engine to compile with during the current load: made at its
+    /// first compile (a load whose every component is in the compile cache
+    /// makes none), with the serving engine's settings, so what it
+    /// compiles deserialises into [`Runtime::engine`]. Kept apart because
+    /// wasmtime keeps each engine's compiler state (its reusable contexts)
+    /// for as long as the engine lives: [`Runtime::end_load`] drops it, and
+    /// that memory goes back.
+    pub fn engine(&self) -> wasmtime::Result<Engine> {
+        let mut current = self.current.lock().expect("not poisoned");
+        if let Some(engine) = current.as_ref() {
+            return Ok(engine.clone());
+        }
+        // The serving engine was built from the same settings, so this
+        // fails only as that one would have.
+        let made = Engine::new(&self.config)?;
+        *current = Some(made.clone());
+        Ok(made)
+    }
 }
 
 /// Most bytes of compiled functions a [`FunctionCache`] holds; past them
@@ -418,8 +421,8 @@ mod tests {
     #[test]
     fn a_loads_compiling_engine_is_made_once_dropped_at_its_end_and_compiles_for_the_serving_one() {
         let runtime = Runtime::new(64 << 20).unwrap();
-        let first = runtime.compiler().unwrap();
-        let again = runtime.compiler().unwrap();
+        let first = runtime.compiler.engine().unwrap();
+        let again = runtime.compiler.engine().unwrap();
         assert!(Engine::same(&first, &again), "one per load");
         assert!(
             !Engine::same(&first, &runtime.engine),
@@ -441,6 +444,9 @@ mod tests {
             gone.upgrade().is_none(),
             "dropped when it ends, with the compiler state wasmtime keeps"
         );
-        assert!(!Engine::same(&runtime.compiler().unwrap(), &runtime.engine));
+        assert!(!Engine::same(
+            &runtime.compiler.engine().unwrap(),
+            &runtime.engine
+        ));
     }
 }

@@ -461,10 +461,7 @@ impl<C> Loader<C> {
             .expect("the compile permits are never closed");
         let started = std::time::Instant::now();
         let engine = self.runtime.engine.clone();
-        let compiler = self
-            .runtime
-            .compiler()
-            .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let compiler = self.runtime.compiler.clone();
         let cache = self.cache.clone();
         let abandoned = Arc::new(AtomicBool::new(false));
         let given_up = abandoned.clone();
@@ -473,10 +470,9 @@ impl<C> Loader<C> {
             if let Some(component) = cache.as_ref().and_then(|c| c.load(&engine, &bytes)) {
                 return Ok(component);
             }
-            let artifact = compiler.precompile_component(&bytes)?;
-            drop(compiler);
+            let artifact = compiler.engine()?.precompile_component(&bytes)?;
             // SAFETY: `artifact` was just compiled, by an engine with the
-            // serving engine's settings (`Runtime::compiler`); wasmtime
+            // serving engine's settings (`Compiler::engine`); wasmtime
             // checks that they match.
             let component = unsafe { Component::deserialize(&engine, &artifact) }?;
             if let Some(cache) = cache.filter(|_| !abandoned.load(Ordering::Relaxed)) {

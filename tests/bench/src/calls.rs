@@ -124,16 +124,26 @@ pub(crate) async fn sequential(peer: &Peer<RoleClient>, n: usize) -> Result<Vec<
 /// Sends `total` echo calls from `callers` concurrent tasks on clones of
 /// `peer`; returns the wall time.
 pub async fn concurrent(peer: &Peer<RoleClient>, callers: usize, total: usize) -> Result<Duration> {
+    concurrent_calls(peer, callers, total, "echo", echo_arguments()).await
+}
+
+/// Sends `total` calls of `tool` with `arguments` from `callers`
+/// concurrent tasks on clones of `peer`; returns the wall time.
+pub async fn concurrent_calls(
+    peer: &Peer<RoleClient>,
+    callers: usize,
+    total: usize,
+    tool: &'static str,
+    arguments: Value,
+) -> Result<Duration> {
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(callers);
     for _ in 0..callers {
-        let peer = peer.clone();
-        let next = next.clone();
+        let (peer, next, arguments) = (peer.clone(), next.clone(), arguments.clone());
         tasks.push(tokio::spawn(async move {
-            let arguments = echo_arguments();
             while next.fetch_add(1, Ordering::Relaxed) < total {
-                session::call(&peer, "echo", &arguments).await?;
+                session::call(&peer, tool, &arguments).await?;
             }
             anyhow::Ok(())
         }));

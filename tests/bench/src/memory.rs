@@ -15,14 +15,15 @@
 //! a warm compile cache; `VmRSS` when its tools are listed and after 1,000
 //! calls of `greet` from 8 callers (issue 31's target: ≤ 40 MiB warm).
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
 
 use crate::Options;
-use crate::calls::{Resident, concurrent};
+use crate::calls::{Resident, concurrent, concurrent_calls};
 use crate::fixture::{Cache, Fixture};
-use crate::session::Session;
+use crate::session::{Launch, Session};
 use crate::stats;
 use crate::table::Row;
 
@@ -47,15 +48,7 @@ pub async fn memory(fx: &Fixture, opts: &Options, resident: Resident) -> Result<
         &plugins,
         &Cache::Dir(fx.fresh_dir("memory-cache")?),
     );
-    let compiling = Session::start(&launch).await?;
-    let names = compiling
-        .settled_tool_names(Duration::from_millis(500))
-        .await?;
-    if !names.contains("echo") {
-        bail!("toolhost does not list echo: {names:?}");
-    }
-    let compiled = compiling.rss_kib()?;
-    compiling.stop().await;
+    let (names, compiled) = first_start(&launch, "echo").await?;
 
     let session = Session::start(&launch).await?;
     session.wait_for_tools(&names).await?;
@@ -134,6 +127,22 @@ pub async fn memory(fx: &Fixture, opts: &Options, resident: Resident) -> Result<
     Ok(rows)
 }
 
+/// A first start of `launch` with an empty compile cache, which fills it:
+/// the tools it lists once the list has settled (`tool` among them), and
+/// its `VmRSS` then.
+async fn first_start(launch: &Launch, tool: &str) -> Result<(BTreeSet<String>, u64)> {
+    let compiling = Session::start(launch).await?;
+    let names = compiling
+        .settled_tool_names(Duration::from_millis(500))
+        .await?;
+    let rss = compiling.rss_kib()?;
+    compiling.stop().await;
+    if !names.contains(tool) {
+        bail!("toolhost does not list {tool}: {names:?}");
+    }
+    Ok((names, rss))
+}
+
 /// The demo set's target: resident memory serving it, warm.
 const DEMO_TARGET_KIB: u64 = 40 * 1024;
 
@@ -154,35 +163,19 @@ async fn demo_set(fx: &Fixture) -> Result<Vec<Row>> {
         &plugins,
         &Cache::Dir(fx.fresh_dir("memory-demo-cache")?),
     );
-    // The first start fills the cache.
-    let compiling = Session::start(&launch).await?;
-    let names = compiling
-        .settled_tool_names(Duration::from_millis(500))
-        .await?;
-    compiling.stop().await;
-    if !names.contains("greet") {
-        bail!("toolhost does not list greet: {names:?}");
-    }
+    let (names, _) = first_start(&launch, "greet").await?;
 
     let session = Session::start(&launch).await?;
     session.wait_for_tools(&names).await?;
     let listed = session.rss_kib()?;
-    let peer = session.peer();
-    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut callers = Vec::with_capacity(CALLERS);
-    for _ in 0..CALLERS {
-        let (peer, next) = (peer.clone(), next.clone());
-        callers.push(tokio::spawn(async move {
-            let arguments = serde_json::json!({"name": "bench"});
-            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < DEMO_CALLS {
-                crate::session::call(&peer, "greet", &arguments).await?;
-            }
-            anyhow::Ok(())
-        }));
-    }
-    for caller in callers {
-        caller.await??;
-    }
+    concurrent_calls(
+        &session.peer(),
+        CALLERS,
+        DEMO_CALLS,
+        "greet",
+        serde_json::json!({"name": "bench"}),
+    )
+    .await?;
     let served = session.rss_kib()?;
     session.stop().await;
 
