@@ -53,8 +53,8 @@ pub use toolhost_oci as oci;
 /// The runtime: the `toolhost-runtime` crate (`crates/runtime`), each module
 /// under its own name.
 pub use toolhost_runtime::{
-    bindings, cache, call, cost, engine, hooks, imports, names, offers, policy, settings, spec,
-    text,
+    bindings, cache, call, compiler, cost, engine, hooks, imports, names, offers, policy, settings,
+    spec, text,
 };
 
 /// Loading component files ([`toolhost_runtime::plugin`]), with toolhost's

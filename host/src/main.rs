@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use toolhost::cache::CacheSetting;
 use toolhost::call::CallEnv;
+use toolhost::compiler::CompileIn;
 use toolhost::config::Config;
 use toolhost::plugin::Loader;
 use toolhost::registry::Registry;
@@ -183,6 +184,11 @@ enum Command {
         #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with_all = ["since", "tool"])]
         verify: Option<Option<PathBuf>>,
     },
+    /// Compile the components sent on stdin and answer on stdout: the
+    /// child process a load compiles in (ADR 0058), started by toolhost
+    /// itself, never by hand.
+    #[command(hide = true)]
+    CompileWorker,
 }
 
 /// `toolhost policy …`.
@@ -334,12 +340,21 @@ impl PluginArgs {
                 None => CacheSetting::Default,
             }
         };
-        Loader::from_config(config, cache.open())
+        let loader = Loader::from_config(config, cache.open())?;
+        // Each load compiles in a child process that ends with it, so the
+        // compiler's memory goes back (ADR 0058).
+        loader.compile_in(CompileIn::this_program(&["compile-worker"])?);
+        Ok(loader)
     }
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
+    if let Command::CompileWorker = cli.command {
+        // No log, no runtime: stdout carries the answers, stderr a
+        // failure's message.
+        return toolhost::compiler::serve_compilations(std::io::stdin().lock(), std::io::stdout());
+    }
     // stdout carries the protocol; every log line goes to stderr. A server
     // never waits for stderr (lines are dropped when nobody reads them);
     // the guard, dropped after the runtime, flushes what is queued.
@@ -481,6 +496,7 @@ fn main() -> Result<()> {
                 tool,
                 verify: None,
             } => audit(file, config, since.as_deref(), tool),
+            Command::CompileWorker => unreachable!("answered before the runtime starts"),
             Command::Update { plugins, config } => {
                 let settings = Config::load(&config)?;
                 if settings.components.is_empty() {

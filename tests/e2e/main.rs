@@ -15,6 +15,7 @@ mod bounds;
 mod cache;
 mod catalogs;
 mod commands;
+mod compiling;
 mod config_ranges;
 mod config_reload;
 mod confirmation;

@@ -8,8 +8,8 @@
 //! turns ([`BlockTurns`], [`Turn`]) and the places of calls waiting for a
 //! human ([`WaitingForUser`]).
 //!
-//! **Architecture invariant:** the engine is the bottom of the runtime: it
-//! never names another host module.
+//! **Architecture invariant:** the engine names only the [`compiler`](crate::compiler)
+//! (the settings it shares with it), never another module of the runtime.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::compiler::{Compiler, FunctionCache, compiling_config};
 
 /// How often the epoch advances. A call's deadline is checked at this
 /// granularity, and a guest that never calls the host yields to other tasks
@@ -52,7 +54,7 @@ pub struct Runtime {
     /// Turns to compile: components compiled (or read from the compile
     /// cache) at once. See [`compile_permits`].
     pub compiling: Arc<Semaphore>,
-    /// The engine components are compiled with, while a load lasts.
+    /// What compiles components, and where ([`crate::compiler`]).
     pub compiler: Arc<Compiler>,
 }
 
@@ -72,28 +74,14 @@ impl Runtime {
     /// Builds the engine, with instance memory up to `max_memory_bytes`,
     /// and starts the epoch ticker.
     pub fn new(max_memory_bytes: u64) -> Result<Runtime> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        config.parallel_compilation(true);
-        // Compiled code keeps neither a map from native addresses back to
-        // wasm offsets nor native unwind tables: a trap's backtrace still
-        // names the guest's functions (wasmtime walks frame pointers), and
-        // nothing here unwinds natively through guest frames. Together they
-        // were a fifth of each compiled component, resident as long as it is
-        // served (ADR 0055).
-        config.generate_address_map(false);
-        config.native_unwind_info(false);
         let functions = Arc::new(FunctionCache::default());
-        config
-            .enable_incremental_compilation(functions.clone())
-            .map_err(anyhow::Error::from)
-            .context("cannot configure the WebAssembly engine's function cache")?;
+        let mut config = compiling_config(functions.clone())?;
 
-        // The engine components are compiled with: these settings without
-        // the instance pool (it never instantiates), built for each load
-        // and dropped when it ends ([`Compiler::engine`]).
-        let compiling_config = config.clone();
+        // The engine components are compiled with in this process: these
+        // settings without the instance pool (it never instantiates),
+        // built for each load and dropped when it ends
+        // ([`Compiler::engine`]).
+        let compiling = config.clone();
 
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(MAX_INSTANCES)
@@ -135,120 +123,16 @@ impl Runtime {
             turns: Arc::default(),
             functions,
             compiling: Arc::new(Semaphore::new(compile_permits())),
-            compiler: Arc::new(Compiler {
-                config: compiling_config,
-                current: Mutex::new(None),
-            }),
+            compiler: Arc::new(Compiler::new(compiling)),
         })
     }
 
-    /// The end of a load: forgets the load's shared functions and drops
-    /// its compiling engine (once the compilations still holding it end).
+    /// The end of a load: forgets the load's shared functions and ends
+    /// what compiled its components (its engine, or its child process:
+    /// [`Compiler::end_load`]).
     pub fn end_load(&self) {
         self.functions.clear();
-        self.compiler.current.lock().expect("not poisoned").take();
-    }
-}
-
-/// The settings of the engine components are compiled with, and that
-/// engine while a load lasts (see [`Compiler::engine`]).
-pub struct Compiler {
-    config: Config,
-    current: Mutex<Option<Engine>>,
-}
-
-impl Compiler {
-    /// The engine to compile with during the current load: made at its
-    /// first compile (a load whose every component is in the compile cache
-    /// makes none), with the serving engine's settings, so what it
-    /// compiles deserialises into [`Runtime::engine`]. Kept apart because
-    /// wasmtime keeps each engine's compiler state (its reusable contexts)
-    /// for as long as the engine lives: [`Runtime::end_load`] drops it, and
-    /// that memory goes back.
-    pub fn engine(&self) -> wasmtime::Result<Engine> {
-        let mut current = self.current.lock().expect("not poisoned");
-        if let Some(engine) = current.as_ref() {
-            return Ok(engine.clone());
-        }
-        // The serving engine was built from the same settings, so this
-        // fails only as that one would have.
-        let made = Engine::new(&self.config)?;
-        *current = Some(made.clone());
-        Ok(made)
-    }
-}
-
-/// Most bytes of compiled functions a [`FunctionCache`] holds; past them
-/// new functions are compiled and not kept.
-pub const FUNCTION_CACHE_BYTES: usize = 64 << 20;
-
-/// Cranelift's incremental compilation cache, in memory, for one load:
-/// a function whose body (its IR, whatever functions it calls) and
-/// target flags were compiled before in this load is copied instead of
-/// compiled again. Components built with one toolchain share much of
-/// their code (the standard library, the bindings' glue), and copies of
-/// one component built with different settings share nearly all of it,
-/// so a first start that compiles many components compiles each shared
-/// function once.
-///
-/// Entries are keyed by Cranelift's SHA-256 of the function and the
-/// target flags, so one component's code can only be reused for a
-/// function identical to it: what a component runs is what its own
-/// bytes compile to. Held only in memory, never on disk (the compile
-/// cache keeps whole components), and emptied by [`FunctionCache::clear`]
-/// once a load ends, so its memory goes back.
-#[derive(Debug, Default)]
-pub struct FunctionCache {
-    entries: Mutex<FunctionEntries>,
-}
-
-#[derive(Debug, Default)]
-struct FunctionEntries {
-    by_key: HashMap<Vec<u8>, Vec<u8>>,
-    bytes: usize,
-    reused: usize,
-}
-
-impl FunctionCache {
-    /// Forgets every function (the end of a load).
-    pub fn clear(&self) {
-        *self.entries.lock().expect("not poisoned") = FunctionEntries::default();
-    }
-
-    /// How many functions it holds.
-    pub fn len(&self) -> usize {
-        self.entries.lock().expect("not poisoned").by_key.len()
-    }
-
-    /// Whether it holds no function.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// How many functions were copied from it instead of compiled since
-    /// the last [`FunctionCache::clear`].
-    pub fn reused(&self) -> usize {
-        self.entries.lock().expect("not poisoned").reused
-    }
-}
-
-impl wasmtime::CacheStore for FunctionCache {
-    fn get(&self, key: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
-        let mut entries = self.entries.lock().expect("not poisoned");
-        let value = entries.by_key.get(key).cloned()?;
-        entries.reused += 1;
-        Some(std::borrow::Cow::Owned(value))
-    }
-
-    fn insert(&self, key: &[u8], value: Vec<u8>) -> bool {
-        let mut entries = self.entries.lock().expect("not poisoned");
-        let size = key.len() + value.len();
-        if entries.bytes + size > FUNCTION_CACHE_BYTES {
-            return false;
-        }
-        entries.bytes += size;
-        entries.by_key.insert(key.to_vec(), value);
-        true
+        self.compiler.end_load();
     }
 }
 

@@ -20,6 +20,7 @@
 //! | [`names`]      | the rule for tool names: a leaf `spec` and the config use        |
 //! | [`text`]       | guest and client text escaped for a log line or a table row      |
 //! | [`engine`]     | the wasmtime engine, pool, epoch ticker; turns and waiting places |
+//! | [`compiler`]   | the compile settings, a load's function cache; compiling in a child process |
 //! | [`cache`]      | compiled components on disk: keyed, HMAC-tagged, private files   |
 //! | [`bindings`]   | the host side generated from the WIT contract, 0.1.0 and 0.2.0  |
 //!
@@ -32,6 +33,7 @@
 pub mod bindings;
 pub mod cache;
 pub mod call;
+pub mod compiler;
 pub mod cost;
 pub mod engine;
 pub mod hooks;

@@ -27,6 +27,7 @@ use wasmtime::component::{Component, InstancePre, Linker};
 use crate::bindings::confirm::Outcome;
 use crate::bindings::types::ToolDefinition;
 use crate::cache::CompileCache;
+use crate::compiler::CompileFailure;
 use crate::engine::Runtime;
 use crate::imports::confirm::FixedAnswer;
 use crate::imports::http::HttpClient;
@@ -113,6 +114,13 @@ pub enum LoadError {
         "not a valid WebAssembly component (build it for wasm32-wasip2 with toolhost-sdk): {0}"
     )]
     Compile(String),
+    /// The process it was compiled in failed: it could not start, or it
+    /// ended before answering (ADR 0058). Says nothing of the component.
+    #[error(
+        "it was not compiled: {0}. Nothing is known of the component yet; it is compiled again \
+         at the next reload or restart"
+    )]
+    CompileProcess(String),
     /// It imports something the host does not provide.
     #[error(
         "it imports something this host does not provide: {0}. A component may import the \
@@ -231,6 +239,12 @@ impl<C: PluginConfig> Loader<C> {
             http,
             cache,
         })
+    }
+
+    /// Compiles components in `place` from the next compilation on
+    /// (toolhost's binary: a child process of its own per load, ADR 0058).
+    pub fn compile_in(&self, place: crate::compiler::CompileIn) {
+        self.runtime.compiler.compile_in(place);
     }
 
     /// Reads and loads the component at `path`; a file larger than
@@ -439,14 +453,17 @@ impl Plugin {
 }
 
 impl<C> Loader<C> {
-    /// Compiles `bytes` (or loads them from the cache) on the blocking
-    /// pool, giving up after `timeout`; returns the component and how long
-    /// compiling took. It waits first for one of the runtime's
+    /// Compiles `bytes` (or loads them from the cache), giving up after
+    /// `timeout`; returns the component and how long compiling took. It
+    /// waits first for one of the runtime's
     /// [`compiling`](Runtime::compiling) permits, which it holds until the
-    /// compilation ends; the wait counts against no limit. wasmtime cannot
-    /// stop a compilation, so one given up on finishes in the background
-    /// (still holding its permit: it still takes a core) and is discarded,
-    /// not cached: the limit holds on the next start too.
+    /// compilation ends; the wait counts against no limit. The compilation
+    /// runs where the runtime's [`Compiler`](crate::compiler::Compiler)
+    /// compiles. One given up on is discarded, not cached (the limit holds
+    /// on the next start too), and keeps its permit (it still takes a
+    /// core) until it ends: in this process, when wasmtime finishes it
+    /// (wasmtime cannot stop a compilation); in a child process, at the
+    /// latest when the load ends and the child is stopped.
     async fn compile_within(
         &self,
         bytes: Vec<u8>,
@@ -465,20 +482,49 @@ impl<C> Loader<C> {
         let cache = self.cache.clone();
         let abandoned = Arc::new(AtomicBool::new(false));
         let given_up = abandoned.clone();
-        let compiling = tokio::task::spawn_blocking(move || {
+        // A task of its own, so that one given up on still holds its
+        // permit until it ends.
+        let compiling = tokio::spawn(async move {
             let _permit = permit;
-            if let Some(component) = cache.as_ref().and_then(|c| c.load(&engine, &bytes)) {
+            let bytes = Arc::new(bytes);
+            let cached = {
+                let (engine, cache, bytes) = (engine.clone(), cache.clone(), bytes.clone());
+                tokio::task::spawn_blocking(move || {
+                    cache.as_ref().and_then(|c| c.load(&engine, &bytes))
+                })
+                .await
+                .map_err(|e| LoadError::Compile(e.to_string()))?
+            };
+            if let Some(component) = cached {
                 return Ok(component);
             }
-            let artifact = compiler.engine()?.precompile_component(&bytes)?;
-            // SAFETY: `artifact` was just compiled, by an engine with the
-            // serving engine's settings (`Compiler::engine`); wasmtime
-            // checks that they match.
-            let component = unsafe { Component::deserialize(&engine, &artifact) }?;
-            if let Some(cache) = cache.filter(|_| !abandoned.load(Ordering::Relaxed)) {
-                cache.store_artifact(&engine, &bytes, &artifact);
+            if abandoned.load(Ordering::Relaxed) {
+                // Given up on while looking in the cache: nobody waits.
+                return Err(LoadError::CompileTimeout {
+                    secs: timeout.as_secs_f64(),
+                });
             }
-            Ok::<_, wasmtime::Error>(component)
+            let artifact = compiler
+                .precompile(bytes.clone(), abandoned.clone())
+                .await
+                .map_err(|e| match e {
+                    CompileFailure::Compiler(text) => LoadError::Compile(text),
+                    CompileFailure::Child(text) => LoadError::CompileProcess(text),
+                })?;
+            tokio::task::spawn_blocking(move || {
+                // SAFETY: `artifact` was just compiled with the serving
+                // engine's settings (`compiler::compiling_config`), in this
+                // process or by this program in a child; wasmtime checks
+                // that they match.
+                let component = unsafe { Component::deserialize(&engine, &artifact) }
+                    .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+                if let Some(cache) = cache.filter(|_| !abandoned.load(Ordering::Relaxed)) {
+                    cache.store_artifact(&engine, &bytes, &artifact);
+                }
+                Ok(component)
+            })
+            .await
+            .map_err(|e| LoadError::Compile(e.to_string()))?
         });
         match tokio::time::timeout(timeout, compiling).await {
             Err(_) => {
@@ -489,8 +535,7 @@ impl<C> Loader<C> {
             }
             Ok(joined) => joined
                 .map_err(|e| LoadError::Compile(e.to_string()))?
-                .map(|component| (component, started.elapsed()))
-                .map_err(|e| LoadError::Compile(format!("{e:#}"))),
+                .map(|component| (component, started.elapsed())),
         }
     }
 }

@@ -1118,8 +1118,8 @@ pub const KEYS: &[Key] = &[
             its turn (two components compile per core at a time; the wait for a turn does not \
             count). Each compilation spreads over every core, and the machine may be shared, so \
             keep it generous: it is there to refuse a pathological component, not a slow start. \
-            (wasmtime cannot stop a compilation: one given up on finishes in the background and \
-            is discarded, not cached.)",
+            toolhost compiles in a child process per load: a compilation given up on is \
+            discarded, not cached, and stopped when the load ends (ADR 0058).",
     },
     Key {
         path: "plugins.*.limits.tools_per_component",

@@ -573,6 +573,7 @@ async fn load_group(
                     LoadError::Read(std::io::Error::new(io.kind(), io.to_string()))
                 }
                 LoadError::Compile(message) => LoadError::Compile(message.clone()),
+                LoadError::CompileProcess(message) => LoadError::CompileProcess(message.clone()),
                 LoadError::TooLarge { bytes, limit } => LoadError::TooLarge {
                     bytes: *bytes,
                     limit: *limit,

@@ -1,0 +1,249 @@
+//! A load compiles in a child process of its own, `toolhost compile-worker`
+//! (ADR 0058): what it compiles serves, it ends with the load, a
+//! compilation given up on stops with it, and a child that cannot start or
+//! dies fails the compilations it held, saying why, and the next one
+//! starts anew.
+//!
+//! Each test runs the worker under a program path of its own (a link to
+//! the built binary in a temporary directory), so it finds its own child
+//! among the processes this test binary started.
+
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toolhost::compiler::CompileIn;
+use toolhost::plugin::{LoadError, Loader};
+
+use crate::support::component;
+
+/// The built `toolhost`, linked as `name` in `dir`.
+fn worker_program(dir: &Path, name: &str) -> PathBuf {
+    let program = dir.join(name);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_toolhost"), &program).unwrap();
+    program
+}
+
+/// Compiling in `program`'s `compile-worker`.
+fn worker(program: &Path) -> CompileIn {
+    CompileIn::ChildProcess {
+        program: program.to_path_buf(),
+        args: vec!["compile-worker".into()],
+    }
+}
+
+/// This process's living children started as `program` (zombies, killed
+/// but not yet reaped, do not count).
+fn children_running(program: &Path) -> Vec<u32> {
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = after.split_whitespace();
+        let (state, parent) = (fields.next(), fields.next());
+        if state == Some("Z") || parent != Some(&me.to_string()) {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+        if argv0 == program.as_os_str().as_encoded_bytes() {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (at most 10 s) until no child runs as `program`.
+async fn until_no_child_runs(program: &Path) {
+    let gone = tokio::time::timeout(Duration::from_secs(10), async {
+        while !children_running(program).is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "the compiling process still runs");
+}
+
+/// A loader with `config`, no compile cache, compiling in `place`.
+fn loader(config: &str, place: CompileIn) -> Loader {
+    let config = toolhost::config::Config::parse(config).unwrap();
+    let loader = Loader::from_config(config, None).expect("the loader builds");
+    loader.compile_in(place);
+    loader
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_compiled_in_a_child_process_lists_its_tools_and_the_child_ends_with_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = worker_program(dir.path(), "toolhost-lists");
+    let loader = loader("", worker(&program));
+
+    let echo = loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+        .expect("echo loads from what the child compiled");
+    assert_eq!(echo.tools[0].name, "echo", "its tool was listed");
+    let hello = loader
+        .load_bytes(Path::new("hello.wasm"), component("hello"))
+        .await
+        .expect("a second component of the same load compiles in the same child");
+    assert!(!hello.tools.is_empty());
+    assert_eq!(
+        children_running(&program).len(),
+        1,
+        "one child for the whole load"
+    );
+    assert!(
+        loader.runtime.functions.is_empty(),
+        "nothing was compiled in this process"
+    );
+
+    loader.runtime.end_load();
+    until_no_child_runs(&program).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compilation_given_up_on_stops_when_the_load_ends_and_gives_its_turn_back() {
+    // A child that reads every request and never answers: a compilation
+    // that would never end (a component that makes the compiler spin).
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("never-answers");
+    std::os::unix::fs::symlink("/bin/sh", &program).unwrap();
+    let loader = loader(
+        "[plugins.echo]\nfiles = [\"echo.wasm\"]\nlimits = { compile_timeout_secs = 2 }\n",
+        CompileIn::ChildProcess {
+            program: program.clone(),
+            args: vec!["-c".into(), "cat > /dev/null".into()],
+        },
+    );
+    let permits = toolhost::engine::compile_permits();
+
+    let refused = loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+        .expect_err("no answer within the limit");
+    assert!(
+        matches!(refused, LoadError::CompileTimeout { .. }),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("compile_timeout_secs"),
+        "the refusal names its limit: {refused}"
+    );
+    assert_eq!(
+        children_running(&program).len(),
+        1,
+        "the child still compiles while the load lasts"
+    );
+    assert_eq!(
+        loader.runtime.compiling.available_permits(),
+        permits - 1,
+        "and the compilation given up on still holds its turn"
+    );
+
+    // The load's end stops the child, and the turn comes back.
+    loader.runtime.end_load();
+    until_no_child_runs(&program).await;
+    let turns = tokio::time::timeout(
+        Duration::from_secs(10),
+        loader
+            .runtime
+            .compiling
+            .clone()
+            .acquire_many_owned(permits as u32),
+    )
+    .await;
+    assert!(turns.is_ok(), "every compile turn is given back");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compiling_process_that_cannot_start_or_dies_fails_with_its_reason_and_the_next_starts_anew()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-toolhost");
+    let loader = loader("", worker(&missing));
+    let refused = loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+        .expect_err("no program, no compile");
+    let text = refused.to_string();
+    assert!(
+        text.contains("cannot start the compiling process") && text.contains("no-such-toolhost"),
+        "{text}"
+    );
+
+    // A child that ends without answering (as one would that crashed).
+    loader.compile_in(CompileIn::ChildProcess {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), "exit 3".into()],
+    });
+    let refused = loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+        .expect_err("a child that dies compiles nothing");
+    let text = refused.to_string();
+    assert!(
+        text.contains("ended before it answered") && text.contains("exit status: 3"),
+        "{text}"
+    );
+
+    // The next compilation starts a child of its own.
+    let program = worker_program(dir.path(), "toolhost-anew");
+    loader.compile_in(worker(&program));
+    loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+        .expect("a working child compiles it");
+    loader.runtime.end_load();
+    until_no_child_runs(&program).await;
+}
+
+#[test]
+fn the_worker_answers_a_component_that_is_not_one_with_the_compilers_reason() {
+    // The protocol as the child speaks it: one request, one answer.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("compile-worker")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let not_wasm = b"not a component";
+    let mut request = 7u64.to_le_bytes().to_vec();
+    request.extend_from_slice(&(not_wasm.len() as u64).to_le_bytes());
+    request.extend_from_slice(not_wasm);
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&request).unwrap();
+        // Closing stdin ends the worker once it has answered.
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    let answer = output.stdout;
+    assert_eq!(answer[..8], 7u64.to_le_bytes(), "the request's number");
+    assert_eq!(answer[8], 1, "not compiled");
+    let length = u64::from_le_bytes(answer[9..17].try_into().unwrap()) as usize;
+    let reason = String::from_utf8(answer[17..17 + length].to_vec()).unwrap();
+    assert!(reason.contains("magic header"), "{reason}");
+    assert_eq!(
+        answer.len(),
+        17 + length,
+        "one answer, nothing else on stdout"
+    );
+}
