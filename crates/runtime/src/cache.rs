@@ -47,8 +47,9 @@ const SCHEMAS_DIR: &str = "schemas";
 /// The version of the checks a load makes of a tool's schemas; raised when
 /// they change, including when `jsonschema` is upgraded (its meta-schemas
 /// and formats are part of them), so schemas checked by the earlier ones
-/// are checked again. 2: `jsonschema` 0.61.
-const SCHEMA_CHECKS_VERSION: u32 = 2;
+/// are checked again. 2: `jsonschema` 0.61. 3: a subschema's own `$schema`
+/// must name a draft too.
+const SCHEMA_CHECKS_VERSION: u32 = 3;
 
 /// A directory of compiled components, and the key that proves an entry
 /// was written by this user's toolhost.

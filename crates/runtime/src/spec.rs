@@ -156,22 +156,44 @@ fn build_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The top-level `$schema` of `schema` when it names no draft toolhost
-/// accepts: the five drafts' canonical URIs (a trailing `#` allowed).
-/// Checked before the meta-schema, since `jsonschema` would try to
-/// retrieve a meta-schema it does not bundle (toolhost never fetches
-/// schemas), and it also takes `http`/`https` variants and the
-/// version-less URI, which toolhost keeps refusing.
+/// The first `$schema` of `schema`, at its top or in any subschema, that
+/// names no draft toolhost accepts: the five drafts' canonical URIs (a
+/// trailing `#` allowed). Checked before the meta-schema, since `jsonschema`
+/// would try to retrieve a meta-schema it does not bundle (toolhost never
+/// fetches schemas), and it also takes `http`/`https` variants and the
+/// version-less URI, which toolhost keeps refusing. A subschema's own
+/// `$schema` is checked too: the meta-schema check lets any URI through
+/// there, and a client reading the published schema might fetch it. The
+/// values of `const`, `enum`, `default` and `examples` are data, not
+/// schemas, and are not looked into.
 fn unknown_draft(schema: &Value) -> Option<&str> {
-    let uri = schema.get("$schema")?.as_str()?;
-    match uri.trim_end_matches('#') {
-        "https://json-schema.org/draft/2020-12/schema"
-        | "https://json-schema.org/draft/2019-09/schema"
-        | "http://json-schema.org/draft-07/schema"
-        | "http://json-schema.org/draft-06/schema"
-        | "http://json-schema.org/draft-04/schema" => None,
-        other => Some(other),
+    const DATA: [&str; 4] = ["const", "enum", "default", "examples"];
+    match schema {
+        Value::Object(map) => {
+            if let Some(uri) = map.get("$schema").and_then(Value::as_str)
+                && !is_known_draft(uri)
+            {
+                return Some(uri);
+            }
+            map.iter()
+                .filter(|(keyword, _)| !DATA.contains(&keyword.as_str()))
+                .find_map(|(_, value)| unknown_draft(value))
+        }
+        Value::Array(items) => items.iter().find_map(unknown_draft),
+        _ => None,
     }
+}
+
+/// Whether `uri` is the canonical URI of a draft toolhost accepts.
+fn is_known_draft(uri: &str) -> bool {
+    matches!(
+        uri.trim_end_matches('#'),
+        "https://json-schema.org/draft/2020-12/schema"
+            | "https://json-schema.org/draft/2019-09/schema"
+            | "http://json-schema.org/draft-07/schema"
+            | "http://json-schema.org/draft-06/schema"
+            | "http://json-schema.org/draft-04/schema"
+    )
 }
 
 /// Parses, checks and publishes one schema: an object schema, valid
@@ -203,7 +225,7 @@ fn parse_schema(
     if !checked_before {
         if let Some(unknown) = unknown_draft(&value) {
             return Err(bad(format!(
-                "its `$schema` is not a JSON Schema draft (Unknown specification: {unknown}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
+                "a `$schema` in it is not a JSON Schema draft (Unknown specification: {unknown}); toolhost never fetches schemas, so name a draft or leave `$schema` out (2020-12)"
             )));
         }
         // The draft is one `jsonschema` bundles (checked above), so this
@@ -833,5 +855,29 @@ mod tests {
         let local = r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"integer"}}}"##;
         let s = ToolSpec::from_definition(def("a", local)).unwrap();
         assert!(s.validate(&serde_json::json!({"a": "x"})).is_err());
+    }
+
+    #[test]
+    fn a_subschema_naming_its_own_draft_is_still_checked_by_the_schemas_and_one_naming_no_draft_is_refused()
+     {
+        // A subschema that is a resource of its own (`$id`) and names
+        // another draft is still held to the whole schema's draft (here
+        // 2020-12) when the schema is checked at load: draft 4's boolean
+        // `exclusiveMinimum` is refused, with the reason.
+        let draft4 = r#"{"type":"object","properties":{"n":{"$id":"urn:toolhost:n","$schema":"http://json-schema.org/draft-04/schema#","type":"integer","minimum":0,"exclusiveMinimum":true}}}"#;
+        let err = ToolSpec::from_definition(def("a", draft4)).unwrap_err();
+        assert!(err.to_string().contains("not a valid JSON Schema"), "{err}");
+        // A subschema naming something that is no draft: refused at load,
+        // never fetched (the address would refuse a connection).
+        let unknown = r#"{"type":"object","properties":{"n":{"$id":"urn:toolhost:n","$schema":"http://127.0.0.1:9/meta","type":"integer"}}}"#;
+        let err = ToolSpec::from_definition(def("a", unknown)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Unknown specification: http://127.0.0.1:9/meta"),
+            "{err}"
+        );
+        // A `$schema` key inside data (a default value) is not a schema's.
+        let data = r#"{"type":"object","properties":{"n":{"type":"object","default":{"$schema":"anything"}}}}"#;
+        assert!(ToolSpec::from_definition(def("a", data)).is_ok());
     }
 }
