@@ -46,12 +46,27 @@ pub(crate) fn rules(n: usize) -> String {
 }
 
 /// Echo sessions over stdio, one per `(label, change)`, measured
-/// interleaved (also measurement 21's).
+/// interleaved (also measurement 20's).
 pub(crate) async fn echo_samples(
     fx: &Fixture,
     opts: &Options,
     servers: &[(&str, ConfigChange)],
 ) -> Result<Vec<Samples>> {
+    let mut rounds = echo_rounds(fx, opts, servers, 1).await?;
+    Ok(rounds.remove(0))
+}
+
+/// Echo sessions over stdio, one per `(label, change)`, started and warmed
+/// up once, then measured in `rounds` rounds one after another, each of
+/// `opts.calls` calls per server interleaved in blocks. Returns each
+/// round's samples, one [`Samples`] per server (measurement 21 compares
+/// the servers round by round).
+pub(crate) async fn echo_rounds(
+    fx: &Fixture,
+    opts: &Options,
+    servers: &[(&str, ConfigChange)],
+    rounds: usize,
+) -> Result<Vec<Vec<Samples>>> {
     let mut sessions = Vec::new();
     let mut holds = Vec::new();
     for (label, change) in servers {
@@ -74,14 +89,19 @@ pub(crate) async fn echo_samples(
         timed(session, *held, opts.warmup).await?;
     }
     let targets: Vec<(&Session, bool)> = sessions.iter().zip(holds).collect();
-    let samples = interleaved(&targets, opts.calls, |(session, held), n| {
-        timed(session, *held, n)
-    })
-    .await?;
+    let mut measured = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        measured.push(
+            interleaved(&targets, opts.calls, |(session, held), n| {
+                timed(session, *held, n)
+            })
+            .await?,
+        );
+    }
     for session in sessions {
         session.stop().await;
     }
-    Ok(samples)
+    Ok(measured)
 }
 
 /// Measurement 16.

@@ -19,6 +19,11 @@ impl Samples {
         self.values.extend(other);
     }
 
+    /// Every observation, in the order they were added.
+    pub fn values(&self) -> &[Duration] {
+        &self.values
+    }
+
     /// How many observations there are.
     pub fn len(&self) -> usize {
         self.values.len()
@@ -48,6 +53,19 @@ impl Samples {
     /// The slowest observation.
     pub fn max(&self) -> Duration {
         self.values.iter().max().copied().unwrap_or_default()
+    }
+}
+
+/// The median of `values` (the mean of the middle two when their number
+/// is even); `None` when there are none.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
     }
 }
 
@@ -125,6 +143,13 @@ mod tests {
         assert_eq!(s.percentile(100.0), Duration::from_millis(100));
         assert_eq!(s.percentile(0.0), Duration::from_millis(1));
         assert_eq!(Samples::default().p50(), Duration::ZERO);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[1.3, 0.9, 1.1, 1.0, 1.2]), Some(1.1));
+        assert_eq!(median(&[2.0, 1.0]), Some(1.5));
+        assert_eq!(median(&[]), None);
     }
 
     #[test]
