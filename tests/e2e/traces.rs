@@ -137,6 +137,23 @@ async fn a_confirmed_statuspro_call_is_one_trace_from_the_request_to_the_upstrea
         );
         let component = spans.iter().find(|s| s.name == "component").unwrap();
         assert_eq!(component.attr("toolhost.plugin"), Some("statuspro"));
+        // The plugin's labels, shared by every call of it (made at load).
+        assert_eq!(
+            component.attr("gen_ai.tool.name"),
+            Some("add_order_comment")
+        );
+        assert!(
+            component
+                .attr("toolhost.component.file")
+                .is_some_and(|f| f.ends_with(".wasm")),
+            "{component:?}"
+        );
+        assert!(
+            component
+                .attr("toolhost.component.digest")
+                .is_some_and(|d| d.len() == 64 && d.chars().all(|c| c.is_ascii_hexdigit())),
+            "{component:?}"
+        );
         assert!(
             component.attr("toolhost.cost.cpu_us").is_some(),
             "{component:?}"

@@ -67,6 +67,37 @@ pub struct Plugin {
     /// it was loaded with (its block's `allow_private` rules): a call keeps
     /// it, like the settings, when the configuration is reloaded.
     pub http: HttpClient,
+    /// Its names as every call's telemetry repeats them, made once here.
+    pub labels: Labels,
+}
+
+/// A plugin's names as every call's span and cost metrics carry them: the
+/// same strings as [`Plugin`]'s fields, shared, so that a call takes a
+/// reference to them instead of copying each (the embedder turns an
+/// `Arc<str>` into an attribute value without copying its text).
+#[derive(Debug, Clone)]
+pub struct Labels {
+    /// The plugin's block name (`settings.name`).
+    pub block: Arc<str>,
+    /// The file name (`file`).
+    pub file: Arc<str>,
+    /// The SHA-256 of its bytes, hex (`digest`).
+    pub digest: Arc<str>,
+    /// Its tools' served names, in the component's order.
+    pub tools: Vec<Arc<str>>,
+}
+
+impl Labels {
+    /// The served name `name` as a shared string: one of [`Labels::tools`]
+    /// if it is one of them (it is, for every tool the registry serves),
+    /// else a copy.
+    pub fn tool(&self, name: &str) -> Arc<str> {
+        self.tools
+            .iter()
+            .find(|t| &***t == name)
+            .cloned()
+            .unwrap_or_else(|| Arc::from(name))
+    }
 }
 
 /// The import of contract 0.3's forms.
@@ -412,6 +443,7 @@ impl<C: PluginConfig> Loader<C> {
             }
             _ => {}
         }
+        let mut served_names = Vec::with_capacity(tools.len());
         for tool in &tools {
             let served = crate::settings::served_name(&settings, &tool.name);
             if !crate::names::is_valid_name(&served) {
@@ -421,8 +453,16 @@ impl<C: PluginConfig> Loader<C> {
                     block: settings.name.clone(),
                 });
             }
+            served_names.push(Arc::from(served));
         }
+        let labels = Labels {
+            block: Arc::from(settings.name.as_str()),
+            file: Arc::from(file.as_str()),
+            digest: Arc::from(digest.as_str()),
+            tools: served_names,
+        };
         Ok(Plugin {
+            labels,
             file,
             path: path.to_path_buf(),
             digest,
@@ -572,4 +612,24 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod labels_tests {
+    use super::*;
+
+    #[test]
+    fn a_served_tool_name_is_shared_not_copied() {
+        let labels = Labels {
+            block: Arc::from("shop"),
+            file: Arc::from("shop.wasm"),
+            digest: Arc::from("00"),
+            tools: vec![Arc::from("shop_list"), Arc::from("shop_get")],
+        };
+        let served = labels.tool("shop_get");
+        assert!(Arc::ptr_eq(&served, &labels.tools[1]));
+        let other = labels.tool("elsewhere");
+        assert_eq!(&*other, "elsewhere");
+        assert!(!labels.tools.iter().any(|t| Arc::ptr_eq(t, &other)));
+    }
 }

@@ -378,10 +378,7 @@ impl Request {
             audit,
             count: Some(Count::Call(metrics::CallCount::start(&tool.name))),
             finished: false,
-            trace: Some(crate::telemetry::CallTrace {
-                plugin: tool.plugin.settings.name.clone(),
-                tool: tool.name.clone(),
-            }),
+            trace: Some(crate::telemetry::CallTrace::new(&tool.plugin, &tool.name)),
         }
     }
 

@@ -492,18 +492,37 @@ pub fn record_policy(span: &Span, rule: &str, outcome: &str) {
     });
 }
 
-/// The trace's span of one run of `plugin`'s code for `tool`, named
-/// `component`, with the plugin's block, file and digest, beside `log`
-/// (the log's `call` span, of target [`CALL_TARGET`]).
+/// Attributes a `component` span starts with ([`component_span`]).
+const COMPONENT_ATTRIBUTES: usize = 4;
+
+/// Attributes [`record_cost`] adds to it, at most.
+const COST_ATTRIBUTES: usize = 12;
+
+/// The trace's span of one run of `plugin`'s code for `tool` (its served
+/// name), named `component`, with the plugin's block, file and digest,
+/// beside `log` (the log's `call` span, of target [`CALL_TARGET`]).
+///
+/// The four strings are the plugin's [`Labels`](crate::plugin::Labels),
+/// made once at load: a call's attributes share them (a reference count
+/// each) rather than copy them, and the attribute list has room from the
+/// start for the cost the call adds when it ends, so it never grows.
 pub fn component_span(log: tracing::Span, plugin: &crate::plugin::Plugin, tool: &str) -> Span {
     Span::within_current(log, "component", SpanKind::Internal, || {
-        vec![
-            KeyValue::new("toolhost.plugin", plugin.settings.name.clone()),
-            KeyValue::new("toolhost.component.file", plugin.file.clone()),
-            KeyValue::new("toolhost.component.digest", plugin.digest.clone()),
-            KeyValue::new("gen_ai.tool.name", tool.to_string()),
-        ]
+        let labels = &plugin.labels;
+        let mut attributes = Vec::with_capacity(COMPONENT_ATTRIBUTES + COST_ATTRIBUTES);
+        attributes.extend([
+            KeyValue::new("toolhost.plugin", shared(&labels.block)),
+            KeyValue::new("toolhost.component.file", shared(&labels.file)),
+            KeyValue::new("toolhost.component.digest", shared(&labels.digest)),
+            KeyValue::new("gen_ai.tool.name", shared(&labels.tool(tool))),
+        ]);
+        attributes
     })
+}
+
+/// `text` as an attribute value that shares it (no copy of the text).
+fn shared(text: &std::sync::Arc<str>) -> opentelemetry::Value {
+    opentelemetry::Value::String(opentelemetry::StringValue::from(text.clone()))
 }
 
 /// The W3C trace context of the current span, as headers, for a plugin
@@ -658,12 +677,25 @@ pub fn without_query(uri: &str) -> String {
 /// What a running call reports to traces and the cost metrics: the trace
 /// context for its upstream requests, and what it cost (on the current
 /// span, the component's, and in the cost histograms).
+///
+/// Its names are the plugin's shared [`Labels`](crate::plugin::Labels)
+/// ([`CallTrace::new`]), not copies made for every call.
 #[derive(Clone)]
 pub struct CallTrace {
     /// The plugin's block name.
-    pub plugin: String,
+    pub plugin: std::sync::Arc<str>,
     /// The tool's served name.
-    pub tool: String,
+    pub tool: std::sync::Arc<str>,
+}
+
+impl CallTrace {
+    /// The trace of a call of `plugin`'s tool served as `tool`.
+    pub fn new(plugin: &crate::plugin::Plugin, tool: &str) -> CallTrace {
+        CallTrace {
+            plugin: plugin.labels.block.clone(),
+            tool: plugin.labels.tool(tool),
+        }
+    }
 }
 
 impl toolhost_runtime::hooks::CallHooks for CallTrace {
