@@ -277,6 +277,11 @@ fn export_loop(
     timeout: Duration,
 ) {
     loop {
+        // The next batch's room, made before the lock is taken: this thread
+        // may lose its core at any moment (`SCHED_IDLE`), and a serving
+        // thread ending a span meanwhile waits for the lock, so nothing
+        // slower than a swap happens while it is held.
+        let next = Vec::with_capacity(BATCH_SPANS);
         let (spans, flushes, resource, closed) = {
             let mut waiting = queue.lock();
             // Wait for a batch's first span (or a flush, or the end).
@@ -304,7 +309,7 @@ fn export_loop(
             (
                 // The next batch starts with room for a full one, so the
                 // serving threads push without growing it.
-                std::mem::replace(&mut waiting.spans, Vec::with_capacity(BATCH_SPANS)),
+                std::mem::replace(&mut waiting.spans, next),
                 std::mem::take(&mut waiting.flushes),
                 waiting.resource.take(),
                 waiting.closed,
