@@ -795,3 +795,56 @@ async fn approvals_are_counted_by_event_with_the_pending_gauge_and_the_decision_
         1.0,
     );
 }
+
+#[tokio::test]
+async fn sign_in_attempts_are_limited_per_client_address_and_told_when_to_come_back() {
+    let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
+    let page = Page::of(&statuspro.host);
+    let limit = toolhost::transport::approval_page::SIGN_INS_PER_MINUTE;
+    // A client guessing tokens: each wrong one is refused as such, until
+    // the address's attempts are spent.
+    for _ in 0..limit {
+        let (status, _) = page
+            .post(
+                "/sign-in",
+                &[
+                    ("token", "guessed-token-0123456789"),
+                    ("next", "/approvals"),
+                ],
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let response = page
+        .client
+        .post(format!("{}/sign-in", page.base))
+        .form(&[("token", CAROL), ("next", "/approvals")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "past the limit even a right token waits"
+    );
+    let wait: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    let body = response.text().await.unwrap();
+    assert!(body.contains("Too many sign-in attempts"), "{body}");
+
+    // Another address is not held to this one's attempts.
+    let mut elsewhere = Page::of(&statuspro.host);
+    elsewhere.client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .unwrap();
+    elsewhere.sign_in(CAROL).await;
+    let (status, _, html) = elsewhere.get("").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Sign out"), "{html}");
+}

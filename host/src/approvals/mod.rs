@@ -270,6 +270,11 @@ pub enum Transition {
     Missing,
 }
 
+/// Most sign-ins through the provider kept in progress by this process's
+/// own store (without `state.replay`); past it, the one begun first gives
+/// way. The approval page also limits how many one client address begins.
+pub const MAX_SIGN_INS_IN_PROGRESS: usize = 10_000;
+
 /// Why the store could not answer. Nothing changed; the message says
 /// what to do and never where the store is (the log does).
 #[derive(Debug, thiserror::Error)]
@@ -620,6 +625,18 @@ impl Approvals {
             Backend::Local(local) => {
                 let mut local = local.lock().expect("not poisoned");
                 local.prune(now_ms());
+                if local.sign_ins.len() >= MAX_SIGN_INS_IN_PROGRESS {
+                    // Full (a flood from many addresses, each within the
+                    // page's limit): the sign-in begun first gives way.
+                    let oldest = local
+                        .sign_ins
+                        .iter()
+                        .min_by_key(|(_, s)| s.expires_ms)
+                        .map(|(state, _)| state.clone());
+                    if let Some(oldest) = oldest {
+                        local.sign_ins.remove(&oldest);
+                    }
+                }
                 local.sign_ins.insert(state.to_string(), sign_in.clone());
             }
             Backend::Redis(redis) => {
@@ -745,6 +762,32 @@ mod tests {
         assert_eq!(now.state, State::Approved);
         assert_eq!(now.decided_by.as_deref(), Some("jwt:carol"));
         assert!(store.pending().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn sign_ins_in_progress_are_bounded_and_the_one_begun_first_gives_way() {
+        let store = Approvals::local();
+        let sign_in = |n: u64| SignIn {
+            verifier: format!("verifier-{n}"),
+            next: "/approvals".into(),
+            expires_ms: now_ms() + 600_000 + n,
+        };
+        for n in 0..MAX_SIGN_INS_IN_PROGRESS as u64 {
+            store
+                .begin_sign_in(&format!("state-{n}"), &sign_in(n))
+                .await
+                .unwrap();
+        }
+        store
+            .begin_sign_in("one-more", &sign_in(u64::MAX / 2))
+            .await
+            .unwrap();
+        assert!(
+            store.finish_sign_in("state-0").await.unwrap().is_none(),
+            "the first begun gave way"
+        );
+        assert!(store.finish_sign_in("state-1").await.unwrap().is_some());
+        assert!(store.finish_sign_in("one-more").await.unwrap().is_some());
     }
 
     #[test]

@@ -59,6 +59,81 @@ button.approve{background:#1f883d;color:#fff;border-color:#1a7f37}button.deny{ba
 .refused{background:#ffebe9;border-color:#ff8182}.empty{color:#57606a}\
 ";
 
+/// Sign-in attempts one client address may make per minute: a token
+/// posted, or a sign-in through the provider begun (each keeps a state in
+/// the approvals store for [`SIGN_IN_LIFETIME`]). An approver needs one or
+/// two; a client guessing tokens, or filling the store, is told to wait.
+pub const SIGN_INS_PER_MINUTE: u32 = 10;
+
+/// Client addresses the sign-in limit remembers before it forgets those
+/// whose attempts have all lapsed.
+const REMEMBERED_ADDRESSES: usize = 10_000;
+
+/// Sign-in attempts per client address ([`SIGN_INS_PER_MINUTE`]). An IPv6
+/// address counts by its /64, the block one client usually holds.
+struct SignInLimit {
+    limiter: governor::DefaultKeyedRateLimiter<std::net::IpAddr>,
+}
+
+impl SignInLimit {
+    fn new() -> SignInLimit {
+        let per_minute = std::num::NonZeroU32::new(SIGN_INS_PER_MINUTE).expect("not zero");
+        SignInLimit {
+            limiter: governor::RateLimiter::keyed(governor::Quota::per_minute(per_minute)),
+        }
+    }
+
+    /// Counts an attempt from `peer` (none: the connection's address is
+    /// unknown, and every such attempt counts together); `Err` with how
+    /// long to wait when its attempts are spent.
+    fn attempt(&self, peer: Option<std::net::SocketAddr>) -> Result<(), std::time::Duration> {
+        use governor::clock::{Clock, DefaultClock};
+        let address = match peer.map(|p| p.ip().to_canonical()) {
+            Some(std::net::IpAddr::V6(v6)) => {
+                let block = u128::from(v6) & !((1u128 << 64) - 1);
+                std::net::IpAddr::V6(block.into())
+            }
+            Some(v4) => v4,
+            None => std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+        };
+        if self.limiter.len() > REMEMBERED_ADDRESSES {
+            self.limiter.retain_recent();
+        }
+        self.limiter
+            .check_key(&address)
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+    }
+}
+
+/// The client address of a request, when the listener recorded it.
+fn peer(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0)
+}
+
+/// The answer to an attempt over the limit: 429, when to come back.
+fn too_many_sign_ins(wait: std::time::Duration) -> Response {
+    let seconds = wait.as_secs().max(1);
+    let mut response = respond(
+        StatusCode::TOO_MANY_REQUESTS,
+        layout(
+            "Too many sign-ins",
+            None,
+            html! {
+                p.notice.refused role="alert" {
+                    "Too many sign-in attempts from this address: at most "
+                    (SIGN_INS_PER_MINUTE) " a minute. Try again in " (seconds) " s."
+                }
+            },
+        ),
+    );
+    if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
 /// What the page's handlers share.
 #[derive(Clone)]
 struct Page {
@@ -69,6 +144,8 @@ struct Page {
     /// The client that exchanges a sign-in's code at the provider: no
     /// redirects followed, bounded in time.
     http: reqwest::Client,
+    /// Sign-in attempts per client address.
+    sign_ins: Arc<SignInLimit>,
 }
 
 /// The cookie that ties a sign-in through the provider to the browser
@@ -93,6 +170,7 @@ pub fn router(gateway: Gateway, auth: Option<Authenticator>, secure: bool) -> Ro
         auth,
         secure,
         http,
+        sign_ins: Arc::new(SignInLimit::new()),
     });
     Router::new()
         .route(PAGE_PATH, get(index))
@@ -403,11 +481,18 @@ struct SignIn {
 
 /// `POST /approvals/sign-in`: the token is checked as `/mcp` checks a
 /// bearer token; a session begins.
-async fn sign_in(State(page): State<Arc<Page>>, Form(form): Form<SignIn>) -> Response {
+async fn sign_in(
+    State(page): State<Arc<Page>>,
+    extensions: axum::http::Extensions,
+    Form(form): Form<SignIn>,
+) -> Response {
     let next = safe_next(&form.next);
     let Some(auth) = &page.auth else {
         return sign_in_page(&page, &next, None);
     };
+    if let Err(wait) = page.sign_ins.attempt(peer(&extensions)) {
+        return too_many_sign_ins(wait);
+    }
     let mut headers = HeaderMap::new();
     let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", form.token.trim())) else {
         return sign_in_page(&page, &next, Some("That is not a token."));
@@ -597,6 +682,7 @@ async fn decide(
 /// to the provider, with a cookie tying the sign-in's `state` to it.
 async fn sign_in_at_provider(
     State(page): State<Arc<Page>>,
+    extensions: axum::http::Extensions,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Response {
     let next = safe_next(query.get("next").map_or("", String::as_str));
@@ -615,6 +701,9 @@ async fn sign_in_at_provider(
         .as_ref()
         .map(|o| o.scopes.clone())
         .unwrap_or_default();
+    if let Err(wait) = page.sign_ins.attempt(peer(&extensions)) {
+        return too_many_sign_ins(wait);
+    }
     let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
     let mut request = client
         .authorize_url(oauth2::CsrfToken::new_random)
