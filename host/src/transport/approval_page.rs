@@ -61,7 +61,7 @@ button.approve{background:#1f883d;color:#fff;border-color:#1a7f37}button.deny{ba
 
 /// Sign-in attempts one client address may make per minute: a token
 /// posted, or a sign-in through the provider begun (each keeps a state in
-/// the approvals store for [`SIGN_IN_LIFETIME`]). An approver needs one or
+/// the approvals store for ten minutes). An approver needs one or
 /// two; a client guessing tokens, or filling the store, is told to wait.
 pub const SIGN_INS_PER_MINUTE: u32 = 10;
 
