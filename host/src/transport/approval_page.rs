@@ -60,9 +60,9 @@ button.approve{background:#1f883d;color:#fff;border-color:#1a7f37}button.deny{ba
 ";
 
 /// Sign-in attempts one client address may make per minute: a token
-/// posted, or a sign-in through the provider begun (each keeps a state in
-/// the approvals store for ten minutes). An approver needs one or
-/// two; a client guessing tokens, or filling the store, is told to wait.
+/// posted, or a sign-in through the provider begun (which keeps a state in
+/// the approvals store for ten minutes). An approver needs one or two; a
+/// client guessing tokens, or filling the store, is told to wait.
 pub const SIGN_INS_PER_MINUTE: u32 = 10;
 
 /// Client addresses the sign-in limit remembers before it forgets those
