@@ -247,3 +247,41 @@ fn the_worker_answers_a_component_that_is_not_one_with_the_compilers_reason() {
         "one answer, nothing else on stdout"
     );
 }
+
+#[test]
+fn the_worker_is_the_first_process_the_kernel_ends_when_memory_runs_out() {
+    use std::io::{Read, Write};
+    let own_score = || std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
+    let before = own_score();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("compile-worker")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // One request answered: the worker is past its start.
+    let mut request = 1u64.to_le_bytes().to_vec();
+    request.extend_from_slice(&1u64.to_le_bytes());
+    request.push(0);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&request).unwrap();
+    stdin.flush().unwrap();
+    let mut head = [0u8; 17];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut head)
+        .unwrap();
+    assert_eq!(head[..8], 1u64.to_le_bytes(), "the request's answer");
+
+    let score = std::fs::read_to_string(format!("/proc/{}/oom_score_adj", child.id())).unwrap();
+    assert_eq!(
+        score.trim(),
+        "1000",
+        "the child goes first; the gateway stays"
+    );
+    assert_eq!(own_score(), before, "the parent's own score is untouched");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

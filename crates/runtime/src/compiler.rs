@@ -24,6 +24,10 @@
 //! - an answer: the request's number, `0` (compiled) or `1` (not), the
 //!   length of what follows (`u64`) and the artefact or the error's text.
 //!
+//! It marks itself the first process the kernel ends when memory runs out
+//! (`oom_score_adj` 1000), so a component made to exhaust the compiler
+//! costs the child, not the gateway.
+//!
 //! It compiles each request on a thread of its own, sharing one
 //! [`FunctionCache`] among them, as a load in this process does; the
 //! parent holds the load's compile turns, so at most that many run at once.
@@ -528,6 +532,7 @@ pub fn serve_compilations(
     input: impl Read,
     output: impl Write + Send + 'static,
 ) -> anyhow::Result<()> {
+    first_to_go_when_memory_runs_out();
     let functions = Arc::new(FunctionCache::default());
     let engine = Engine::new(&compiling_config(functions)?)
         .map_err(anyhow::Error::from)
@@ -567,6 +572,18 @@ pub fn serve_compilations(
         let _ = thread.join();
     }
     read
+}
+
+/// Marks this process the first the kernel ends when memory runs out: a
+/// component made to exhaust the compiler then costs this child, not the
+/// gateway serving calls. Linux: `oom_score_adj` 1000, which any process
+/// may set for itself; elsewhere, or if the file cannot be written,
+/// nothing changes (said on stderr, the parent's log).
+fn first_to_go_when_memory_runs_out() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = std::fs::write("/proc/self/oom_score_adj", "1000") {
+        eprintln!("toolhost compile-worker: cannot raise its oom_score_adj: {e}");
+    }
 }
 
 /// One request frame; `None` at the end of the stream between frames.
