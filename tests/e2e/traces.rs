@@ -171,6 +171,8 @@ async fn a_confirmed_statuspro_call_is_one_trace_from_the_request_to_the_upstrea
             let svg = svg_timeline(&spans);
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../target/trace-timeline.svg");
+            // `target/` is absent here when CARGO_TARGET_DIR points elsewhere.
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, svg).unwrap();
         }
     }

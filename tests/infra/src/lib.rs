@@ -57,8 +57,30 @@ pub fn ensure_installed(programs: &[(&str, &str)]) -> Result<(), String> {
     }
 }
 
-/// A free loopback port (bound, then released for the server to take).
+/// A free loopback port for a server a test starts (bound, then released
+/// for the server to take), picked below the kernel's ephemeral range
+/// (`net.ipv4.ip_local_port_range`): every port-0 bind and every outgoing
+/// connection of the tests running beside this one draws from that range,
+/// and one of them taking the port between its release and the server's
+/// bind made the server fail to start. Below the range only other picks
+/// like this one compete, at random among thousands of ports.
 pub fn free_port() -> u16 {
+    use rand::Rng;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let (low, high) = (
+        ephemeral_low.saturating_sub(12_000).max(1_024),
+        ephemeral_low,
+    );
+    let mut random = rand::rng();
+    for _ in 0..100 {
+        let port = random.random_range(low..high);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
