@@ -129,7 +129,7 @@ async fn a_compilation_given_up_on_stops_when_the_load_ends_and_gives_its_turn_b
         "[plugins.echo]\nfiles = [\"echo.wasm\"]\nlimits = { compile_timeout_secs = 2 }\n",
         CompileIn::ChildProcess {
             program: program.clone(),
-            args: vec!["-c".into(), "cat > /dev/null".into()],
+            args: vec!["-c".into(), "/bin/cat > /dev/null".into()],
         },
     );
     let permits = toolhost::engine::compile_permits();
@@ -284,4 +284,36 @@ fn the_worker_is_the_first_process_the_kernel_ends_when_memory_runs_out() {
     assert_eq!(own_score(), before, "the parent's own score is untouched");
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compiling_process_inherits_none_of_the_gateways_environment() {
+    // A child that writes its environment where the test can read it, then
+    // ends without answering.
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("environment");
+    assert!(
+        std::env::var_os("PATH").is_some(),
+        "the test's own environment has PATH"
+    );
+    let loader = loader(
+        "",
+        CompileIn::ChildProcess {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("/usr/bin/env > {}", seen.display()).into(),
+            ],
+        },
+    );
+    let refused = loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+        .expect_err("the child answers nothing");
+    assert!(matches!(refused, LoadError::CompileProcess(_)), "{refused}");
+    let environment = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        !environment.lines().any(|l| l.starts_with("PATH=")),
+        "{environment}"
+    );
 }

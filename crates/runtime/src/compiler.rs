@@ -334,11 +334,16 @@ struct ChildCompiler {
 }
 
 impl ChildCompiler {
-    /// Starts `program` with `args`, its stdin and stdout piped to this
-    /// process, its stderr this process's (a panic in it reaches the log).
+    /// Starts `program` with `args` and an empty environment, its stdin
+    /// and stdout piped to this process, its stderr this process's (a
+    /// panic in it reaches the log).
     fn start(program: &PathBuf, args: &[OsString]) -> Result<ChildCompiler, CompileFailure> {
         let mut child = tokio::process::Command::new(program)
             .args(args)
+            // Nothing of this process's environment: it may hold the
+            // credentials the config reads (`${VAR}`), which compiling
+            // never needs.
+            .env_clear()
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
