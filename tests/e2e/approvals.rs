@@ -114,15 +114,19 @@ impl Page {
         (response.status(), response.text().await.unwrap())
     }
 
-    /// Signs in with `token`; the session cookie is kept.
-    pub async fn sign_in(&mut self, token: &str) {
-        let response = self
-            .client
+    /// The page's answer to signing in with `token`, whole.
+    pub async fn sign_in_response(&self, token: &str) -> reqwest::Response {
+        self.client
             .post(format!("{}/sign-in", self.base))
             .form(&[("token", token), ("next", "/approvals")])
             .send()
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Signs in with `token`; the session cookie is kept.
+    pub async fn sign_in(&mut self, token: &str) {
+        let response = self.sign_in_response(token).await;
         assert_eq!(response.status(), StatusCode::SEE_OTHER, "signed in");
         let set = response.headers()["set-cookie"]
             .to_str()
@@ -804,24 +808,13 @@ async fn sign_in_attempts_are_limited_per_client_address_and_told_when_to_come_b
     // A client guessing tokens: each wrong one is refused as such, until
     // the address's attempts are spent.
     for _ in 0..limit {
-        let (status, _) = page
-            .post(
-                "/sign-in",
-                &[
-                    ("token", "guessed-token-0123456789"),
-                    ("next", "/approvals"),
-                ],
-            )
-            .await;
+        let status = page
+            .sign_in_response("guessed-token-0123456789")
+            .await
+            .status();
         assert_eq!(status, StatusCode::UNAUTHORIZED);
     }
-    let response = page
-        .client
-        .post(format!("{}/sign-in", page.base))
-        .form(&[("token", CAROL), ("next", "/approvals")])
-        .send()
-        .await
-        .unwrap();
+    let response = page.sign_in_response(CAROL).await;
     assert_eq!(
         response.status(),
         StatusCode::TOO_MANY_REQUESTS,

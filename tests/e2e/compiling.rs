@@ -88,14 +88,25 @@ fn loader(config: &str, place: CompileIn) -> Loader {
     loader
 }
 
+/// `echo.wasm` loaded with `loader`.
+async fn load_echo(loader: &Loader) -> Result<toolhost::plugin::Plugin, LoadError> {
+    loader
+        .load_bytes(Path::new("echo.wasm"), component("echo"))
+        .await
+}
+
+/// Why `loader` refused `echo.wasm` (`expected` says why it should).
+async fn echo_refused(loader: &Loader, expected: &str) -> LoadError {
+    load_echo(loader).await.expect_err(expected)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_load_compiled_in_a_child_process_lists_its_tools_and_the_child_ends_with_the_load() {
     let dir = tempfile::tempdir().unwrap();
     let program = worker_program(dir.path(), "toolhost-lists");
     let loader = loader("", worker(&program));
 
-    let echo = loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
+    let echo = load_echo(&loader)
         .await
         .expect("echo loads from what the child compiled");
     assert_eq!(echo.tools[0].name, "echo", "its tool was listed");
@@ -134,10 +145,7 @@ async fn a_compilation_given_up_on_stops_when_the_load_ends_and_gives_its_turn_b
     );
     let permits = toolhost::engine::compile_permits();
 
-    let refused = loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
-        .await
-        .expect_err("no answer within the limit");
+    let refused = echo_refused(&loader, "no answer within the limit").await;
     assert!(
         matches!(refused, LoadError::CompileTimeout { .. }),
         "{refused}"
@@ -178,10 +186,7 @@ async fn a_compiling_process_that_cannot_start_or_dies_fails_with_its_reason_and
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-toolhost");
     let loader = loader("", worker(&missing));
-    let refused = loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
-        .await
-        .expect_err("no program, no compile");
+    let refused = echo_refused(&loader, "no program, no compile").await;
     let text = refused.to_string();
     assert!(
         text.contains("cannot start the compiling process") && text.contains("no-such-toolhost"),
@@ -193,10 +198,7 @@ async fn a_compiling_process_that_cannot_start_or_dies_fails_with_its_reason_and
         program: "/bin/sh".into(),
         args: vec!["-c".into(), "exit 3".into()],
     });
-    let refused = loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
-        .await
-        .expect_err("a child that dies compiles nothing");
+    let refused = echo_refused(&loader, "a child that dies compiles nothing").await;
     let text = refused.to_string();
     assert!(
         text.contains("ended before it answered") && text.contains("exit status: 3"),
@@ -206,8 +208,7 @@ async fn a_compiling_process_that_cannot_start_or_dies_fails_with_its_reason_and
     // The next compilation starts a child of its own.
     let program = worker_program(dir.path(), "toolhost-anew");
     loader.compile_in(worker(&program));
-    loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
+    load_echo(&loader)
         .await
         .expect("a working child compiles it");
     loader.runtime.end_load();
@@ -306,10 +307,7 @@ async fn the_compiling_process_inherits_none_of_the_gateways_environment() {
             ],
         },
     );
-    let refused = loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
-        .await
-        .expect_err("the child answers nothing");
+    let refused = echo_refused(&loader, "the child answers nothing").await;
     assert!(matches!(refused, LoadError::CompileProcess(_)), "{refused}");
     let environment = std::fs::read_to_string(&seen).unwrap();
     assert!(

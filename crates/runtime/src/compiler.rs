@@ -39,7 +39,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -284,7 +284,7 @@ impl Compiler {
     /// ended.
     fn child(
         &self,
-        program: &PathBuf,
+        program: &Path,
         args: &[OsString],
     ) -> Result<Arc<ChildCompiler>, CompileFailure> {
         let mut current = self.current.lock().expect("not poisoned");
@@ -326,7 +326,7 @@ type Answer = Result<Vec<u8>, CompileFailure>;
 /// reads its answers and hands each to whoever waits for it. Dropping it
 /// (or [`ChildCompiler::stop`]) kills the child.
 struct ChildCompiler {
-    stdin: tokio::sync::Mutex<Option<tokio::process::ChildStdin>>,
+    stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
     pending: Arc<Mutex<Pending>>,
     next: AtomicU64,
     /// Reads the answers; owns the child, killed when the task is aborted.
@@ -337,7 +337,7 @@ impl ChildCompiler {
     /// Starts `program` with `args` and an empty environment, its stdin
     /// and stdout piped to this process, its stderr this process's (a
     /// panic in it reaches the log).
-    fn start(program: &PathBuf, args: &[OsString]) -> Result<ChildCompiler, CompileFailure> {
+    fn start(program: &Path, args: &[OsString]) -> Result<ChildCompiler, CompileFailure> {
         let mut child = tokio::process::Command::new(program)
             .args(args)
             // Nothing of this process's environment: it may hold the
@@ -355,7 +355,7 @@ impl ChildCompiler {
                     program.display()
                 ))
             })?;
-        let stdin = child.stdin.take();
+        let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let pending = Arc::new(Mutex::new(Pending::default()));
         let reader = tokio::spawn(read_answers(child, stdout, pending.clone()));
@@ -385,10 +385,7 @@ impl ChildCompiler {
         }
         let written = {
             let mut stdin = self.stdin.lock().await;
-            match stdin.as_mut() {
-                Some(stdin) => write_request(stdin, id, bytes).await,
-                None => Err(std::io::Error::other("its input is closed")),
-            }
+            write_request(&mut stdin, id, bytes).await
         };
         if let Err(e) = written {
             // A child that ended is reported by its reader with how it
