@@ -5,6 +5,10 @@
 //! typed helpers below), and needs no handle passed to it. Until
 //! [`install`] runs (only when the operator asks for metrics) nothing is
 //! recorded: the helpers return at once and the facade's macros are no-ops.
+//! What every tool call records (its count and duration, its cost: twelve
+//! series) goes through handles registered once per plugin and tool and
+//! kept (`SeriesCache`), not through a lookup in the recorder's registry
+//! per series per call.
 //! [`install`] puts `metrics-exporter-prometheus`'s recorder in place and
 //! returns its handle; [`router`] serves the handle's text at
 //! `GET /metrics` (exposition format 0.0.4), and [`serve`] runs that router
@@ -60,10 +64,10 @@
 //! process's life (tool names come and go with reloads); later ones are
 //! counted as `(other)`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LazyLock, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -396,30 +400,118 @@ pub fn call_cost(plugin: &str, tool: &str, cost: &crate::cost::CallCost) {
     if !enabled() {
         return;
     }
-    let (plugin, tool) = (PLUGINS.get(plugin), TOOLS.get(tool));
+    let series = COST_SERIES.of((plugin, tool), || {
+        let (plugin, tool) = (PLUGINS.get(plugin), TOOLS.get(tool));
+        let labels = [("plugin", plugin.clone()), ("tool", tool.clone())];
+        let wall = |part: &'static str| {
+            ::metrics::histogram!(CALL_WALL, "plugin" => plugin.clone(), "tool" => tool.clone(), "part" => part)
+        };
+        let bytes = |direction: &'static str| {
+            ::metrics::histogram!(CALL_UPSTREAM_BYTES, "plugin" => plugin.clone(), "tool" => tool.clone(), "direction" => direction)
+        };
+        CostSeries {
+            cpu: ::metrics::histogram!(CALL_CPU, &labels),
+            queue: wall("queue"),
+            run: wall("run"),
+            upstream: wall("upstream"),
+            waiting: wall("waiting"),
+            peak_memory: ::metrics::histogram!(CALL_PEAK_MEMORY, &labels),
+            bytes_out: bytes("out"),
+            bytes_in: bytes("in"),
+            upstream_requests: ::metrics::histogram!(CALL_UPSTREAM_REQUESTS, &labels),
+            epoch_ticks: ::metrics::histogram!(CALL_EPOCH_TICKS, &labels),
+            labels: (plugin, tool),
+        }
+    });
     let secs = |us: u64| us as f64 / 1e6;
-    let labels = [("plugin", plugin.clone()), ("tool", tool.clone())];
-    ::metrics::histogram!(CALL_CPU, &labels).record(secs(cost.cpu_us));
-    for (part, us) in [
-        ("queue", cost.queue_us),
-        ("run", cost.run_us),
-        ("upstream", cost.upstream_us),
-        ("waiting", cost.waiting_us),
-    ] {
-        ::metrics::histogram!(CALL_WALL, "plugin" => plugin.clone(), "tool" => tool.clone(), "part" => part)
-            .record(secs(us));
-    }
-    ::metrics::histogram!(CALL_PEAK_MEMORY, &labels).record(cost.peak_memory_bytes as f64);
-    ::metrics::histogram!(CALL_UPSTREAM_BYTES, "plugin" => plugin.clone(), "tool" => tool.clone(), "direction" => "out")
-        .record(cost.bytes_out as f64);
-    ::metrics::histogram!(CALL_UPSTREAM_BYTES, "plugin" => plugin.clone(), "tool" => tool.clone(), "direction" => "in")
-        .record(cost.bytes_in as f64);
-    ::metrics::histogram!(CALL_UPSTREAM_REQUESTS, &labels)
+    series.cpu.record(secs(cost.cpu_us));
+    series.queue.record(secs(cost.queue_us));
+    series.run.record(secs(cost.run_us));
+    series.upstream.record(secs(cost.upstream_us));
+    series.waiting.record(secs(cost.waiting_us));
+    series.peak_memory.record(cost.peak_memory_bytes as f64);
+    series.bytes_out.record(cost.bytes_out as f64);
+    series.bytes_in.record(cost.bytes_in as f64);
+    series
+        .upstream_requests
         .record(f64::from(cost.upstream_requests));
-    ::metrics::histogram!(CALL_EPOCH_TICKS, &labels).record(cost.epoch_ticks as f64);
+    series.epoch_ticks.record(cost.epoch_ticks as f64);
     if let Some(limit) = &cost.limit {
+        let (plugin, tool) = series.labels.clone();
         ::metrics::counter!(CALL_LIMITS_HIT, "plugin" => plugin, "tool" => tool, "limit" => limit.clone())
             .increment(1);
+    }
+}
+
+/// The series one call's cost is recorded in, for one plugin and tool:
+/// registered once, so that a call records into ten histograms without
+/// ten lookups in the recorder's registry (each building its key, labels
+/// and hash).
+struct CostSeries {
+    cpu: ::metrics::Histogram,
+    queue: ::metrics::Histogram,
+    run: ::metrics::Histogram,
+    upstream: ::metrics::Histogram,
+    waiting: ::metrics::Histogram,
+    peak_memory: ::metrics::Histogram,
+    bytes_out: ::metrics::Histogram,
+    bytes_in: ::metrics::Histogram,
+    upstream_requests: ::metrics::Histogram,
+    epoch_ticks: ::metrics::Histogram,
+    /// The `plugin` and `tool` label values (bounded) they carry.
+    labels: (String, String),
+}
+
+/// The series of [`call_cost`], by plugin and tool.
+static COST_SERIES: LazyLock<SeriesCache<CostSeries>> = LazyLock::new(SeriesCache::default);
+
+/// The series of a finished call of a tool ([`record_call`]), by tool.
+struct CallSeries {
+    ok: ::metrics::Counter,
+    duration: ::metrics::Histogram,
+}
+
+/// The series of [`record_call`], by tool (under the plugin `""`).
+static CALL_SERIES: LazyLock<SeriesCache<CallSeries>> = LazyLock::new(SeriesCache::default);
+
+/// Metric handles registered once per plugin and tool and kept: at most
+/// [`MAX_CACHED_SERIES`] pairs (registry names, not guest strings); past
+/// that, a pair's handles are registered on each use and not kept.
+struct SeriesCache<V> {
+    by_plugin: RwLock<HashMap<String, HashMap<String, Arc<V>>>>,
+    kept: AtomicUsize,
+}
+
+impl<V> Default for SeriesCache<V> {
+    fn default() -> Self {
+        SeriesCache {
+            by_plugin: RwLock::default(),
+            kept: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// Most plugin and tool pairs a [`SeriesCache`] keeps.
+const MAX_CACHED_SERIES: usize = 4096;
+
+impl<V> SeriesCache<V> {
+    /// The handles of `tool` of `plugin`, registered by `register` the
+    /// first time.
+    fn of(&self, (plugin, tool): (&str, &str), register: impl FnOnce() -> V) -> Arc<V> {
+        let kept = self.by_plugin.read().expect("not poisoned");
+        if let Some(series) = kept.get(plugin).and_then(|tools| tools.get(tool)) {
+            return series.clone();
+        }
+        drop(kept);
+        let series = Arc::new(register());
+        if self.kept.load(Ordering::Relaxed) < MAX_CACHED_SERIES {
+            let mut kept = self.by_plugin.write().expect("not poisoned");
+            let tools = kept.entry(plugin.to_string()).or_default();
+            if tools.insert(tool.to_string(), series.clone()).is_none() {
+                self.kept.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        series
     }
 }
 
@@ -496,6 +588,19 @@ impl CallResult {
 /// Records a call of `tool` that ended with `result`, and how long it took
 /// when it ran.
 fn record_call(tool: &str, result: CallResult, took: Option<Duration>) {
+    if let (CallResult::Ok, Some(took)) = (result, took) {
+        // The common case, from handles registered once for the tool.
+        let series = CALL_SERIES.of(("", tool), || {
+            let tool = TOOLS.get(tool);
+            CallSeries {
+                ok: ::metrics::counter!(CALLS, "tool" => tool.clone(), "outcome" => CallResult::Ok.label()),
+                duration: ::metrics::histogram!(CALL_DURATION, "tool" => tool),
+            }
+        });
+        series.ok.increment(1);
+        series.duration.record(took.as_secs_f64());
+        return;
+    }
     let tool = TOOLS.get(tool);
     ::metrics::counter!(CALLS, "tool" => tool.clone(), "outcome" => result.label()).increment(1);
     if let CallResult::Error(code) = result {
@@ -864,6 +969,49 @@ mod tests {
         }
         assert_eq!(label.get("one-too-many"), OTHER);
         assert_eq!(label.get("t0"), "t0", "values seen before keep their label");
+    }
+
+    #[test]
+    fn a_tools_cost_series_are_registered_once_and_record_every_call() {
+        let handle = install();
+        let cost = |cpu_us| crate::cost::CallCost {
+            cpu_us,
+            queue_us: 0,
+            run_us: 10,
+            upstream_us: 0,
+            waiting_us: 0,
+            peak_memory_bytes: 1 << 20,
+            epoch_ticks: 0,
+            upstream_requests: 2,
+            bytes_out: 5,
+            bytes_in: 7,
+            hosts: Vec::new(),
+            limit: Some("limits.output_bytes".into()),
+        };
+        call_cost("unit_test_block", "cost_series_tool", &cost(1_000));
+        let first = COST_SERIES.of(("unit_test_block", "cost_series_tool"), || {
+            panic!("registered again")
+        });
+        call_cost("unit_test_block", "cost_series_tool", &cost(3_000));
+        let kept = COST_SERIES.of(("unit_test_block", "cost_series_tool"), || {
+            panic!("registered again")
+        });
+        assert!(
+            Arc::ptr_eq(&first, &kept),
+            "the same handles serve every call"
+        );
+        let text = handle.render();
+        let labels = r#"plugin="unit_test_block",tool="cost_series_tool""#;
+        for line in [
+            format!("toolhost_call_cpu_seconds_count{{{labels}}} 2"),
+            format!("toolhost_call_cpu_seconds_sum{{{labels}}} 0.004"),
+            format!(r#"toolhost_call_wall_seconds_count{{{labels},part="run"}} 2"#),
+            format!(r#"toolhost_call_upstream_bytes_sum{{{labels},direction="in"}} 14"#),
+            format!("toolhost_call_upstream_requests_sum{{{labels}}} 4"),
+            format!(r#"toolhost_call_limits_hit_total{{{labels},limit="limits.output_bytes"}} 2"#),
+        ] {
+            assert!(text.contains(&line), "{line} in {text}");
+        }
     }
 
     #[test]

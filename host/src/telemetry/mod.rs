@@ -358,15 +358,18 @@ pub fn request_span(
     method: &'static str,
     target: SpanTarget<'_>,
 ) -> Span {
+    // With tracing off the log's `request` span would carry nothing; not
+    // making it saves every request a span of the log's own, entered and
+    // left at each poll.
+    let Some(tracer) = TRACER.get().filter(|_| enabled()) else {
+        return Span::log_only(tracing::Span::none());
+    };
     let log = tracing::info_span!(
         target: REQUEST_TARGET,
         "request",
         trace_id = Empty,
         span_id = Empty
     );
-    let Some(tracer) = TRACER.get().filter(|_| enabled()) else {
-        return Span::log_only(log);
-    };
     let parts = context.extensions.get::<axum::http::request::Parts>();
     let parent = parent_context(context, parts);
     if !sampled(&parent, method, SpanKind::Server) {
@@ -474,6 +477,11 @@ fn mark_error(exported: &opentelemetry::trace::SpanRef<'_>, code: Option<i32>, t
 /// The span of `[[policy.rules]]`' decision; [`record_policy`] says what
 /// it decided.
 pub fn policy_span() -> Span {
+    if !enabled() {
+        // Nothing to export and nothing for the log: the rule and the
+        // outcome are written on the audit record and the metrics.
+        return Span::log_only(tracing::Span::none());
+    }
     Span::within_current(
         tracing::info_span!(target: POLICY_TARGET, "policy"),
         "policy",
