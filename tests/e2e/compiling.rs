@@ -2,7 +2,8 @@
 //! (ADR 0058): what it compiles serves, it ends with the load, a
 //! compilation given up on stops with it, and a child that cannot start or
 //! dies fails the compilations it held, saying why, and the next one
-//! starts anew.
+//! starts anew; of the compilations a crashed child held together, each
+//! is tried again alone, so only the one that crashes its compiler fails.
 //!
 //! Each test runs the worker under a program path of its own (a link to
 //! the built binary in a temporary directory), so it finds its own child
@@ -213,6 +214,58 @@ async fn a_compiling_process_that_cannot_start_or_dies_fails_with_its_reason_and
         .expect("a working child compiles it");
     loader.runtime.end_load();
     until_no_child_runs(&program).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compiler_crash_fails_one_component_and_the_others_it_held_compile_again_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let worker = worker_program(dir.path(), "toolhost-after-a-crash");
+    let (hello, echo) = (component("hello"), component("echo"));
+    // The load's first child reads until both components have reached it,
+    // then ends as a crash would. Of the two children started next, the
+    // first ends at once (as the compiler would again on the component that
+    // crashed it) and the other is a real worker.
+    let both_sent = 16 + hello.len().max(echo.len()) + 1;
+    let dir_text = dir.path().display();
+    let script = format!(
+        "if /usr/bin/mkdir {dir_text}/first 2>/dev/null; then \
+           /usr/bin/head -c {both_sent} > /dev/null; exit 70; \
+         elif /usr/bin/mkdir {dir_text}/second 2>/dev/null; then exit 71; \
+         else exec {} compile-worker; fi",
+        worker.display()
+    );
+    let loader = loader(
+        "",
+        CompileIn::ChildProcess {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+        },
+    );
+
+    let (hello, echo) = tokio::join!(
+        loader.load_bytes(Path::new("hello.wasm"), hello),
+        loader.load_bytes(Path::new("echo.wasm"), echo),
+    );
+
+    let failures: Vec<String> = [hello.as_ref().err(), echo.as_ref().err()]
+        .into_iter()
+        .flatten()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        failures.len(),
+        1,
+        "only the component whose lone compiler ended fails: {failures:?}"
+    );
+    assert!(
+        failures[0].contains("exit status: 71"),
+        "it names how its own compiler ended, not the crash it shared: {}",
+        failures[0]
+    );
+    let loaded = hello.ok().or(echo.ok()).expect("the other one loaded");
+    assert!(!loaded.tools.is_empty(), "its tools are listed");
+    loader.runtime.end_load();
+    until_no_child_runs(&worker).await;
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //! makes two promises in-process compiling could not: a compilation given
 //! up on (`limits.compile_timeout_secs`) stops for real when the load ends,
 //! and a compiler that crashes on a hostile component takes down the
-//! child, not the gateway.
+//! child, not the gateway. Nor its neighbours: the other compilations a
+//! crashed child held are each tried again in a child of their own, so
+//! only the component that ends its compiler is refused (ADR 0061).
 //!
 //! **The child** is toolhost's own binary (`toolhost compile-worker`, never
 //! typed by hand), so it compiles with exactly these settings; wasmtime
@@ -275,7 +277,24 @@ impl Compiler {
             }
             CompileIn::ChildProcess { program, args } => {
                 let child = self.child(&program, &args)?;
-                child.compile(&bytes, abandoned).await
+                let (answer, retry) = child.compile(&bytes, abandoned.clone()).await;
+                match retry {
+                    None => answer,
+                    // The child had ended before this was sent: once more,
+                    // in the load's next child.
+                    Some(Retry::Anew) => {
+                        let child = self.child(&program, &args)?;
+                        child.compile(&bytes, abandoned).await.0
+                    }
+                    // The child ended with other compilations in it, and
+                    // any of them may have ended it: this one compiles
+                    // again in a child of its own, so that only a
+                    // component that ends its compiler fails.
+                    Some(Retry::Alone) => {
+                        let alone = ChildCompiler::start(&program, &args)?;
+                        alone.compile(&bytes, abandoned).await.0
+                    }
+                }
             }
         }
     }
@@ -317,6 +336,19 @@ struct Pending {
     waiting: HashMap<u64, (tokio::sync::oneshot::Sender<Answer>, Arc<AtomicBool>)>,
     /// Why the child can no longer answer, once it cannot.
     ended: Option<String>,
+    /// When the child ended on its own (it crashed, or broke the
+    /// protocol): how many compilations it still held.
+    held_at_end: usize,
+}
+
+/// Why a compilation the child failed is worth another try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// The child had ended before the component was sent.
+    Anew,
+    /// The child ended on its own while compiling this component and at
+    /// least one other: which of them ended it is not known.
+    Alone,
 }
 
 /// A child's answer to one request.
@@ -372,26 +404,28 @@ impl ChildCompiler {
         self.pending.lock().expect("not poisoned").ended.is_some()
     }
 
-    /// Sends `bytes` to be compiled and waits for the artefact.
-    async fn compile(&self, bytes: &[u8], abandoned: Arc<AtomicBool>) -> Answer {
+    /// Sends `bytes` to be compiled and waits for the artefact; with a
+    /// failure of the child, whether the compilation is worth another try
+    /// ([`Retry`]).
+    async fn compile(&self, bytes: &[u8], abandoned: Arc<AtomicBool>) -> (Answer, Option<Retry>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = tokio::sync::oneshot::channel();
         {
             let mut pending = self.pending.lock().expect("not poisoned");
             if let Some(why) = &pending.ended {
-                return Err(CompileFailure::Child(why.clone()));
+                return (Err(CompileFailure::Child(why.clone())), Some(Retry::Anew));
             }
-            pending.waiting.insert(id, (answer, abandoned));
+            pending.waiting.insert(id, (answer, abandoned.clone()));
         }
         let written = {
             let mut stdin = self.stdin.lock().await;
             write_request(&mut stdin, id, bytes).await
         };
-        if let Err(e) = written {
+        let answer = if let Err(e) = written {
             // A child that ended is reported by its reader with how it
             // ended, which says more than the broken pipe; one that lives
             // on without reading is of no use, and is stopped.
-            return match tokio::time::timeout(ENDING_WAIT, answered).await {
+            match tokio::time::timeout(ENDING_WAIT, answered).await {
                 Ok(Ok(answer)) => answer,
                 _ => {
                     self.stop();
@@ -399,13 +433,18 @@ impl ChildCompiler {
                         "cannot send the component to the compiling process: {e}"
                     )))
                 }
-            };
-        }
-        answered.await.unwrap_or_else(|_| {
-            Err(CompileFailure::Child(
-                "the compiling process was stopped before it answered".into(),
-            ))
-        })
+            }
+        } else {
+            answered.await.unwrap_or_else(|_| {
+                Err(CompileFailure::Child(
+                    "the compiling process was stopped before it answered".into(),
+                ))
+            })
+        };
+        let shared_an_end = matches!(answer, Err(CompileFailure::Child(_)))
+            && !abandoned.load(Ordering::Relaxed)
+            && self.pending.lock().expect("not poisoned").held_at_end > 1;
+        (answer, shared_an_end.then_some(Retry::Alone))
     }
 
     /// Kills the child now if nobody waits for any of its answers;
@@ -486,6 +525,7 @@ async fn read_answers(
     };
     let mut pending = pending.lock().expect("not poisoned");
     pending.ended.get_or_insert(why.clone());
+    pending.held_at_end = pending.waiting.len();
     for (_, (answer_to, _)) in pending.waiting.drain() {
         let _ = answer_to.send(Err(CompileFailure::Child(why.clone())));
     }
