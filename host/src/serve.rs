@@ -64,6 +64,13 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
             let listener = TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
+            if config.metrics.is_none() {
+                // Metrics are served on this listener: recorded from
+                // before the first load starts, whose counts (components
+                // and tools loaded) would otherwise be lost when it ends
+                // before the listener is set up.
+                crate::metrics::install();
+            }
             let gateway = start(loader, options.dir, options.watch)?;
             let http = transport::http::HttpOptions {
                 settings: config.http.clone(),

@@ -421,11 +421,25 @@ impl Holds {
 /// `response`, with `guard` kept alive until its body has been sent or
 /// dropped.
 fn hold_until_body_ends<T: Send + Sync + 'static>(response: Response, guard: T) -> Response {
+    use axum::body::HttpBody as _;
     let (parts, body) = response.into_parts();
-    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
-        let _held = &guard;
-        chunk
-    }));
+    if body.is_end_stream() {
+        // Nothing more to send (a 202 to a notification): the client may
+        // send its next request as soon as it reads this answer, so what
+        // this one held must be free by then.
+        drop(guard);
+        return Response::from_parts(parts, body);
+    }
+    // Given back when the body's last frame has been taken, before the
+    // server writes the end of the response; a guard kept until the body
+    // was dropped outlived the answer the client had already read, and a
+    // client's next request could meet its own finished one's permit.
+    let mut guard = Some(guard);
+    let released = futures_util::stream::poll_fn(move |_| {
+        drop(guard.take());
+        std::task::Poll::Ready(None)
+    });
+    let body = Body::from_stream(body.into_data_stream().chain(released));
     Response::from_parts(parts, body)
 }
 
@@ -1423,5 +1437,52 @@ pub async fn until_signal() {
     {
         let _ = interrupt.await;
         tracing::info!("interrupt received");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axum::body::Body;
+    use axum::response::Response;
+    use futures_util::StreamExt;
+
+    use super::hold_until_body_ends;
+
+    /// How many holders `held` has besides this test's own.
+    fn holders(held: &Arc<()>) -> usize {
+        Arc::strong_count(held) - 1
+    }
+
+    #[tokio::test]
+    async fn an_answer_without_a_body_holds_nothing_once_it_is_made() {
+        let held = Arc::new(());
+        let response = hold_until_body_ends(Response::new(Body::empty()), held.clone());
+        assert_eq!(
+            holders(&held),
+            0,
+            "freed before the answer is written, so the client's next request finds it free"
+        );
+        drop(response);
+    }
+
+    #[tokio::test]
+    async fn an_answers_hold_ends_with_its_last_frame_not_when_the_body_is_dropped() {
+        let held = Arc::new(());
+        let frames = futures_util::stream::iter(["data: one\n\n", "data: two\n\n"])
+            .map(|text| Ok::<_, std::convert::Infallible>(bytes::Bytes::from(text)));
+        let response = hold_until_body_ends(Response::new(Body::from_stream(frames)), held.clone());
+        let mut body = response.into_body().into_data_stream();
+        assert!(body.next().await.is_some());
+        assert!(body.next().await.is_some());
+        assert_eq!(holders(&held), 1, "held while frames remain to be sent");
+        assert!(body.next().await.is_none(), "the body ends");
+        assert_eq!(
+            holders(&held),
+            0,
+            "freed once the last frame was taken, before the server writes the end"
+        );
+        drop(body);
     }
 }
