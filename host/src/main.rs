@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use toolhost::cache::CacheSetting;
 use toolhost::call::CallEnv;
-use toolhost::compiler::CompileIn;
 use toolhost::config::Config;
 use toolhost::plugin::Loader;
 use toolhost::registry::Registry;
@@ -188,7 +187,11 @@ enum Command {
     /// child process a load compiles in (ADR 0058), started by toolhost
     /// itself, never by hand.
     #[command(hide = true)]
-    CompileWorker,
+    CompileWorker {
+        /// The memory it may allocate, in MiB (`host.compile_memory_mib`).
+        #[arg(long, value_name = "MIB")]
+        memory_mib: Option<u64>,
+    },
 }
 
 /// `toolhost policy …`.
@@ -342,18 +345,23 @@ impl PluginArgs {
         };
         let loader = Loader::from_config(config, cache.open())?;
         // Each load compiles in a child process that ends with it, so the
-        // compiler's memory goes back (ADR 0058).
-        loader.compile_in(CompileIn::this_program(&["compile-worker"])?);
+        // compiler's memory goes back (ADR 0058), within
+        // `host.compile_memory_mib`.
+        loader.compile_in(loader.config.compile_worker()?);
         Ok(loader)
     }
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    if let Command::CompileWorker = cli.command {
+    if let Command::CompileWorker { memory_mib } = cli.command {
         // No log, no runtime: stdout carries the answers, stderr a
         // failure's message.
-        return toolhost::compiler::serve_compilations(std::io::stdin().lock(), std::io::stdout());
+        return toolhost::compiler::serve_compilations(
+            std::io::stdin().lock(),
+            std::io::stdout(),
+            memory_mib.map(|mib| mib << 20),
+        );
     }
     // stdout carries the protocol; every log line goes to stderr. A server
     // never waits for stderr (lines are dropped when nobody reads them);
@@ -496,7 +504,7 @@ fn main() -> Result<()> {
                 tool,
                 verify: None,
             } => audit(file, config, since.as_deref(), tool),
-            Command::CompileWorker => unreachable!("answered before the runtime starts"),
+            Command::CompileWorker { .. } => unreachable!("answered before the runtime starts"),
             Command::Update { plugins, config } => {
                 let settings = Config::load(&config)?;
                 if settings.components.is_empty() {

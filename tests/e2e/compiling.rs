@@ -268,6 +268,53 @@ async fn a_compiler_crash_fails_one_component_and_the_others_it_held_compile_aga
     until_no_child_runs(&worker).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compilation_past_the_compilers_memory_limit_refuses_its_component_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = worker_program(dir.path(), "toolhost-limited");
+    let limited = |mib: &str| CompileIn::ChildProcess {
+        program: program.clone(),
+        args: vec!["compile-worker".into(), "--memory-mib".into(), mib.into()],
+    };
+    // Compiling katana takes about 35 MiB of the worker's data.
+    let starved = loader("", limited("12"));
+    let refused = starved
+        .load_bytes(Path::new("katana.wasm"), component("katana"))
+        .await
+        .expect_err("more memory than the worker may allocate");
+    let text = refused.to_string();
+    assert!(
+        text.contains("host.compile_memory_mib"),
+        "the refusal names the key: {text}"
+    );
+    starved.runtime.end_load();
+    until_no_child_runs(&program).await;
+
+    // Under the default limit it compiles, in a worker that dumps no core.
+    let ample = loader("", limited("4096"));
+    let katana = ample
+        .load_bytes(Path::new("katana.wasm"), component("katana"))
+        .await
+        .expect("katana compiles within the default limit");
+    assert!(!katana.tools.is_empty());
+    let child = children_running(&program)[0];
+    let limits = std::fs::read_to_string(format!("/proc/{child}/limits")).unwrap();
+    let row = |name: &str| {
+        limits
+            .lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap()
+    };
+    assert_eq!(
+        row("Max data size"),
+        format!("Max data size {0} {0} bytes", 4096u64 << 20)
+    );
+    assert_eq!(row("Max core file size"), "Max core file size 0 0 bytes");
+    ample.runtime.end_load();
+    until_no_child_runs(&program).await;
+}
+
 #[test]
 fn the_worker_answers_a_component_that_is_not_one_with_the_compilers_reason() {
     // The protocol as the child speaks it: one request, one answer.

@@ -28,7 +28,10 @@
 //!
 //! It marks itself the first process the kernel ends when memory runs out
 //! (`oom_score_adj` 1000), so a component made to exhaust the compiler
-//! costs the child, not the gateway.
+//! costs the child, not the gateway; with `--memory-mib` (toolhost passes
+//! `host.compile_memory_mib`) it may allocate no more than that, so such a
+//! component fails at that bound instead of taking the machine's memory
+//! first, and it dumps no core ([`limit_memory`], ADR 0062).
 //!
 //! It compiles each request on a thread of its own, sharing one
 //! [`FunctionCache`] among them, as a load in this process does; the
@@ -513,14 +516,18 @@ async fn read_answers(
             Err(e) => break Some(e),
         }
     };
-    let status = match child.wait().await {
-        Ok(status) => status.to_string(),
-        Err(e) => format!("its status unknown: {e}"),
+    let (status, aborted) = match child.wait().await {
+        Ok(status) => (status.to_string(), aborted(status)),
+        Err(e) => (format!("its status unknown: {e}"), false),
     };
     let why = match why {
         Some(e) => {
             format!("the compiling process sent an unreadable answer ({e}) and ended: {status}")
         }
+        None if aborted => format!(
+            "the compiling process ended before it answered: {status}; it aborts when a \
+             compilation needs more memory than it may allocate (host.compile_memory_mib)"
+        ),
         None => format!("the compiling process ended before it answered: {status}"),
     };
     let mut pending = pending.lock().expect("not poisoned");
@@ -528,6 +535,21 @@ async fn read_answers(
     pending.held_at_end = pending.waiting.len();
     for (_, (answer_to, _)) in pending.waiting.drain() {
         let _ = answer_to.send(Err(CompileFailure::Child(why.clone())));
+    }
+}
+
+/// Whether a child ended with `SIGABRT`: what an allocation past its
+/// memory limit ends it with.
+fn aborted(status: std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal() == Some(rustix::process::Signal::ABORT.as_raw())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        false
     }
 }
 
@@ -568,18 +590,31 @@ async fn read_answer(
 /// The child's side: compiles each component `input` sends, on a thread of
 /// its own, and writes each answer to `output`, until `input` ends; then
 /// waits for the compilations still running. What `toolhost
-/// compile-worker` runs. Errors: the engine cannot be made, or `input`
-/// breaks off within a frame or claims one larger than any component.
+/// compile-worker` runs. With `memory_bytes`, this process may allocate no
+/// more than that ([`limit_memory`]). Errors: the limit cannot be set, the
+/// engine cannot be made, or `input` breaks off within a frame or claims
+/// one larger than any component.
 pub fn serve_compilations(
     input: impl Read,
     output: impl Write + Send + 'static,
+    memory_bytes: Option<u64>,
 ) -> anyhow::Result<()> {
     first_to_go_when_memory_runs_out();
+    limit_memory(memory_bytes)?;
     let functions = Arc::new(FunctionCache::default());
     let engine = Engine::new(&compiling_config(functions)?)
         .map_err(anyhow::Error::from)
         .context("cannot configure the WebAssembly engine")?;
     let output = Arc::new(Mutex::new(output));
+    // What a compilation that failed for want of memory may have met.
+    let limit_note: Arc<str> = match memory_bytes {
+        Some(bytes) => format!(
+            " (this process may allocate at most {} MiB: host.compile_memory_mib)",
+            bytes >> 20
+        )
+        .into(),
+        None => "".into(),
+    };
     let mut input = BufReader::new(input);
     let mut compiling: Vec<std::thread::JoinHandle<()>> = Vec::new();
     let read = loop {
@@ -590,7 +625,8 @@ pub fn serve_compilations(
         };
         let (id, bytes) = request;
         let engine = engine.clone();
-        let output = output.clone();
+        let answers = output.clone();
+        let note = limit_note.clone();
         let thread = std::thread::Builder::new()
             .name(format!("compile-{id}"))
             .spawn(move || {
@@ -600,15 +636,28 @@ pub fn serve_compilations(
                         .map_err(|e| format!("{e:#}"))
                 }))
                 .unwrap_or_else(|panic| {
-                    Err(format!("the compiler panicked: {}", panic_text(&panic)))
+                    Err(format!(
+                        "the compiler panicked: {}{note}",
+                        panic_text(&panic)
+                    ))
                 });
-                let mut output = output.lock().unwrap_or_else(|p| p.into_inner());
+                let mut output = answers.lock().unwrap_or_else(|p| p.into_inner());
                 // The parent gone, nobody needs the answer.
                 let _ = write_answer(&mut *output, id, &compiled);
-            })
-            .context("cannot start a compiling thread")?;
-        compiling.retain(|t| !t.is_finished());
-        compiling.push(thread);
+            });
+        match thread {
+            Ok(thread) => {
+                compiling.retain(|t| !t.is_finished());
+                compiling.push(thread);
+            }
+            Err(e) => {
+                let refused = Err(format!(
+                    "cannot start a thread to compile it: {e}{limit_note}"
+                ));
+                let mut output = output.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = write_answer(&mut *output, id, &refused);
+            }
+        }
     };
     for thread in compiling {
         let _ = thread.join();
@@ -626,6 +675,36 @@ fn first_to_go_when_memory_runs_out() {
     if let Err(e) = std::fs::write("/proc/self/oom_score_adj", "1000") {
         eprintln!("toolhost compile-worker: cannot raise its oom_score_adj: {e}");
     }
+}
+
+/// Limits this process: to `memory_bytes` of data (`RLIMIT_DATA`: its
+/// heap and private writable mappings, where every compiler allocation
+/// lives; wasmtime's inaccessible reservations do not count, so the limit
+/// bounds memory, not address space), and to no core dump. A compilation
+/// past the limit fails to allocate and aborts the process, which the
+/// gateway reports for the component it was compiling; a core dump of
+/// each such abort could fill the disk at every reload.
+pub fn limit_memory(memory_bytes: Option<u64>) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Resource, Rlimit, setrlimit};
+        let none = Rlimit {
+            current: Some(0),
+            maximum: Some(0),
+        };
+        setrlimit(Resource::Core, none).context("cannot turn off the core dump")?;
+        if let Some(bytes) = memory_bytes {
+            let limit = Rlimit {
+                current: Some(bytes),
+                maximum: Some(bytes),
+            };
+            setrlimit(Resource::Data, limit)
+                .with_context(|| format!("cannot limit its memory to {bytes} bytes"))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = memory_bytes;
+    Ok(())
 }
 
 /// One request frame; `None` at the end of the stream between frames.

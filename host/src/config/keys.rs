@@ -451,6 +451,18 @@ pub const KEYS: &[Key] = &[
             change when the load is in.",
     },
     Key {
+        path: "host.compile_memory_mib",
+        default: Int(4096),
+        range: Some(Range::int(64, 1 << 20, "MiB")),
+        restart_only: true,
+        doc: "The memory the process a load compiles in (`toolhost compile-worker`, ADR 0058) \
+            may allocate, all its compilations together (`RLIMIT_DATA`: heap and private \
+            mappings; the reservations of guard regions do not count). A compilation past it \
+            ends that process, and the component is refused at load, naming this key; the \
+            gateway serves on. The process dumps no core. The largest example components need about 450 MiB each, and up \
+            to two per core compile at once.",
+    },
+    Key {
         path: "host.max_message_bytes",
         // 16 MiB: what rmcp's own stdio transport accepts.
         default: Int(16 << 20),

@@ -235,6 +235,9 @@ pub struct Config {
     /// How long `tools/list` and `tools/call` wait for the plugin
     /// directory's initial load before answering with what is loaded.
     pub load_wait: Duration,
+    /// The memory the process a load compiles in may allocate, in MiB
+    /// (`host.compile_memory_mib`).
+    pub compile_memory_mib: u64,
     /// The longest line (one JSON-RPC message) read from stdin, and the
     /// largest HTTP request body, in bytes.
     pub max_message_bytes: usize,
@@ -318,6 +321,14 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Where this configuration's loads compile: a child process running
+    /// this program's `compile-worker`, within `host.compile_memory_mib`
+    /// (ADRs 0058 and 0062).
+    pub fn compile_worker(&self) -> anyhow::Result<crate::compiler::CompileIn> {
+        let memory_mib = self.compile_memory_mib.to_string();
+        crate::compiler::CompileIn::this_program(&["compile-worker", "--memory-mib", &memory_mib])
+    }
+
     /// The profile called `name` (`[[profiles]]`), if there is one.
     pub fn profile(&self, name: &str) -> Option<&crate::catalog::Profile> {
         self.profiles.iter().find(|p| p.name == name)

@@ -189,6 +189,8 @@ pub struct RawHost {
     /// `load_wait_secs`: how long `tools/list` and `tools/call` wait for
     /// the plugin directory's initial load.
     pub load_wait_secs: Option<u64>,
+    /// `compile_memory_mib`: the memory the compiling process may use.
+    pub compile_memory_mib: Option<u64>,
     /// `max_message_bytes`: the longest line (one JSON-RPC message) read
     /// from stdin, and the largest HTTP request body.
     pub max_message_bytes: Option<u64>,

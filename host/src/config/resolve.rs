@@ -44,6 +44,7 @@ impl Config {
             key!("host.elicitation_timeout_secs").secs(host.elicitation_timeout_secs)?;
         let max_message_bytes = key!("host.max_message_bytes").u64(host.max_message_bytes)?;
         let load_wait = key!("host.load_wait_secs").secs(host.load_wait_secs)?;
+        let compile_memory_mib = key!("host.compile_memory_mib").u64(host.compile_memory_mib)?;
         let metrics = host.metrics.as_deref().map(metrics_address).transpose()?;
         let auth = raw
             .auth
@@ -140,6 +141,7 @@ impl Config {
             trust,
             unmatched_files: host.unmatched_files,
             load_wait,
+            compile_memory_mib,
             // At most 256 MiB: it fits any `usize` toolhost builds for.
             max_message_bytes: max_message_bytes as usize,
             metrics,

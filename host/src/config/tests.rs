@@ -24,6 +24,29 @@ fn unmatched_files_are_served_unless_the_config_says_skip() {
 }
 
 #[test]
+fn loads_compile_in_this_programs_worker_within_the_configured_memory() {
+    let worker_args = |config: &Config| match config.compile_worker().unwrap() {
+        crate::compiler::CompileIn::ChildProcess { args, .. } => args,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        worker_args(&Config::default()),
+        ["compile-worker", "--memory-mib", "4096"],
+        "4 GiB unless the config says otherwise"
+    );
+    let config = Config::parse("[host]\ncompile_memory_mib = 512\n").unwrap();
+    assert_eq!(
+        worker_args(&config),
+        ["compile-worker", "--memory-mib", "512"]
+    );
+    let err = Config::parse("[host]\ncompile_memory_mib = 16\n").unwrap_err();
+    assert!(
+        format!("{err:#}").contains("host.compile_memory_mib"),
+        "{err:#}"
+    );
+}
+
+#[test]
 fn defaults_apply_when_a_block_is_empty() {
     let c = Config::parse("[plugins.hello]\n").unwrap();
     let s = c.settings_for("hello.wasm");
