@@ -467,10 +467,14 @@ fn router(
     let mut allowed_origins = settings.allowed_origins.clone();
     allowed_origins.extend(own_origins(local));
     let guard = Arc::new(RebindingGuard::new(&allowed_hosts, &allowed_origins));
+    // The guard is the one `Host` and `Origin` check, first of every
+    // layer. rmcp's own check of the same lists is off: it would repeat
+    // the guard's on every request that got past it, parsing each list
+    // entry again, and copy both lists with the service rmcp clones for
+    // each request.
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(allowed_hosts)
-        .with_allowed_origins(allowed_origins)
-        .enforce_origin_validation()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_max_request_body_bytes(max_body)
         .with_cancellation_token(streams_closed.clone());
     let gateway = state.gateway.clone();

@@ -8,8 +8,9 @@
 //! cross-origin request carries the page's `Origin`. So a request must name
 //! an allowed host (loopback names, the listen address, `http.allowed_hosts`)
 //! and, if it carries an `Origin`, an allowed origin (the server's own
-//! address, `http.allowed_origins`). rmcp checks the same lists again
-//! behind it; this check is the one that runs before toolhost's own layers.
+//! address, `http.allowed_origins`). This is the one check of both: rmcp's
+//! own is switched off, since it would repeat this one, per request, on
+//! requests that already passed it.
 //!
 //! Origins are compared as (scheme, host, port). An `Origin` without a port
 //! means its scheme's default port (RFC 6454), and so does an
