@@ -12,7 +12,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use tokio::net::TcpListener;
 
 use crate::auth::Authenticator;
 use crate::call::CallEnv;
@@ -61,8 +60,7 @@ pub async fn serve(loader: Loader, options: ServeOptions) -> Result<()> {
             let auth = Authenticator::from_settings(config.auth.as_ref(), &config.access)?;
             refuse_unauthenticated_exposure(addr, auth.is_some())?;
             refuse_access_rules_without_auth(&config, auth.is_some())?;
-            let listener = TcpListener::bind(addr)
-                .await
+            let listener = transport::http::listen(addr)
                 .with_context(|| format!("cannot listen on {addr} (host.http or --http)"))?;
             if config.metrics.is_none() {
                 // Metrics are served on this listener: recorded from

@@ -6,7 +6,8 @@
 //! the GET stream, DELETE; stateless 2026-07-28 requests). This module puts
 //! it on a socket and bounds what a client can hold. A request travels:
 //!
-//! 1. [`serve`]'s accept loop: a connection takes one of
+//! 1. [`serve`]'s accept loop, on a listener whose kernel queue holds a
+//!    burst of connecting clients ([`listen`]): a connection takes one of
 //!    `http.max_connections` permits, or is closed at once. With `[auth]`,
 //!    a connection none of whose requests has authenticated yet is also one
 //!    of at most `http.max_unauthenticated_connections`: past it the oldest
@@ -87,6 +88,31 @@ use crate::server::Gateway;
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
+
+/// Connections the kernel completes and holds for the accept loop
+/// ([`listen`]); it caps the figure at `net.core.somaxconn` (4096 by
+/// default since Linux 5.4).
+pub const ACCEPT_BACKLOG: u32 = 1024;
+
+/// A listener on `addr` whose kernel queue holds [`ACCEPT_BACKLOG`]
+/// connections not yet accepted. The standard library's 128 let a burst of
+/// clients connecting at once (a few hundred agents starting together, a
+/// load balancer opening its pool) overflow it: the kernel dropped the
+/// SYNs past it, and each of those clients waited a second for its
+/// retransmission before its first request.
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As the standard library does on Unix: a restart can bind again while
+    // the last process's connections linger in TIME_WAIT.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(ACCEPT_BACKLOG)
+}
 
 /// How long open connections get to close after the streams were told to
 /// end, before the process exits anyway.
@@ -1452,7 +1478,7 @@ mod tests {
     use axum::response::Response;
     use futures_util::StreamExt;
 
-    use super::hold_until_body_ends;
+    use super::{ACCEPT_BACKLOG, hold_until_body_ends, listen};
 
     /// How many holders `held` has besides this test's own.
     fn holders(held: &Arc<()>) -> usize {
@@ -1488,5 +1514,35 @@ mod tests {
             "freed once the last frame was taken, before the server writes the end"
         );
         drop(body);
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_connections_waits_in_the_queue_instead_of_being_dropped() {
+        // The kernel completes a connection as soon as it fits in the
+        // listener's queue, and drops the SYN of one that does not (the
+        // client then waits a second for its retransmission). Nothing is
+        // accepted here, so the queue alone decides.
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(ACCEPT_BACKLOG);
+        // Past the standard library's 128, within what this kernel allows.
+        let burst = 300.min(ACCEPT_BACKLOG.min(somaxconn) as usize);
+        assert!(
+            burst > 129,
+            "net.core.somaxconn is {somaxconn}: too low to tell"
+        );
+        let connects = (0..burst).map(|_| {
+            tokio::time::timeout(
+                std::time::Duration::from_millis(500),
+                tokio::net::TcpStream::connect(addr),
+            )
+        });
+        let results = futures_util::future::join_all(connects).await;
+        let completed = results.iter().filter(|r| matches!(r, Ok(Ok(_)))).count();
+        assert_eq!(completed, burst, "every connection of the burst was queued");
+        drop(listener);
     }
 }
