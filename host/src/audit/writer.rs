@@ -56,8 +56,11 @@ pub(super) struct LogInner {
     /// The `host.audit*` keys.
     pub(super) settings: AuditSettings,
     /// The open file and the chain's head; held while a record is written
-    /// (and the file rotated), so lines never interleave.
-    pub(super) writer: Mutex<Writer>,
+    /// (and the file rotated), so lines never interleave. An async lock:
+    /// a call whose record waits for another's yields its thread to other
+    /// calls instead of blocking a worker of the runtime (measurement 22:
+    /// 4–12% more calls per second with the trail on at 8 and 64 clients).
+    pub(super) writer: tokio::sync::Mutex<Writer>,
     /// Whether the last write failed: one log line per failure episode.
     pub(super) failing: AtomicBool,
     /// Refused-call records each caller may still leave in its window.
@@ -73,7 +76,11 @@ impl AuditLog {
     pub fn open(settings: AuditSettings) -> Result<AuditLog, AuditLocked> {
         let log = AuditLog::new(settings);
         let opened = {
-            let mut writer = log.inner.writer.lock().expect("not poisoned");
+            let mut writer = log
+                .inner
+                .writer
+                .try_lock()
+                .expect("nothing writes before the trail is opened");
             let opened = writer.ensure_open(&log.inner.settings);
             if opened.is_err() {
                 writer.open = None;
@@ -94,7 +101,7 @@ impl AuditLog {
         AuditLog {
             inner: Arc::new(LogInner {
                 settings,
-                writer: Mutex::new(Writer::default()),
+                writer: tokio::sync::Mutex::new(Writer::default()),
                 failing: AtomicBool::new(false),
                 budgets: Mutex::new(Budgets::default()),
             }),
@@ -120,7 +127,7 @@ impl AuditLog {
     /// disk, goes to the blocking pool.
     pub(super) async fn append(&self, record: &impl Line, durable: bool) -> Result<(), AuditError> {
         let written = {
-            let mut writer = self.inner.writer.lock().expect("not poisoned");
+            let mut writer = self.inner.writer.lock().await;
             writer.append(&self.inner.settings, record)
         };
         let written = match written {
