@@ -801,6 +801,84 @@ async fn approvals_are_counted_by_event_with_the_pending_gauge_and_the_decision_
 }
 
 #[tokio::test]
+async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_forged_header_is_ignored()
+ {
+    // The balancer is 127.0.0.2; clients elsewhere reach the page directly.
+    let statuspro: StatusPro = Setup::new()
+        .http()
+        .era(Era::Legacy)
+        .elicitation(Elicitation::Accept(true))
+        .bearer(ALICE)
+        .config(&format!(
+            "{}\n[http]\ntrusted_proxies = [\"127.0.0.2\"]\n",
+            config(600)
+        ))
+        .start()
+        .await;
+    let limit = toolhost::transport::approval_page::SIGN_INS_PER_MINUTE;
+    let from = |local: [u8; 4], forwarded_for: Option<&str>| {
+        let mut page = Page::of(&statuspro.host);
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(client) = forwarded_for {
+            headers.insert("x-forwarded-for", client.parse().unwrap());
+        }
+        page.client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(std::net::IpAddr::from(local))
+            .default_headers(headers)
+            .build()
+            .unwrap();
+        page
+    };
+
+    // Through the balancer, one client spends its attempts…
+    let guesser = from([127, 0, 0, 2], Some("198.51.100.7, 203.0.113.5"));
+    for _ in 0..limit {
+        let status = guesser
+            .sign_in_response("guessed-token-0123456789")
+            .await
+            .status();
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(
+        guesser.sign_in_response(CAROL).await.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "counted by the address the balancer forwarded for"
+    );
+    // …and another client through the same balancer signs in.
+    let mut approver = from([127, 0, 0, 2], Some("203.0.113.6"));
+    approver.sign_in(CAROL).await;
+
+    // A client that is not a trusted proxy cannot choose its address: its
+    // header is ignored, and every attempt counts against its own.
+    let direct = from([127, 0, 0, 3], None);
+    for n in 0..limit {
+        let status = direct
+            .client
+            .post(format!("{}/sign-in", direct.base))
+            .header("x-forwarded-for", format!("192.0.2.{n}"))
+            .form(&[
+                ("token", "guessed-token-0123456789"),
+                ("next", "/approvals"),
+            ])
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let forged = direct
+        .client
+        .post(format!("{}/sign-in", direct.base))
+        .header("x-forwarded-for", "192.0.2.200")
+        .form(&[("token", CAROL), ("next", "/approvals")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test]
 async fn sign_in_attempts_are_limited_per_client_address_and_told_when_to_come_back() {
     let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
     let page = Page::of(&statuspro.host);

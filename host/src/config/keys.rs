@@ -633,6 +633,19 @@ pub const KEYS: &[Key] = &[
             other `Origin` gets 403; requests without one pass.",
     },
     Key {
+        path: "http.trusted_proxies",
+        default: Toml("[]"),
+        range: None,
+        restart_only: true,
+        doc: "Addresses or blocks (`\"10.0.0.7\"`, `\"10.0.0.0/8\"`, `\"fd00::/8\"`) of the \
+            load balancers or proxies in front of toolhost. A connection from one of them is \
+            counted, where toolhost counts by client address (the approval page's sign-in \
+            limit), by the address its `X-Forwarded-For` names: the last one in it that is not \
+            itself a trusted proxy. From any other peer the header is ignored, so a client \
+            cannot choose its own address. Empty: every connection is its peer's address, and \
+            behind a balancer all clients share the balancer's.",
+    },
+    Key {
         path: "http.allowed_hosts",
         default: Toml("[]"),
         range: None,

@@ -130,6 +130,9 @@ pub struct HttpSettings {
     pub allowed_origins: Vec<String>,
     /// Extra `Host` header values accepted.
     pub allowed_hosts: Vec<String>,
+    /// The proxies in front whose `X-Forwarded-For` names the client
+    /// (`http.trusted_proxies`; [`crate::transport::client_address`]).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How long a client may take to send a request's headers.
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request's body.

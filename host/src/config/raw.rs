@@ -238,6 +238,10 @@ pub struct RawHttp {
     /// names and the listen address (DNS-rebinding protection).
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
+    /// `trusted_proxies`: addresses or blocks whose `X-Forwarded-For` is
+    /// believed.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
     /// `header_read_timeout_secs`: how long a client may take to send a
     /// request's headers.
     pub header_read_timeout_secs: Option<f64>,

@@ -308,10 +308,26 @@ impl HttpSettings {
             .iter()
             .map(|origin| normalise_origin(origin))
             .collect::<Result<Vec<_>>>()?;
+        let trusted_proxies = raw
+            .trusted_proxies
+            .iter()
+            .map(|entry| {
+                entry
+                    .parse::<ipnet::IpNet>()
+                    .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .map_err(|_| {
+                        anyhow::anyhow!(
+                            "`http.trusted_proxies`: {entry:?} is neither an address nor a block; \
+                             write \"10.0.0.7\" or \"10.0.0.0/8\""
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(HttpSettings {
             listen,
             allowed_origins,
             allowed_hosts: raw.allowed_hosts,
+            trusted_proxies,
             header_read_timeout: key!("http.header_read_timeout_secs")
                 .secs_f64(raw.header_read_timeout_secs)?,
             body_read_timeout: key!("http.body_read_timeout_secs")

@@ -83,12 +83,12 @@ impl SignInLimit {
         }
     }
 
-    /// Counts an attempt from `peer` (none: the connection's address is
+    /// Counts an attempt from `client` (none: the connection's address is
     /// unknown, and every such attempt counts together); `Err` with how
     /// long to wait when its attempts are spent.
-    fn attempt(&self, peer: Option<std::net::SocketAddr>) -> Result<(), std::time::Duration> {
+    fn attempt(&self, client: Option<std::net::IpAddr>) -> Result<(), std::time::Duration> {
         use governor::clock::{Clock, DefaultClock};
-        let address = match peer.map(|p| p.ip().to_canonical()) {
+        let address = match client {
             Some(std::net::IpAddr::V6(v6)) => {
                 let block = u128::from(v6) & !((1u128 << 64) - 1);
                 std::net::IpAddr::V6(block.into())
@@ -105,11 +105,19 @@ impl SignInLimit {
     }
 }
 
-/// The client address of a request, when the listener recorded it.
-fn peer(extensions: &axum::http::Extensions) -> Option<std::net::SocketAddr> {
-    extensions
+/// The client address of a request: its connection's peer, when the
+/// listener recorded it, or behind a trusted proxy the address that proxy
+/// forwarded for (`http.trusted_proxies`, [`super::client_address`]).
+fn client_of(
+    page: &Page,
+    extensions: &axum::http::Extensions,
+    headers: &HeaderMap,
+) -> Option<std::net::IpAddr> {
+    let peer = extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|info| info.0)
+        .map(|info| info.0);
+    let registry = page.gateway.registry();
+    super::client_address(peer, headers, &registry.config().http.trusted_proxies)
 }
 
 /// The answer to an attempt over the limit: 429, when to come back.
@@ -484,13 +492,17 @@ struct SignIn {
 async fn sign_in(
     State(page): State<Arc<Page>>,
     extensions: axum::http::Extensions,
+    request_headers: HeaderMap,
     Form(form): Form<SignIn>,
 ) -> Response {
     let next = safe_next(&form.next);
     let Some(auth) = &page.auth else {
         return sign_in_page(&page, &next, None);
     };
-    if let Err(wait) = page.sign_ins.attempt(peer(&extensions)) {
+    if let Err(wait) = page
+        .sign_ins
+        .attempt(client_of(&page, &extensions, &request_headers))
+    {
         return too_many_sign_ins(wait);
     }
     let mut headers = HeaderMap::new();
@@ -683,6 +695,7 @@ async fn decide(
 async fn sign_in_at_provider(
     State(page): State<Arc<Page>>,
     extensions: axum::http::Extensions,
+    request_headers: HeaderMap,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Response {
     let next = safe_next(query.get("next").map_or("", String::as_str));
@@ -701,7 +714,10 @@ async fn sign_in_at_provider(
         .as_ref()
         .map(|o| o.scopes.clone())
         .unwrap_or_default();
-    if let Err(wait) = page.sign_ins.attempt(peer(&extensions)) {
+    if let Err(wait) = page
+        .sign_ins
+        .attempt(client_of(&page, &extensions, &request_headers))
+    {
         return too_many_sign_ins(wait);
     }
     let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();

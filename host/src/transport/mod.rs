@@ -14,8 +14,123 @@
 //! - [`rebinding`] is its `Host` and `Origin` check (DNS-rebinding
 //!   protection), run before any other layer. See ADR 0033.
 
+use std::net::{IpAddr, SocketAddr};
+
+use axum::http::HeaderMap;
+
+/// The address of the client a request came from: its connection's peer,
+/// or, when the peer is one of `trusted` (`http.trusted_proxies`), the
+/// last address of its `X-Forwarded-For` that is not itself trusted (each
+/// proxy appends the address it received the request from, so the last
+/// untrusted one is the closest any client could not forge). From an
+/// untrusted peer the header is ignored: a client cannot pick its own
+/// address. An entry that is not an address ends the walk at the hop that
+/// wrote it. `None` when the peer is unknown.
+pub fn client_address(
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+    trusted: &[ipnet::IpNet],
+) -> Option<IpAddr> {
+    let mut client = peer?.ip().to_canonical();
+    let is_trusted = |address: &IpAddr| trusted.iter().any(|block| block.contains(address));
+    if !is_trusted(&client) {
+        return Some(client);
+    }
+    let forwarded: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .collect();
+    for entry in forwarded.iter().rev() {
+        let Ok(address) = entry.parse::<IpAddr>().map(|a| a.to_canonical()) else {
+            break;
+        };
+        client = address;
+        if !is_trusted(&client) {
+            break;
+        }
+    }
+    Some(client)
+}
+
 pub mod approval_page;
 pub mod http;
 pub mod rebinding;
 pub mod stdio;
 pub mod triage;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forwarded(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append("x-forwarded-for", value.parse().unwrap());
+        }
+        headers
+    }
+
+    fn blocks(entries: &[&str]) -> Vec<ipnet::IpNet> {
+        entries.iter().map(|e| e.parse().unwrap()).collect()
+    }
+
+    fn peer(address: &str) -> Option<SocketAddr> {
+        Some(SocketAddr::new(address.parse().unwrap(), 40000))
+    }
+
+    fn ip(address: &str) -> Option<IpAddr> {
+        Some(address.parse().unwrap())
+    }
+
+    #[test]
+    fn a_peer_that_is_no_trusted_proxy_is_the_client_whatever_its_header_says() {
+        let headers = forwarded(&["192.0.2.1"]);
+        assert_eq!(
+            client_address(peer("203.0.113.9"), &headers, &[]),
+            ip("203.0.113.9")
+        );
+        assert_eq!(
+            client_address(peer("203.0.113.9"), &headers, &blocks(&["10.0.0.0/8"])),
+            ip("203.0.113.9")
+        );
+        assert_eq!(client_address(None, &headers, &[]), None);
+    }
+
+    #[test]
+    fn behind_trusted_proxies_the_client_is_the_last_address_no_proxy_of_ours_wrote() {
+        let trusted = blocks(&["10.0.0.0/8", "fd00::/8"]);
+        // The client forged the first entry; the edge proxy appended the
+        // address it saw; the inner balancer is the peer.
+        let headers = forwarded(&["192.0.2.1, 198.51.100.7", "10.1.2.3"]);
+        assert_eq!(
+            client_address(peer("10.9.9.9"), &headers, &trusted),
+            ip("198.51.100.7")
+        );
+        // IPv6, and an IPv4-mapped peer.
+        let headers = forwarded(&["2001:db8::5"]);
+        assert_eq!(
+            client_address(peer("::ffff:10.0.0.1"), &headers, &trusted),
+            ip("2001:db8::5")
+        );
+        // No header: the proxy itself.
+        assert_eq!(
+            client_address(peer("10.0.0.1"), &HeaderMap::new(), &trusted),
+            ip("10.0.0.1")
+        );
+        // An entry that is no address ends the walk at the hop that wrote it.
+        let headers = forwarded(&["198.51.100.7, unknown"]);
+        assert_eq!(
+            client_address(peer("10.0.0.1"), &headers, &trusted),
+            ip("10.0.0.1")
+        );
+        // Every entry trusted: the first of them.
+        let headers = forwarded(&["10.0.0.5, 10.0.0.6"]);
+        assert_eq!(
+            client_address(peer("10.0.0.1"), &headers, &trusted),
+            ip("10.0.0.5")
+        );
+    }
+}

@@ -256,6 +256,7 @@ pub fn haproxy_config(frontend: u16, backends: &[u16], stickiness: Stickiness) -
          \x20   timeout check 2s\n\
          \x20   retries 3\n\
          \x20   option redispatch 1\n\
+         \x20   option forwardfor\n\
          frontend mcp\n\
          \x20   bind 127.0.0.1:{frontend}\n\
          \x20   default_backend toolhost\n\
