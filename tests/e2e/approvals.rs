@@ -80,6 +80,24 @@ impl Page {
         Page::at(host.url.as_deref().expect("an HTTP host"))
     }
 
+    /// The page of `host`, reached from the loopback address `local`, each
+    /// request carrying `X-Forwarded-For: forwarded_for` when given (as a
+    /// balancer's would).
+    pub fn from_address(host: &Host, local: [u8; 4], forwarded_for: Option<&str>) -> Page {
+        let mut page = Page::of(host);
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(client) = forwarded_for {
+            headers.insert("x-forwarded-for", client.parse().unwrap());
+        }
+        page.client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(std::net::IpAddr::from(local))
+            .default_headers(headers)
+            .build()
+            .unwrap();
+        page
+    }
+
     /// The page beside the MCP endpoint `mcp`.
     pub fn at(mcp: &str) -> Page {
         Page {
@@ -816,20 +834,7 @@ async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_
         .start()
         .await;
     let limit = toolhost::transport::approval_page::SIGN_INS_PER_MINUTE;
-    let from = |local: [u8; 4], forwarded_for: Option<&str>| {
-        let mut page = Page::of(&statuspro.host);
-        let mut headers = reqwest::header::HeaderMap::new();
-        if let Some(client) = forwarded_for {
-            headers.insert("x-forwarded-for", client.parse().unwrap());
-        }
-        page.client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .local_address(std::net::IpAddr::from(local))
-            .default_headers(headers)
-            .build()
-            .unwrap();
-        page
-    };
+    let from = |local, forwarded_for| Page::from_address(&statuspro.host, local, forwarded_for);
 
     // Through the balancer, one client spends its attempts…
     let guesser = from([127, 0, 0, 2], Some("198.51.100.7, 203.0.113.5"));
@@ -851,31 +856,20 @@ async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_
 
     // A client that is not a trusted proxy cannot choose its address: its
     // header is ignored, and every attempt counts against its own.
-    let direct = from([127, 0, 0, 3], None);
     for n in 0..limit {
-        let status = direct
-            .client
-            .post(format!("{}/sign-in", direct.base))
-            .header("x-forwarded-for", format!("192.0.2.{n}"))
-            .form(&[
-                ("token", "guessed-token-0123456789"),
-                ("next", "/approvals"),
-            ])
-            .send()
+        let forged_for = format!("192.0.2.{n}");
+        let forging = Page::from_address(&statuspro.host, [127, 0, 0, 3], Some(&forged_for));
+        let status = forging
+            .sign_in_response("guessed-token-0123456789")
             .await
-            .unwrap()
             .status();
         assert_eq!(status, StatusCode::UNAUTHORIZED);
     }
-    let forged = direct
-        .client
-        .post(format!("{}/sign-in", direct.base))
-        .header("x-forwarded-for", "192.0.2.200")
-        .form(&[("token", CAROL), ("next", "/approvals")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(forged.status(), StatusCode::TOO_MANY_REQUESTS);
+    let forged = from([127, 0, 0, 3], Some("192.0.2.200"));
+    assert_eq!(
+        forged.sign_in_response(CAROL).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
 }
 
 #[tokio::test]
@@ -908,12 +902,7 @@ async fn sign_in_attempts_are_limited_per_client_address_and_told_when_to_come_b
     assert!(body.contains("Too many sign-in attempts"), "{body}");
 
     // Another address is not held to this one's attempts.
-    let mut elsewhere = Page::of(&statuspro.host);
-    elsewhere.client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
-        .build()
-        .unwrap();
+    let mut elsewhere = Page::from_address(&statuspro.host, [127, 0, 0, 2], None);
     elsewhere.sign_in(CAROL).await;
     let (status, _, html) = elsewhere.get("").await;
     assert_eq!(status, StatusCode::OK);

@@ -89,11 +89,23 @@ fn loader(config: &str, place: CompileIn) -> Loader {
     loader
 }
 
+/// The test component `name` (`NAME.wasm`) loaded with `loader`.
+async fn load(loader: &Loader, name: &str) -> Result<toolhost::plugin::Plugin, LoadError> {
+    loader
+        .load_bytes(Path::new(&format!("{name}.wasm")), component(name))
+        .await
+}
+
 /// `echo.wasm` loaded with `loader`.
 async fn load_echo(loader: &Loader) -> Result<toolhost::plugin::Plugin, LoadError> {
-    loader
-        .load_bytes(Path::new("echo.wasm"), component("echo"))
-        .await
+    load(loader, "echo").await
+}
+
+/// Ends `loader`'s load and waits until its child, run as `program`, is
+/// gone.
+async fn end_load(loader: &Loader, program: &Path) {
+    loader.runtime.end_load();
+    until_no_child_runs(program).await;
 }
 
 /// Why `loader` refused `echo.wasm` (`expected` says why it should).
@@ -111,8 +123,7 @@ async fn a_load_compiled_in_a_child_process_lists_its_tools_and_the_child_ends_w
         .await
         .expect("echo loads from what the child compiled");
     assert_eq!(echo.tools[0].name, "echo", "its tool was listed");
-    let hello = loader
-        .load_bytes(Path::new("hello.wasm"), component("hello"))
+    let hello = load(&loader, "hello")
         .await
         .expect("a second component of the same load compiles in the same child");
     assert!(!hello.tools.is_empty());
@@ -126,8 +137,7 @@ async fn a_load_compiled_in_a_child_process_lists_its_tools_and_the_child_ends_w
         "nothing was compiled in this process"
     );
 
-    loader.runtime.end_load();
-    until_no_child_runs(&program).await;
+    end_load(&loader, &program).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -167,8 +177,7 @@ async fn a_compilation_given_up_on_stops_when_the_load_ends_and_gives_its_turn_b
     );
 
     // The load's end stops the child, and the turn comes back.
-    loader.runtime.end_load();
-    until_no_child_runs(&program).await;
+    end_load(&loader, &program).await;
     let turns = tokio::time::timeout(
         Duration::from_secs(10),
         loader
@@ -212,20 +221,19 @@ async fn a_compiling_process_that_cannot_start_or_dies_fails_with_its_reason_and
     load_echo(&loader)
         .await
         .expect("a working child compiles it");
-    loader.runtime.end_load();
-    until_no_child_runs(&program).await;
+    end_load(&loader, &program).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compiler_crash_fails_one_component_and_the_others_it_held_compile_again_alone() {
     let dir = tempfile::tempdir().unwrap();
     let worker = worker_program(dir.path(), "toolhost-after-a-crash");
-    let (hello, echo) = (component("hello"), component("echo"));
+    let (hello_bytes, echo_bytes) = (component("hello"), component("echo"));
     // The load's first child reads until both components have reached it,
     // then ends as a crash would. Of the two children started next, the
     // first ends at once (as the compiler would again on the component that
     // crashed it) and the other is a real worker.
-    let both_sent = 16 + hello.len().max(echo.len()) + 1;
+    let both_sent = 16 + hello_bytes.len().max(echo_bytes.len()) + 1;
     let dir_text = dir.path().display();
     let script = format!(
         "if /usr/bin/mkdir {dir_text}/first 2>/dev/null; then \
@@ -242,10 +250,7 @@ async fn a_compiler_crash_fails_one_component_and_the_others_it_held_compile_aga
         },
     );
 
-    let (hello, echo) = tokio::join!(
-        loader.load_bytes(Path::new("hello.wasm"), hello),
-        loader.load_bytes(Path::new("echo.wasm"), echo),
-    );
+    let (hello, echo) = tokio::join!(load(&loader, "hello"), load(&loader, "echo"));
 
     let failures: Vec<String> = [hello.as_ref().err(), echo.as_ref().err()]
         .into_iter()
@@ -264,8 +269,7 @@ async fn a_compiler_crash_fails_one_component_and_the_others_it_held_compile_aga
     );
     let loaded = hello.ok().or(echo.ok()).expect("the other one loaded");
     assert!(!loaded.tools.is_empty(), "its tools are listed");
-    loader.runtime.end_load();
-    until_no_child_runs(&worker).await;
+    end_load(&loader, &worker).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -278,8 +282,7 @@ async fn a_compilation_past_the_compilers_memory_limit_refuses_its_component_nam
     };
     // Compiling katana takes about 35 MiB of the worker's data.
     let starved = loader("", limited("12"));
-    let refused = starved
-        .load_bytes(Path::new("katana.wasm"), component("katana"))
+    let refused = load(&starved, "katana")
         .await
         .expect_err("more memory than the worker may allocate");
     let text = refused.to_string();
@@ -287,13 +290,11 @@ async fn a_compilation_past_the_compilers_memory_limit_refuses_its_component_nam
         text.contains("host.compile_memory_mib"),
         "the refusal names the key: {text}"
     );
-    starved.runtime.end_load();
-    until_no_child_runs(&program).await;
+    end_load(&starved, &program).await;
 
     // Under the default limit it compiles, in a worker that dumps no core.
     let ample = loader("", limited("4096"));
-    let katana = ample
-        .load_bytes(Path::new("katana.wasm"), component("katana"))
+    let katana = load(&ample, "katana")
         .await
         .expect("katana compiles within the default limit");
     assert!(!katana.tools.is_empty());
@@ -311,8 +312,7 @@ async fn a_compilation_past_the_compilers_memory_limit_refuses_its_component_nam
         format!("Max data size {0} {0} bytes", 4096u64 << 20)
     );
     assert_eq!(row("Max core file size"), "Max core file size 0 0 bytes");
-    ample.runtime.end_load();
-    until_no_child_runs(&program).await;
+    end_load(&ample, &program).await;
 }
 
 #[test]

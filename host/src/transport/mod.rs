@@ -102,35 +102,40 @@ mod tests {
     #[test]
     fn behind_trusted_proxies_the_client_is_the_last_address_no_proxy_of_ours_wrote() {
         let trusted = blocks(&["10.0.0.0/8", "fd00::/8"]);
-        // The client forged the first entry; the edge proxy appended the
-        // address it saw; the inner balancer is the peer.
-        let headers = forwarded(&["192.0.2.1, 198.51.100.7", "10.1.2.3"]);
-        assert_eq!(
-            client_address(peer("10.9.9.9"), &headers, &trusted),
-            ip("198.51.100.7")
-        );
-        // IPv6, and an IPv4-mapped peer.
-        let headers = forwarded(&["2001:db8::5"]);
-        assert_eq!(
-            client_address(peer("::ffff:10.0.0.1"), &headers, &trusted),
-            ip("2001:db8::5")
-        );
-        // No header: the proxy itself.
-        assert_eq!(
-            client_address(peer("10.0.0.1"), &HeaderMap::new(), &trusted),
-            ip("10.0.0.1")
-        );
-        // An entry that is no address ends the walk at the hop that wrote it.
-        let headers = forwarded(&["198.51.100.7, unknown"]);
-        assert_eq!(
-            client_address(peer("10.0.0.1"), &headers, &trusted),
-            ip("10.0.0.1")
-        );
-        // Every entry trusted: the first of them.
-        let headers = forwarded(&["10.0.0.5, 10.0.0.6"]);
-        assert_eq!(
-            client_address(peer("10.0.0.1"), &headers, &trusted),
-            ip("10.0.0.5")
-        );
+        // (peer, X-Forwarded-For headers, the client, why)
+        let cases: &[(&str, &[&str], &str, &str)] = &[
+            (
+                "10.9.9.9",
+                &["192.0.2.1, 198.51.100.7", "10.1.2.3"],
+                "198.51.100.7",
+                "the client forged the first entry, the edge proxy appended what it saw",
+            ),
+            (
+                "::ffff:10.0.0.1",
+                &["2001:db8::5"],
+                "2001:db8::5",
+                "IPv6, an IPv4-mapped peer",
+            ),
+            ("10.0.0.1", &[], "10.0.0.1", "no header: the proxy itself"),
+            (
+                "10.0.0.1",
+                &["198.51.100.7, unknown"],
+                "10.0.0.1",
+                "an entry that is no address ends the walk at the hop that wrote it",
+            ),
+            (
+                "10.0.0.1",
+                &["10.0.0.5, 10.0.0.6"],
+                "10.0.0.5",
+                "every entry trusted: the first",
+            ),
+        ];
+        for (from, headers, client, why) in cases {
+            assert_eq!(
+                client_address(peer(from), &forwarded(headers), &trusted),
+                ip(client),
+                "{why}"
+            );
+        }
     }
 }

@@ -101,22 +101,27 @@ pub fn triage(line: &[u8]) -> Triage {
 /// bytes without descending into any member) is well formed. `None` for
 /// anything else, which then takes the path that can say what is wrong:
 /// parsed into a [`Value`] first, and decoded from that. The answer is
-/// the same either way; the slow path costs a second whole decode of
-/// every message, a fifth of a stdio call's own work on the host.
+/// the same either way; the common case is spared the `Value` (about 1% of
+/// a stdio call's CPU, docs/benchmarks.md).
 fn well_formed(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     let message = serde_json::from_slice::<ClientJsonRpcMessage>(line).ok()?;
-    let typed = match &message {
+    if !is_typed(&message) {
+        return None;
+    }
+    serde_json::from_slice::<Outline>(line).ok()?.kind().ok()?;
+    Some(message)
+}
+
+/// Whether rmcp recognised `message` as one of its typed messages, not
+/// its custom fallback for a method it does not know.
+fn is_typed(message: &ClientJsonRpcMessage) -> bool {
+    match message {
         JsonRpcMessage::Request(r) => !matches!(r.request, ClientRequest::CustomRequest(_)),
         JsonRpcMessage::Notification(n) => {
             !matches!(n.notification, ClientNotification::CustomNotification(_))
         }
         _ => true,
-    };
-    if !typed {
-        return None;
     }
-    serde_json::from_slice::<Outline>(line).ok()?.kind().ok()?;
-    Some(message)
 }
 
 /// A line that is JSON.
@@ -129,14 +134,7 @@ fn triage_value(value: Value) -> Triage {
     // rmcp did not recognise a typed message: it failed to decode it whole,
     // or fell back to its custom variant. If the method is one of its typed
     // ones, the params are what does not fit.
-    let untyped = match &decoded {
-        Err(_) => true,
-        Ok(JsonRpcMessage::Request(r)) => matches!(r.request, ClientRequest::CustomRequest(_)),
-        Ok(JsonRpcMessage::Notification(n)) => {
-            matches!(n.notification, ClientNotification::CustomNotification(_))
-        }
-        Ok(_) => false,
-    };
+    let untyped = decoded.as_ref().map_or(true, |message| !is_typed(message));
     if untyped {
         match &kind {
             Kind::Request(id, method) => {
