@@ -1152,29 +1152,16 @@ pub mod session {
     }
 
     /// Opens a `subscriptions/listen` stream for tool-list changes
-    /// (2026-07-28 clients). A host whose per-caller request bound is 1
-    /// releases the permit of the request before (a `tools/list`) a moment
-    /// after its answer was read, so a `429` is tried again, a bounded
-    /// number of times, as a client honouring it would.
+    /// (2026-07-28 clients).
     pub async fn listen(client: &Client) -> Subscription {
-        let mut refused = Vec::new();
-        for _ in 0..50 {
-            match client
-                .listen(
-                    rmcp::model::SubscriptionFilter::builder()
-                        .tools_list_changed()
-                        .build(),
-                )
-                .await
-            {
-                Ok(subscription) => return subscription,
-                Err(e) if format!("{e:?}").contains("status: 429") => {
-                    refused.push(format!("{e:?}"))
-                }
-                Err(e) => panic!("the listen stream opens: {e:?}"),
-            }
-        }
-        panic!("the listen stream opens: refused 50 times: {refused:?}")
+        client
+            .listen(
+                rmcp::model::SubscriptionFilter::builder()
+                    .tools_list_changed()
+                    .build(),
+            )
+            .await
+            .expect("the listen stream opens")
     }
 
     /// Lists every tool.

@@ -674,8 +674,8 @@ pub const KEYS: &[Key] = &[
         default: Int(64),
         range: Some(Range::int(1, 100_000, "requests")),
         restart_only: true,
-        doc: "Requests one caller may have in flight at once (a streamed response counts until \
-            it ends); past it, 429 with `Retry-After`. The caller is the authenticated \
+        doc: "Requests one caller may have in flight at once (a request counts until its \
+            answer is made, whatever it streams before); past it, 429 with `Retry-After`. The caller is the authenticated \
             identity, or one shared \"anonymous\" caller without `[auth]`.",
     },
     Key {

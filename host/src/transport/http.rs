@@ -31,9 +31,13 @@
 //!      on `/metrics` the token must also grant `auth.metrics_scope`;
 //!    - `limit_per_caller`: requests in flight and event streams per
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
-//!      held until the response body ends, so one caller's flood meets 429s
-//!      while another's calls go on; a legacy session belongs to the caller
-//!      that opened it (another caller is told it does not exist);
+//!      so one caller's flood meets 429s while another's calls go on. A
+//!      request's permit is given back as soon as the gateway has its
+//!      answer, before it is sent ([`Answering`]; what rmcp answers itself,
+//!      when the response body ends): a client never meets its own
+//!      finished request. A stream's is held until the stream ends. A
+//!      legacy session belongs to the caller that opened it (another
+//!      caller is told it does not exist);
 //!    - `answer_what_rmcp_would_not`: a POSTed JSON body is read (up to
 //!      `host.max_message_bytes`, else 413; within
 //!      `http.body_read_timeout_secs`, else 408) and triaged as a stdio line is
@@ -47,8 +51,7 @@
 //!      within `http.sessions_per_identity` and `http.max_sessions` (else
 //!      429); a session that sends no `notifications/initialized` within
 //!      `http.uninitialized_session_idle_secs` is closed; DELETE answers 204;
-//! 4. rmcp: `Host` and `Origin` again, media types, sessions, then
-//!    [`Gateway`].
+//! 4. rmcp: media types, sessions, then [`Gateway`] (as [`Answering`]).
 //!
 //! Shutdown ([`until_signal`]): stop accepting, wait up to
 //! `http.shutdown_grace_secs` for the POSTs in flight (their responses
@@ -85,6 +88,10 @@ use super::triage::{Triage, too_long, triage};
 use crate::auth::{Authenticator, Identity};
 use crate::config::{HttpSettings, UnmatchedFiles};
 use crate::server::Gateway;
+
+mod answering;
+
+use answering::{Answering, RequestPermit};
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
@@ -426,8 +433,23 @@ struct Holds(Arc<Mutex<Held>>);
 #[derive(Default)]
 struct Held {
     post: Option<PostInFlight>,
-    permit: Option<OwnedSemaphorePermit>,
+    /// A POST's request permit, given back as soon as the gateway has its
+    /// answer ([`Answering`]) or, for what rmcp answers itself, when the
+    /// body ends.
+    request: Option<RequestPermit>,
+    /// An event stream's permit, held for as long as the stream lives.
+    stream_permit: Option<OwnedSemaphorePermit>,
     stream: Option<StreamOpen>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // rmcp may keep a copy of the request's parts (and with them the
+        // permit's slot) past the response: the slot is emptied here.
+        if let Some(request) = &self.request {
+            request.release();
+        }
+    }
 }
 
 impl Holds {
@@ -503,7 +525,7 @@ fn router(
         .disable_allowed_origins()
         .with_max_request_body_bytes(max_body)
         .with_cancellation_token(streams_closed.clone());
-    let gateway = state.gateway.clone();
+    let gateway = Answering(state.gateway.clone());
     let mcp =
         StreamableHttpService::new(move || Ok(gateway.clone()), state.sessions.clone(), config);
 
@@ -887,7 +909,10 @@ async fn answer_what_rmcp_would_not(
                 match state.callers.try_acquire(&caller, true) {
                     Ok(permit) => holds.with(|h| {
                         h.post = None;
-                        h.permit = Some(permit);
+                        if let Some(request) = h.request.take() {
+                            request.release();
+                        }
+                        h.stream_permit = Some(permit);
                         h.stream = Some(StreamOpen::start());
                     }),
                     Err((key, limit)) => return over_limit(&caller, key, limit, true),
@@ -1211,10 +1236,16 @@ async fn limit_per_caller(
         Err((key, limit)) => return over_limit(&caller, key, limit, stream),
     };
     let holds = Holds::of(&mut request);
-    holds.with(|h| {
-        h.permit = Some(permit);
-        h.stream = stream.then(StreamOpen::start);
-    });
+    if stream {
+        holds.with(|h| {
+            h.stream_permit = Some(permit);
+            h.stream = Some(StreamOpen::start());
+        });
+    } else {
+        let permit = RequestPermit::new(permit);
+        request.extensions_mut().insert(permit.clone());
+        holds.with(|h| h.request = Some(permit));
+    }
     hold_until_body_ends(next.run(request).await, holds)
 }
 
