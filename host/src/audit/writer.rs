@@ -218,17 +218,19 @@ impl Writer {
     ) -> std::io::Result<Arc<File>> {
         // Opened first: the chain's head may be the file's last line.
         let len = self.ensure_open(settings)?;
-        let size = self.linked(line).len() as u64;
-        if len.is_some_and(|len| len > 0 && len + size + 1 > settings.max_bytes) {
+        let mut bytes = self.linked(line);
+        if len.is_some_and(|len| len > 0 && len + bytes.len() as u64 + 1 > settings.max_bytes) {
             let rotated_file = self.open.take().expect("opened above").file;
             let kept = kept_after_rotation(&rotated_file, settings.keep)?;
             rotate(&settings.path, settings.keep)?;
             self.ensure_open(settings)?;
             let file = self.open.as_ref().expect("opened above").file.clone();
             self.write_line(&file, &RotationRecord::new("size", Some(kept)))?;
+            // Linked again: the rotation record is the line before it now.
+            bytes = self.linked(line);
         }
         let file = self.open.as_ref().expect("opened above").file.clone();
-        self.write_line(&file, line)?;
+        self.write_linked(&file, bytes)?;
         Ok(file)
     }
 
@@ -241,7 +243,13 @@ impl Writer {
 
     /// Writes `line` to `file` as the chain's next line, in one `write`.
     fn write_line(&mut self, file: &File, line: &impl Line) -> std::io::Result<()> {
-        let mut bytes = self.linked(line);
+        let bytes = self.linked(line);
+        self.write_linked(file, bytes)
+    }
+
+    /// Writes `bytes`, a line [`Writer::linked`] made for the chain's next
+    /// place, to `file`, in one `write`.
+    fn write_linked(&mut self, file: &File, mut bytes: Vec<u8>) -> std::io::Result<()> {
         let hash = hex::encode(Sha256::digest(&bytes));
         bytes.push(b'\n');
         (&*file).write_all(&bytes)?;

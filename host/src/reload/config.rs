@@ -1,9 +1,10 @@
 //! Config reload: `serve` keeps serving while `toolhost.toml` changes.
 //!
 //! The flow, beside the plugin directory's ([`super::dir`], same task, so
-//! a rescan and a reload never overlap): `notify` reports an event on the
-//! config file (its directory is watched, so an editor's write-then-rename
-//! is seen) → wait until quiet for [`QUIET`](crate::reload::dir::QUIET) → read
+//! a rescan and a reload never overlap): the kernel reports an event on
+//! the config file (its directory is watched, so an editor's
+//! write-then-rename is seen; on Linux inotify asked only for
+//! `CONFIG_EVENTS`, elsewhere `notify`) → wait until quiet for [`QUIET`](crate::reload::dir::QUIET) → read
 //! the file; content already seen (applied or refused) is ignored → parse
 //! and resolve it off to the side ([`Config::parse_at`]) → keep the
 //! running value of every setting that cannot change live
@@ -44,7 +45,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
@@ -59,7 +59,7 @@ use crate::server::Gateway;
 /// no change made during it is missed.
 pub struct ConfigWatch {
     /// Kept alive as long as the watch.
-    _watcher: RecommendedWatcher,
+    _watching: Watching,
     /// One message per event that may have changed the file.
     pub(crate) events: mpsc::UnboundedReceiver<()>,
 }
@@ -75,6 +75,105 @@ pub fn watch_config(path: &Path) -> Result<ConfigWatch> {
         _ => PathBuf::from("."),
     };
     let (tx, events) = mpsc::unbounded_channel::<()>();
+    let watching = watch_entries(&dir, name, tx)?;
+    tracing::info!("watching {} for configuration changes", path.display());
+    Ok(ConfigWatch {
+        _watching: watching,
+        events,
+    })
+}
+
+/// The watch of the config file's directory on Linux: the task reading
+/// its events, ended with the watch.
+#[cfg(target_os = "linux")]
+struct Watching(tokio::task::AbortHandle);
+
+#[cfg(target_os = "linux")]
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The kernel's events that can change what the config file's name holds:
+/// a file written and closed, a name moved in or out, created or deleted
+/// (an editor's write-then-rename, a ConfigMap's swapped `..data`), and
+/// the directory itself moved or deleted. Not a write that leaves its file
+/// open, nor an open: `notify` asks inotify for both on every entry of a
+/// watched directory, so each line appended to a file beside the config
+/// (an audit trail at a relative `host.audit`, which is taken from this
+/// directory) woke the watch, a wake-up in the kernel and on a thread of
+/// its own per line (ADR 0065).
+#[cfg(target_os = "linux")]
+pub(crate) const CONFIG_EVENTS: inotify::WatchMask = inotify::WatchMask::CLOSE_WRITE
+    .union(inotify::WatchMask::MOVED_TO)
+    .union(inotify::WatchMask::MOVED_FROM)
+    .union(inotify::WatchMask::CREATE)
+    .union(inotify::WatchMask::DELETE)
+    .union(inotify::WatchMask::DELETE_SELF)
+    .union(inotify::WatchMask::MOVE_SELF);
+
+/// Sends on `tx` for each of [`CONFIG_EVENTS`] in `dir` that names the
+/// config file (`name`) or can change it ([`is_config_entry`]). inotify
+/// directly (the crate `notify` uses), since `notify` cannot narrow the
+/// events it asks for.
+#[cfg(target_os = "linux")]
+fn watch_entries(
+    dir: &Path,
+    name: std::ffi::OsString,
+    tx: mpsc::UnboundedSender<()>,
+) -> Result<Watching> {
+    use futures_util::StreamExt;
+    use inotify::{EventMask, Inotify};
+
+    let inotify = Inotify::init().context("cannot watch the config file")?;
+    inotify
+        .watches()
+        .add(dir, CONFIG_EVENTS)
+        .with_context(|| format!("cannot watch {}", dir.display()))?;
+    let mut stream = inotify
+        .into_event_stream([0u8; 4096])
+        .context("cannot watch the config file")?;
+    let task = tokio::spawn(async move {
+        while let Some(event) = stream.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(e) => {
+                    tracing::error!(
+                        "the config file watch failed ({e}); configuration changes need a restart"
+                    );
+                    return;
+                }
+            };
+            // An overflowed queue lost events: read the file again.
+            let may_change = event.mask.contains(EventMask::Q_OVERFLOW)
+                || event.mask.contains(EventMask::DELETE_SELF)
+                || event.mask.contains(EventMask::MOVE_SELF)
+                || event
+                    .name
+                    .as_deref()
+                    .is_some_and(|entry| is_config_entry(Path::new(entry), &name));
+            if may_change && tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(Watching(task.abort_handle()))
+}
+
+/// The watch of the config file's directory elsewhere: `notify`'s.
+#[cfg(not(target_os = "linux"))]
+struct Watching(notify::RecommendedWatcher);
+
+/// Sends on `tx` for each event in `dir` that may change the config file
+/// (`name`, or an entry that can change it: [`is_config_entry`]).
+#[cfg(not(target_os = "linux"))]
+fn watch_entries(
+    dir: &Path,
+    name: std::ffi::OsString,
+    tx: mpsc::UnboundedSender<()>,
+) -> Result<Watching> {
+    use notify::{RecursiveMode, Watcher};
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
             Ok(event)
@@ -89,13 +188,9 @@ pub fn watch_config(path: &Path) -> Result<ConfigWatch> {
         })
         .context("cannot watch the config file")?;
     watcher
-        .watch(&dir, RecursiveMode::NonRecursive)
+        .watch(dir, RecursiveMode::NonRecursive)
         .with_context(|| format!("cannot watch {}", dir.display()))?;
-    tracing::info!("watching {} for configuration changes", path.display());
-    Ok(ConfigWatch {
-        _watcher: watcher,
-        events,
-    })
+    Ok(Watching(watcher))
 }
 
 /// Whether `path`, an entry of the config file's directory, can change
@@ -416,6 +511,88 @@ mod tests {
             name
         ));
         assert!(!is_config_entry(Path::new("/etc/th/plugins"), name));
+    }
+
+    /// The event mask the kernel holds for the inotify watch on `dir` in
+    /// this process (`/proc/self/fdinfo`), if there is one.
+    #[cfg(target_os = "linux")]
+    fn kernel_mask_of_watch_on(dir: &Path) -> Option<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let inode = format!("ino:{:x} ", std::fs::metadata(dir).unwrap().ino());
+        for fd in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+            let is_inotify = std::fs::read_link(fd.path())
+                .is_ok_and(|target| target.as_os_str() == "anon_inode:inotify");
+            if !is_inotify {
+                continue;
+            }
+            let info = std::fs::read_to_string(Path::new("/proc/self/fdinfo").join(fd.file_name()))
+                .unwrap_or_default();
+            for line in info.lines().filter(|l| l.starts_with("inotify ")) {
+                if line.contains(&inode) {
+                    let mask = line
+                        .split_whitespace()
+                        .find_map(|f| f.strip_prefix("mask:"))?;
+                    return u32::from_str_radix(mask, 16).ok();
+                }
+            }
+        }
+        None
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_config_watch_asks_the_kernel_for_no_write_left_open_and_no_open() {
+        const IN_MODIFY: u32 = 0x2;
+        const IN_OPEN: u32 = 0x20;
+        const IN_CLOSE_WRITE: u32 = 0x8;
+        const IN_MOVED_TO: u32 = 0x80;
+        let dir = tempfile::tempdir().unwrap();
+        let _watch = watch_config(&dir.path().join("toolhost.toml")).unwrap();
+        let mask = kernel_mask_of_watch_on(dir.path()).expect("the directory is watched");
+        assert_eq!(
+            mask & (IN_MODIFY | IN_OPEN),
+            0,
+            "an append to a file beside the config (a relative host.audit) wakes nothing: {mask:#x}"
+        );
+        assert_eq!(
+            mask & (IN_CLOSE_WRITE | IN_MOVED_TO),
+            IN_CLOSE_WRITE | IN_MOVED_TO,
+            "a saved or renamed-in config is seen: {mask:#x}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_config_saved_in_place_or_renamed_in_is_seen_while_a_file_beside_it_grows() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("toolhost.toml");
+        std::fs::write(&config, "").unwrap();
+        let mut watch = watch_config(&config).unwrap();
+        let mut trail = std::fs::File::create(dir.path().join("audit.jsonl")).unwrap();
+        for _ in 0..100 {
+            trail.write_all(b"{}\n").unwrap();
+        }
+        let seen = |events: &mut mpsc::UnboundedReceiver<()>| {
+            let mut n = 0;
+            while events.try_recv().is_ok() {
+                n += 1;
+            }
+            n
+        };
+        let wait = std::time::Duration::from_secs(10);
+
+        std::fs::write(&config, "[host]\n").unwrap();
+        tokio::time::timeout(wait, watch.events.recv())
+            .await
+            .expect("a save in place is seen");
+        seen(&mut watch.events);
+
+        let staged = dir.path().join("toolhost.toml.new");
+        std::fs::write(&staged, "[host]\nconfirmation = \"deny\"\n").unwrap();
+        std::fs::rename(&staged, &config).unwrap();
+        tokio::time::timeout(wait, watch.events.recv())
+            .await
+            .expect("a file renamed over the config is seen");
     }
 
     #[test]
