@@ -835,6 +835,7 @@ async fn call(plugins: &PluginArgs, tool: &str, arguments: &str, show_cost: bool
             caller: "cli".to_string(),
             protocol: None,
             session: None,
+            client: None,
             via: "terminal",
             // The operator's own terminal: `[[policy.rules]]` decide what
             // MCP clients may do, not what the operator runs by hand.

@@ -1400,6 +1400,71 @@ async fn refused_call_over_http(host: &Host, tool: &str, headers: &[(&str, &str)
     answer.bytes().await.unwrap();
 }
 
+/// A `tools/call` whose params rmcp cannot decode, answered (and
+/// recorded) by the transport, with `headers`.
+async fn malformed_call_over_http(host: &Host, headers: &[(&str, &str)]) {
+    let mut request = reqwest::Client::new()
+        .post(host.url.as_deref().unwrap())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "greet", "arguments": 5},
+    });
+    let answer = request.body(body.to_string()).send().await.unwrap();
+    assert_eq!(answer.status(), 400);
+}
+
+/// The `client` of the trail's last record.
+fn last_client(host: &Host) -> Value {
+    let trail = records(&trail_of(host));
+    let last = trail.last().expect("a record");
+    last.get("client").cloned().unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn each_http_record_names_its_clients_address_forwarded_only_by_a_trusted_proxy() {
+    // Without trusted proxies the peer is the client, whatever a header
+    // claims: through the gateway (an unknown tool) and in the transport
+    // (params rmcp cannot decode) alike.
+    let direct = Host::start(HostOptions::new(&["hello"]).http().config(with_trail(""))).await;
+    let forged = [("x-forwarded-for", "203.0.113.9")];
+    refused_call_over_http(&direct, "nope", &forged).await;
+    assert_eq!(last_client(&direct), "127.0.0.1");
+    malformed_call_over_http(&direct, &forged).await;
+    assert_eq!(last_client(&direct), "127.0.0.1");
+    direct.ok("greet", json!({"name": "Ada"})).await;
+    assert_eq!(last_client(&direct), "127.0.0.1");
+
+    // Behind a trusted proxy (here the loopback peer itself), the client
+    // is the last address in X-Forwarded-For that no trusted proxy wrote.
+    let proxied = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config(with_trail("[http]\ntrusted_proxies = [\"127.0.0.1\"]\n")),
+    )
+    .await;
+    let chain = [("x-forwarded-for", "198.51.100.4, 203.0.113.9")];
+    refused_call_over_http(&proxied, "nope", &chain).await;
+    assert_eq!(last_client(&proxied), "203.0.113.9");
+    malformed_call_over_http(&proxied, &[("x-forwarded-for", "203.0.113.10")]).await;
+    assert_eq!(last_client(&proxied), "203.0.113.10");
+    refused_call_over_http(&proxied, "nope", &[]).await;
+    assert_eq!(
+        last_client(&proxied),
+        "127.0.0.1",
+        "no header: the proxy itself"
+    );
+
+    // Over stdio there is no network client.
+    let stdio = Host::start(HostOptions::new(&["hello"]).config(with_trail(""))).await;
+    stdio.ok("greet", json!({"name": "Ada"})).await;
+    assert_eq!(last_client(&stdio), Value::Null);
+}
+
 #[tokio::test]
 async fn a_flood_of_refused_calls_with_a_huge_session_header_cannot_flush_another_callers_records()
 {

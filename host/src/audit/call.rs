@@ -112,6 +112,7 @@ impl AuditLog {
         let session = context
             .session
             .map(|s| Bounded::text("session", s, Bounded::SESSION, &mut cut));
+        let client = context.client;
         let tool = Bounded::text("tool", tool, Bounded::TOOL, &mut cut);
         let recorded_arguments = if self.inner.settings.arguments {
             Bounded::arguments(arguments, &mut cut)
@@ -125,6 +126,7 @@ impl AuditLog {
             caller,
             protocol,
             session,
+            client,
             tool,
             plugin: plugin.map(|p| p.settings.name.clone()).unwrap_or_default(),
             file: plugin.map(|p| p.file.clone()).unwrap_or_default(),
@@ -205,6 +207,7 @@ impl AuditLog {
             ),
             protocol: None,
             session: None,
+            client: None,
             tool: Bounded::text("tool", event.tool.to_string(), Bounded::TOOL, &mut cut),
             plugin: event.plugin.to_string(),
             file: event.file.to_string(),
@@ -240,6 +243,9 @@ pub struct CallContext {
     pub protocol: Option<String>,
     /// The HTTP session id.
     pub session: Option<String>,
+    /// The client's network address over HTTP: the connection's peer, or
+    /// behind `http.trusted_proxies` the address they forwarded for.
+    pub client: Option<String>,
     /// How confirmations are asked: `elicitation`, `input_required`,
     /// `policy`, `terminal`; `none` for a read, get or completion (no user
     /// is asked).

@@ -122,6 +122,7 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
         caller: s.caller,
         protocol: None,
         session: None,
+        client: None,
         tool: "-".into(),
         plugin: String::new(),
         file: String::new(),

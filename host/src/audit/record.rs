@@ -72,6 +72,10 @@ pub struct AuditRecord {
     /// The HTTP session, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The client's network address over HTTP: the connection's peer, or
+    /// behind `http.trusted_proxies` the address they forwarded for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The tool's served name (absent in a record with a `kind`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool: String,

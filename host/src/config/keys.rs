@@ -529,7 +529,7 @@ pub const KEYS: &[Key] = &[
         restart_only: true,
         doc: "The audit trail: a file (relative paths are taken from the config file's \
             directory) that gets one JSON line per tool call, appended before the result goes \
-            back: time, caller, tool, plugin file and digest, SHA-256 of the canonical \
+            back: time, caller (and over HTTP its network address), tool, plugin file and digest, SHA-256 of the canonical \
             arguments, the confirmation and its outcome, each upstream request (method, host, \
             path without query, status, bytes), the result, the duration. A resource read, \
             prompt get or completion that runs a component's code gets one too, with its \
@@ -639,9 +639,9 @@ pub const KEYS: &[Key] = &[
         restart_only: true,
         doc: "Addresses or blocks (`\"10.0.0.7\"`, `\"10.0.0.0/8\"`, `\"fd00::/8\"`) of the \
             load balancers or proxies in front of toolhost. A connection from one of them is \
-            counted, where toolhost counts by client address (the approval page's sign-in \
-            limit), by the address its `X-Forwarded-For` names: the last one in it that is not \
-            itself a trusted proxy. From any other peer the header is ignored, so a client \
+            counted and recorded, where toolhost counts or records by client address (the \
+            approval page's sign-in limit, the audit trail's `client`), by the address its \
+            `X-Forwarded-For` names: the last one in it that is not itself a trusted proxy. From any other peer the header is ignored, so a client \
             cannot choose its own address. Empty: every connection is its peer's address, and \
             behind a balancer all clients share the balancer's.",
     },

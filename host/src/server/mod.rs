@@ -130,6 +130,7 @@ use request::Request;
 
 use crate::telemetry::{SpanTarget, request_span};
 pub use approval::DecideError;
+pub use request::ClientAddress;
 
 pub use subscriptions::MAX_SUBSCRIBED_URI_BYTES;
 

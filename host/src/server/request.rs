@@ -69,6 +69,9 @@ pub(crate) struct Request {
     /// The legacy HTTP session (`Mcp-Session-Id`); `None` over stdio and
     /// for 2026-07-28 requests.
     pub session: Option<String>,
+    /// The client's network address over HTTP ([`ClientAddress`]), for the
+    /// audit trail.
+    client: Option<std::net::IpAddr>,
     /// The bearer token the caller authenticated with (HTTP with
     /// `[auth]`), for a token exchange; never logged or recorded.
     pub token: Option<crate::auth::CallerToken>,
@@ -125,6 +128,7 @@ impl Request {
             over_http: parts.is_some(),
             protocol: context.protocol_version().map(|v| v.to_string()),
             session: parts.and_then(session_header),
+            client: parts.and_then(client_of_parts),
             token: parts.and_then(|p| p.extensions.get::<crate::auth::CallerToken>().cloned()),
             profile,
             surface,
@@ -151,6 +155,9 @@ impl Request {
             over_http,
             protocol: Some(ProtocolVersion::V_2026_07_28.to_string()),
             session: None,
+            // Run for no connection: the record of the call as it was
+            // first asked for has the client's address.
+            client: None,
             // Not kept with the task: a token exchange for the resumed call
             // finds none, and the credential it needs refuses.
             token: None,
@@ -218,6 +225,7 @@ impl Request {
             self.protocol.clone(),
             via,
         );
+        context.client = self.client.map(|a| a.to_string());
         context.policy = policy;
         context
     }
@@ -449,9 +457,23 @@ pub(crate) fn call_context(
         caller,
         protocol,
         session,
+        client: None,
         via,
         policy: None,
     }
+}
+
+/// The address of the client an HTTP request came from, as the transport
+/// worked it out once for the request: its connection's peer or, from a
+/// proxy `http.trusted_proxies` names, the address that proxy forwarded
+/// for. Read by the approval page's sign-in limit and recorded in the
+/// audit trail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub std::net::IpAddr);
+
+/// The [`ClientAddress`] an HTTP request's `parts` carry.
+fn client_of_parts(parts: &axum::http::request::Parts) -> Option<std::net::IpAddr> {
+    parts.extensions.get::<ClientAddress>().map(|c| c.0)
 }
 
 /// [`call_context`] for an HTTP request's `parts` (or stdio, `None`),
@@ -466,13 +488,15 @@ fn call_context_of_parts(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let identity = parts.and_then(|p| p.extensions.get::<Identity>());
-    call_context(
+    let mut context = call_context(
         identity,
         parts.is_some(),
         parts.and_then(session_header),
         protocol,
         via,
-    )
+    );
+    context.client = parts.and_then(client_of_parts).map(|a| a.to_string());
+    context
 }
 
 /// Whose yes a request needs before it runs, beyond what the tool itself

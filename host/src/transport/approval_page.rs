@@ -25,7 +25,7 @@ use subtle::ConstantTimeEq;
 
 use crate::approvals::{Approval, SESSION_LIFETIME};
 use crate::auth::{Authenticator, Identity};
-use crate::server::{DecideError, Gateway};
+use crate::server::{ClientAddress, DecideError, Gateway};
 
 /// The page's path.
 pub const PAGE_PATH: &str = "/approvals";
@@ -103,21 +103,6 @@ impl SignInLimit {
             .check_key(&address)
             .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
-}
-
-/// The client address of a request: its connection's peer, when the
-/// listener recorded it, or behind a trusted proxy the address that proxy
-/// forwarded for (`http.trusted_proxies`, [`super::client_address`]).
-fn client_of(
-    page: &Page,
-    extensions: &axum::http::Extensions,
-    headers: &HeaderMap,
-) -> Option<std::net::IpAddr> {
-    let peer = extensions
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|info| info.0);
-    let registry = page.gateway.registry();
-    super::client_address(peer, headers, &registry.config().http.trusted_proxies)
 }
 
 /// The answer to an attempt over the limit: 429, when to come back.
@@ -492,7 +477,6 @@ struct SignIn {
 async fn sign_in(
     State(page): State<Arc<Page>>,
     extensions: axum::http::Extensions,
-    request_headers: HeaderMap,
     Form(form): Form<SignIn>,
 ) -> Response {
     let next = safe_next(&form.next);
@@ -501,7 +485,7 @@ async fn sign_in(
     };
     if let Err(wait) = page
         .sign_ins
-        .attempt(client_of(&page, &extensions, &request_headers))
+        .attempt(extensions.get::<ClientAddress>().map(|c| c.0))
     {
         return too_many_sign_ins(wait);
     }
@@ -695,7 +679,6 @@ async fn decide(
 async fn sign_in_at_provider(
     State(page): State<Arc<Page>>,
     extensions: axum::http::Extensions,
-    request_headers: HeaderMap,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Response {
     let next = safe_next(query.get("next").map_or("", String::as_str));
@@ -716,7 +699,7 @@ async fn sign_in_at_provider(
         .unwrap_or_default();
     if let Err(wait) = page
         .sign_ins
-        .attempt(client_of(&page, &extensions, &request_headers))
+        .attempt(extensions.get::<ClientAddress>().map(|c| c.0))
     {
         return too_many_sign_ins(wait);
     }

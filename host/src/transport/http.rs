@@ -87,7 +87,7 @@ use super::rebinding::RebindingGuard;
 use super::triage::{Triage, too_long, triage};
 use crate::auth::{Authenticator, Identity};
 use crate::config::{HttpSettings, UnmatchedFiles};
-use crate::server::Gateway;
+use crate::server::{ClientAddress, Gateway};
 
 mod answering;
 
@@ -1375,6 +1375,7 @@ async fn accept_until_signal(
 ) -> hyper_util::server::graceful::GracefulShutdown {
     let connections = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(settings.max_connections as usize));
+    let trusted_proxies: Arc<[ipnet::IpNet]> = settings.trusted_proxies.clone().into();
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1
         .timer(TokioTimer::new())
@@ -1425,11 +1426,18 @@ async fn accept_until_signal(
         }
         let app = app.clone();
         let request_standing = standing.clone();
+        let trusted = trusted_proxies.clone();
         let service =
             hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
+                // Worked out once per request (a proxy's connection carries
+                // many clients' requests), for whatever counts or records
+                // by client address.
+                let client = super::client_address(Some(peer), request.headers(), &trusted);
+                let extensions = request.extensions_mut();
+                extensions.insert(axum::extract::ConnectInfo(peer));
+                if let Some(client) = client {
+                    extensions.insert(ClientAddress(client));
+                }
                 if let Some(standing) = &request_standing {
                     request.extensions_mut().insert(standing.clone());
                 }
