@@ -177,10 +177,18 @@ enum Command {
         /// prompt's served name).
         #[arg(long, value_name = "NAME")]
         tool: Option<String>,
+        /// Only calls by this caller, as the table shows it
+        /// (`token:alice`, `jwt:…`, `http`, `stdio`, `cli`).
+        #[arg(long, value_name = "CALLER")]
+        caller: Option<String>,
+        /// Only calls over HTTP from this address or block
+        /// (`203.0.113.9`, `10.0.0.0/8`).
+        #[arg(long, value_name = "ADDRESS")]
+        client: Option<String>,
         /// Check the trail's hash chain instead (the file named here, or by
         /// --file or --config, and its rotated files): the first break,
         /// with its line, and exit 1; or how many records it holds.
-        #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with_all = ["since", "tool"])]
+        #[arg(long, value_name = "PATH", num_args = 0..=1, conflicts_with_all = ["since", "tool", "caller", "client"])]
         verify: Option<Option<PathBuf>>,
     },
     /// Compile the components sent on stdin and answer on stdout: the
@@ -502,8 +510,23 @@ fn main() -> Result<()> {
                 config,
                 since,
                 tool,
+                caller,
+                client,
                 verify: None,
-            } => audit(file, config, since.as_deref(), tool),
+            } => audit(
+                file,
+                config,
+                toolhost::audit::Filter {
+                    since: since
+                        .map(|s| toolhost::audit::parse_since(&s, chrono::Utc::now()))
+                        .transpose()?,
+                    tool,
+                    caller,
+                    client: client
+                        .map(|c| toolhost::audit::parse_client(&c))
+                        .transpose()?,
+                },
+            ),
             Command::CompileWorker { .. } => unreachable!("answered before the runtime starts"),
             Command::Update { plugins, config } => {
                 let settings = Config::load(&config)?;
@@ -568,16 +591,9 @@ fn verify_audit(file: Option<PathBuf>, config: Option<PathBuf>) -> Result<()> {
 fn audit(
     file: Option<PathBuf>,
     config: Option<PathBuf>,
-    since: Option<&str>,
-    tool: Option<String>,
+    filter: toolhost::audit::Filter,
 ) -> Result<()> {
     let path = audit_path(file, config)?;
-    let filter = toolhost::audit::Filter {
-        since: since
-            .map(|s| toolhost::audit::parse_since(s, chrono::Utc::now()))
-            .transpose()?,
-        tool,
-    };
     let records = toolhost::audit::read_trail(&path)?;
     toolhost::audit::print_table(&records, &filter, &mut std::io::stdout().lock())?;
     Ok(())

@@ -434,6 +434,7 @@ async fn toolhost_audit_prints_the_trail_as_a_table_filtered_by_tool_and_time() 
     for column in [
         "TIME",
         "CALLER",
+        "CLIENT",
         "TOOL",
         "CONFIRMATION",
         "UPSTREAM",
@@ -1457,6 +1458,41 @@ async fn each_http_record_names_its_clients_address_forwarded_only_by_a_trusted_
         last_client(&proxied),
         "127.0.0.1",
         "no header: the proxy itself"
+    );
+
+    // `toolhost audit` shows each record's client and selects by address
+    // or block, and by caller.
+    let trail = trail_of(&proxied);
+    let file = trail.to_str().unwrap();
+    let all = audit_command(&["--file", file]);
+    assert_eq!(all.lines().count(), 4, "{all}");
+    let forwarded = audit_command(&["--file", file, "--client", "203.0.113.0/24"]);
+    let rows: Vec<&str> = forwarded.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{forwarded}");
+    assert!(
+        rows[0].contains("203.0.113.9") && rows[1].contains("203.0.113.10"),
+        "{forwarded}"
+    );
+    let one = audit_command(&["--file", file, "--client", "127.0.0.1"]);
+    assert_eq!(one.lines().count(), 2, "{one}");
+    let by_caller = audit_command(&["--file", file, "--caller", "http"]);
+    assert_eq!(by_caller.lines().count(), 4, "{by_caller}");
+    assert_eq!(
+        audit_command(&["--file", file, "--caller", "token:nobody"])
+            .lines()
+            .count(),
+        1,
+        "the header alone"
+    );
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["audit", "--file", file, "--client", "not-an-address"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("neither an address"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
 
     // Over stdio there is no network client.

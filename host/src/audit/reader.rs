@@ -20,6 +20,44 @@ pub struct Filter {
     /// Only calls of this tool (or reads, gets and completions of this
     /// target).
     pub tool: Option<String>,
+    /// Only calls by this caller (`token:alice`, `http`, `stdio`).
+    pub caller: Option<String>,
+    /// Only calls from this network address (or block: `10.0.0.0/8`).
+    pub client: Option<ipnet::IpNet>,
+}
+
+impl Filter {
+    /// Whether `record` is one the filter selects.
+    fn selects(&self, record: &AuditRecord) -> bool {
+        let tool = self
+            .tool
+            .as_ref()
+            .is_none_or(|t| &record.tool == t || record.target.as_ref() == Some(t));
+        let since = self.since.is_none_or(|since| {
+            DateTime::parse_from_rfc3339(&record.time).is_ok_and(|t| t >= since)
+        });
+        let caller = self.caller.as_ref().is_none_or(|c| &record.caller == c);
+        let client = self.client.is_none_or(|block| {
+            record
+                .client
+                .as_deref()
+                .and_then(|a| a.parse::<std::net::IpAddr>().ok())
+                .is_some_and(|a| block.contains(&a))
+        });
+        tool && since && caller && client
+    }
+}
+
+/// `--client` as written: an address (`203.0.113.9`) or a block
+/// (`10.0.0.0/8`).
+pub fn parse_client(text: &str) -> anyhow::Result<ipnet::IpNet> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "--client {text:?} is neither an address (203.0.113.9) nor a block (10.0.0.0/8)"
+            )
+        })
 }
 
 /// `--since` as written: an RFC 3339 time, or a duration back from `now`
@@ -151,7 +189,8 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
     }
 }
 
-/// Writes the records `filter` selects as a table: time, caller, tool (or
+/// Writes the records `filter` selects as a table: time, caller, its
+/// network address (over HTTP), tool (or
 /// a read's, get's or completion's kind and target), confirmation,
 /// upstream requests, result, duration. Every cell is escaped as the log
 /// escapes a guest's text: a client's tool name cannot forge a row or
@@ -164,25 +203,16 @@ pub fn print_table(
     let header = [
         "TIME",
         "CALLER",
+        "CLIENT",
         "TOOL",
         "CONFIRMATION",
         "UPSTREAM",
         "RESULT",
         "MS",
     ];
-    let rows: Vec<[String; 7]> = records
+    let rows: Vec<[String; 8]> = records
         .iter()
-        .filter(|r| {
-            filter
-                .tool
-                .as_ref()
-                .is_none_or(|t| &r.tool == t || r.target.as_ref() == Some(t))
-        })
-        .filter(|r| {
-            filter
-                .since
-                .is_none_or(|since| DateTime::parse_from_rfc3339(&r.time).is_ok_and(|t| t >= since))
-        })
+        .filter(|r| filter.selects(r))
         .map(|r| {
             let confirmation = r
                 .confirmation
@@ -218,6 +248,7 @@ pub fn print_table(
             [
                 r.time.clone(),
                 r.caller.clone(),
+                r.client.clone().unwrap_or_else(|| "-".into()),
                 tool,
                 confirmation,
                 upstream,
