@@ -283,6 +283,10 @@ async fn a_call_waits_for_a_second_persons_yes_on_the_page_and_runs_once_when_ca
         assert_eq!(decided["approval"]["state"], "approved");
         assert_eq!(decided["approval"]["decided_by"], "token:carol");
         assert_eq!(decided["approval"]["note"], "ok, go");
+        assert_eq!(
+            decided["client"], "127.0.0.1",
+            "where the approver decided from: {decided}"
+        );
         assert_eq!(decided["policy"]["rule"], "status-changes-need-support");
         let ran = trail
             .iter()

@@ -178,6 +178,9 @@ pub struct ApprovalEvent<'a> {
     pub digest: &'a str,
     /// SHA-256 of the call's arguments.
     pub arguments_sha256: &'a str,
+    /// The network address the decision came from (the approver's, or
+    /// the caller's cancelling), over HTTP.
+    pub client: Option<std::net::IpAddr>,
     /// The rule that asked for the approval, and the policy's version.
     pub policy: PolicyNote,
     /// The approval after the decision.
@@ -207,7 +210,7 @@ impl AuditLog {
             ),
             protocol: None,
             session: None,
-            client: None,
+            client: event.client.map(|a| a.to_string()),
             tool: Bounded::text("tool", event.tool.to_string(), Bounded::TOOL, &mut cut),
             plugin: event.plugin.to_string(),
             file: event.file.to_string(),

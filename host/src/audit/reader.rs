@@ -51,13 +51,11 @@ impl Filter {
 /// `--client` as written: an address (`203.0.113.9`) or a block
 /// (`10.0.0.0/8`).
 pub fn parse_client(text: &str) -> anyhow::Result<ipnet::IpNet> {
-    text.parse::<ipnet::IpNet>()
-        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "--client {text:?} is neither an address (203.0.113.9) nor a block (10.0.0.0/8)"
-            )
-        })
+    crate::config::address_or_block(text).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--client {text:?} is neither an address (203.0.113.9) nor a block (10.0.0.0/8)"
+        )
+    })
 }
 
 /// `--since` as written: an RFC 3339 time, or a duration back from `now`

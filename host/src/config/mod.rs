@@ -572,3 +572,15 @@ impl PluginConfig for Config {
 
 /// The default of `host.max_message_bytes`, from [`keys`].
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = key!("host.max_message_bytes").default_int() as usize;
+
+/// An address (`203.0.113.9`, one address's block) or a block
+/// (`10.0.0.0/8`), as `http.trusted_proxies` and `toolhost audit --client`
+/// take them. An IPv4 address written IPv4-mapped (`::ffff:203.0.113.9`)
+/// is the IPv4 address, as a client's address is recorded.
+pub fn address_or_block(text: &str) -> Option<ipnet::IpNet> {
+    text.parse::<ipnet::IpNet>().ok().or_else(|| {
+        text.parse::<std::net::IpAddr>()
+            .ok()
+            .map(|a| ipnet::IpNet::from(a.to_canonical()))
+    })
+}

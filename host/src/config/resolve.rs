@@ -312,15 +312,12 @@ impl HttpSettings {
             .trusted_proxies
             .iter()
             .map(|entry| {
-                entry
-                    .parse::<ipnet::IpNet>()
-                    .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-                    .map_err(|_| {
-                        anyhow::anyhow!(
-                            "`http.trusted_proxies`: {entry:?} is neither an address nor a block; \
+                super::address_or_block(entry).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "`http.trusted_proxies`: {entry:?} is neither an address nor a block; \
                              write \"10.0.0.7\" or \"10.0.0.0/8\""
-                        )
-                    })
+                    )
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(HttpSettings {

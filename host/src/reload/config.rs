@@ -145,10 +145,20 @@ fn watch_entries(
                     return;
                 }
             };
+            if event
+                .mask
+                .intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED)
+            {
+                // The watch is gone, or follows the directory elsewhere:
+                // read the file once more, then say so.
+                let _ = tx.send(());
+                tracing::error!(
+                    "the config file's directory was moved or deleted; configuration changes need a restart"
+                );
+                return;
+            }
             // An overflowed queue lost events: read the file again.
             let may_change = event.mask.contains(EventMask::Q_OVERFLOW)
-                || event.mask.contains(EventMask::DELETE_SELF)
-                || event.mask.contains(EventMask::MOVE_SELF)
                 || event
                     .name
                     .as_deref()

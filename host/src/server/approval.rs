@@ -15,6 +15,7 @@
 //! answered by `tasks/update`), sealed as 2026-07-28 answers are, so any
 //! replica can take the answer and run the call again with it.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use rmcp::ErrorData;
@@ -188,7 +189,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
                         .await;
                     if let Ok(Transition::Moved(lapsed)) = lapsed {
                         metrics::approval("lapsed");
-                        event(gateway, &lapsed, "lapsed").await;
+                        event(gateway, &lapsed, "lapsed", None).await;
                     }
                     previous = Some(format!(
                         "approval {} lapsed {} ({})",
@@ -218,7 +219,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
             match voided {
                 Ok(Transition::Moved(void)) => {
                     metrics::approval("void");
-                    event(gateway, &void, "void").await;
+                    event(gateway, &void, "void", None).await;
                     previous = Some(format!(
                         "approval {} ({}) asked for this tool no longer applies: {why}",
                         latest.id,
@@ -740,7 +741,7 @@ pub(super) async fn cancel_task(
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     if let Transition::Moved(cancelled) = cancelled {
         metrics::approval("cancelled");
-        event(gateway, &cancelled, "cancelled").await;
+        event(gateway, &cancelled, "cancelled", request.client()).await;
         gateway.count_pending().await;
         tracing::info!(approval = %cancelled.id, "a task waiting for a yes was cancelled");
     }
@@ -748,8 +749,8 @@ pub(super) async fn cancel_task(
 }
 
 /// Writes `approval`'s move to `state` in the audit trail (with
-/// `host.audit`).
-async fn event(gateway: &Gateway, approval: &Approval, state: &str) {
+/// `host.audit`), made by a request from `client` (over HTTP).
+async fn event(gateway: &Gateway, approval: &Approval, state: &str, client: Option<IpAddr>) {
     let Some(log) = gateway.audit_log() else {
         return;
     };
@@ -763,6 +764,7 @@ async fn event(gateway: &Gateway, approval: &Approval, state: &str) {
             file: &approval.file,
             digest: &approval.digest,
             arguments_sha256: &approval.arguments_sha256,
+            client,
             policy: PolicyNote {
                 rule: approval.rule.clone(),
                 outcome: "approve".into(),
@@ -920,13 +922,15 @@ impl Gateway {
         Ok((decided_it || self.may_decide(approver, &approval).is_ok()).then_some(approval))
     }
 
-    /// `approver` approves (`approve`) or refuses approval `id`, with an
-    /// optional `note` the caller sees: once, atomically (a second click,
-    /// a replayed form, another approver at the same moment change
-    /// nothing). An approved call that is a task runs now.
+    /// `approver` (from `client`, over HTTP) approves (`approve`) or
+    /// refuses approval `id`, with an optional `note` the caller sees:
+    /// once, atomically (a second click, a replayed form, another approver
+    /// at the same moment change nothing). An approved call that is a task
+    /// runs now.
     pub async fn decide(
         &self,
         approver: &Identity,
+        client: Option<IpAddr>,
         id: &str,
         approve: bool,
         note: Option<String>,
@@ -978,7 +982,7 @@ impl Gateway {
                     .saturating_sub(decided.created_ms),
             ),
         );
-        event(self, &decided, label).await;
+        event(self, &decided, label, client).await;
         self.count_pending().await;
         tracing::info!(approval = %decided.id, by = %by, decision = label, "an approver decided");
         if approve && decided.task.is_some() {

@@ -210,6 +210,11 @@ impl Request {
                 .is_some_and(|p| p.hides_per_caller() || p.discovery)
     }
 
+    /// The client's network address over HTTP ([`ClientAddress`]).
+    pub fn client(&self) -> Option<std::net::IpAddr> {
+        self.client
+    }
+
     /// `http` or `stdio`, as policy conditions read it.
     pub fn transport(&self) -> &'static str {
         if self.over_http { "http" } else { "stdio" }
@@ -223,9 +228,9 @@ impl Request {
             self.over_http,
             self.session.clone(),
             self.protocol.clone(),
+            self.client,
             via,
         );
-        context.client = self.client.map(|a| a.to_string());
         context.policy = policy;
         context
     }
@@ -450,6 +455,7 @@ pub(crate) fn call_context(
     over_http: bool,
     session: Option<String>,
     protocol: Option<String>,
+    client: Option<std::net::IpAddr>,
     via: &'static str,
 ) -> CallContext {
     let caller = caller_of(identity, over_http);
@@ -457,7 +463,7 @@ pub(crate) fn call_context(
         caller,
         protocol,
         session,
-        client: None,
+        client: client.map(|a| a.to_string()),
         via,
         policy: None,
     }
@@ -488,15 +494,14 @@ fn call_context_of_parts(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let identity = parts.and_then(|p| p.extensions.get::<Identity>());
-    let mut context = call_context(
+    call_context(
         identity,
         parts.is_some(),
         parts.and_then(session_header),
         protocol,
+        parts.and_then(client_of_parts),
         via,
-    );
-    context.client = parts.and_then(client_of_parts).map(|a| a.to_string());
-    context
+    )
 }
 
 /// Whose yes a request needs before it runs, beyond what the tool itself

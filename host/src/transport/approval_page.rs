@@ -590,6 +590,7 @@ async fn decide(
     State(page): State<Arc<Page>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    extensions: axum::http::Extensions,
     Form(form): Form<Decision>,
 ) -> Response {
     let here = format!("/approvals/{}", id_of(&id));
@@ -638,7 +639,13 @@ async fn decide(
     let note: String = form.note.trim().chars().take(MAX_NOTE_CHARS).collect();
     let decided = page
         .gateway
-        .decide(&signed.identity, &id, approve, Some(note))
+        .decide(
+            &signed.identity,
+            extensions.get::<ClientAddress>().map(|c| c.0),
+            &id,
+            approve,
+            Some(note),
+        )
         .await;
     match decided {
         Ok(approval) => respond(

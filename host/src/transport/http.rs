@@ -422,7 +422,8 @@ impl Drop for PostInFlight {
 
 /// What one request holds until its response body has been sent or
 /// dropped: its place among the POSTs shutdown waits for, its caller's
-/// request or stream permit, its count among open streams. The outer
+/// stream permit (a request's is shared with its handler, which gives it
+/// back as it answers: [`RequestPermit`]), its count among open streams. The outer
 /// layers fill it; [`answer_what_rmcp_would_not`] revises it once the body
 /// says the request is a `subscriptions/listen` stream (the headers alone
 /// decide nothing). It travels in the request's extensions as far as
@@ -445,9 +446,10 @@ struct Held {
 impl Drop for Held {
     fn drop(&mut self) {
         // rmcp may keep a copy of the request's parts (and with them the
-        // permit's slot) past the response: the slot is emptied here.
+        // permit's slot) past the response: the slot is emptied here,
+        // unless a handler still runs with it.
         if let Some(request) = &self.request {
-            request.release();
+            request.release_unless_answering();
         }
     }
 }
@@ -900,12 +902,13 @@ async fn answer_what_rmcp_would_not(
             {
                 // A listen stream lasts as long as the client listens: a
                 // stream's permit, not a request's, and no call shutdown
-                // waits for.
+                // waits for. Counted under the caller `limit_per_caller`
+                // counts its GET streams under (`token:alice`), not its
+                // bare subject, which another source may share.
                 let caller = parts
                     .extensions
                     .get::<Identity>()
-                    .map_or("anonymous", |i| i.subject.as_str())
-                    .to_string();
+                    .map_or_else(|| "anonymous".to_string(), Identity::key);
                 match state.callers.try_acquire(&caller, true) {
                     Ok(permit) => holds.with(|h| {
                         h.post = None;
@@ -1015,7 +1018,8 @@ fn header_disagrees(headers: &axum::http::HeaderMap, body: &BodyMethod) -> Optio
 /// (clients such as the Python SDK log any other status as a failure), and
 /// one naming a session that is not open 404.
 /// Takes the request's [`Holds`] out of its extensions, so that nothing
-/// rmcp keeps holds a permit.
+/// rmcp keeps holds a stream or the drain's count; the request's
+/// [`RequestPermit`] stays, for its handler ([`Answering`]).
 async fn bound_sessions(
     State(state): State<Arc<HttpState>>,
     mut request: Request,
@@ -1207,8 +1211,9 @@ fn over_limit(caller: &str, key: &'static str, limit: u32, stream: bool) -> Resp
 
 /// Holds a permit per request (per stream for a GET stream; a
 /// `subscriptions/listen` exchanges its request permit for a stream's once
-/// its body is read) for the caller, until the response body has been sent
-/// or dropped; over the limit, 429. Refuses a session another caller
+/// its body is read) for the caller: a request's until its handler has
+/// answered ([`Answering`]; what rmcp answers itself, until the response
+/// body ends), a stream's until the stream ends; over the limit, 429. Refuses a session another caller
 /// opened as if it did not exist.
 async fn limit_per_caller(
     State(state): State<Arc<HttpState>>,
@@ -1433,10 +1438,8 @@ async fn accept_until_signal(
                 // many clients' requests), for whatever counts or records
                 // by client address.
                 let client = super::client_address(Some(peer), request.headers(), &trusted);
-                let extensions = request.extensions_mut();
-                extensions.insert(axum::extract::ConnectInfo(peer));
                 if let Some(client) = client {
-                    extensions.insert(ClientAddress(client));
+                    request.extensions_mut().insert(ClientAddress(client));
                 }
                 if let Some(standing) = &request_standing {
                     request.extensions_mut().insert(standing.clone());

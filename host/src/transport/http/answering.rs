@@ -11,11 +11,19 @@
 //!
 //! rmcp's HTTP service takes a `ServerHandler`, and dispatches each
 //! request to one of its methods: [`Answering`] is one, every method
-//! passed on to [`Gateway`], each request method followed by the release.
-//! What rmcp answers without the handler (the legacy `initialize`
-//! handshake) gives its permit back when the response body ends.
+//! passed on to [`Gateway`]. A request method takes the permit over as it
+//! begins and gives it back when it has answered or is dropped; from then
+//! on the end of the response body leaves the permit alone, so a client
+//! that hangs up on a legacy session's call (whose handler rmcp lets run
+//! on) cannot start another past its bound.
+//!
+//! What rmcp answers before any handler runs (a protocol version it does
+//! not serve, missing `_meta`, a method the era or the capabilities do not
+//! have, an unknown session) gives its permit back when the response body
+//! ends, a moment after the answer.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::request::Parts;
@@ -27,19 +35,42 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::server::Gateway;
 
 /// A POST's request permit, shared by what the HTTP layers hold until the
-/// response ends and by the request rmcp hands the gateway: whichever
-/// comes first gives it back.
+/// response ends and by the request rmcp hands the gateway.
 #[derive(Clone)]
-pub(super) struct RequestPermit(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
+pub(super) struct RequestPermit(Arc<PermitSlot>);
+
+struct PermitSlot {
+    permit: Mutex<Option<OwnedSemaphorePermit>>,
+    /// Whether a handler has taken the permit over ([`RequestPermit::answering`]).
+    answering: AtomicBool,
+}
 
 impl RequestPermit {
     pub(super) fn new(permit: OwnedSemaphorePermit) -> RequestPermit {
-        RequestPermit(Arc::new(Mutex::new(Some(permit))))
+        RequestPermit(Arc::new(PermitSlot {
+            permit: Mutex::new(Some(permit)),
+            answering: AtomicBool::new(false),
+        }))
     }
 
     /// Gives the permit back (once; later calls do nothing).
     pub(super) fn release(&self) {
-        drop(self.0.lock().expect("not poisoned").take());
+        drop(self.0.permit.lock().expect("not poisoned").take());
+    }
+
+    /// Gives the permit back unless a handler has taken it over: the end
+    /// of a response body while the request it answers may still run.
+    pub(super) fn release_unless_answering(&self) {
+        if !self.0.answering.load(Ordering::SeqCst) {
+            self.release();
+        }
+    }
+
+    /// Takes the permit over for a handler: given back when the returned
+    /// guard is dropped (the handler answered, or was dropped).
+    fn answering(&self) -> Answered {
+        self.0.answering.store(true, Ordering::SeqCst);
+        Answered(self.clone())
     }
 
     /// The permit of the HTTP request `context`'s request came in, if any.
@@ -52,12 +83,22 @@ impl RequestPermit {
     }
 }
 
+/// Gives a handler's [`RequestPermit`] back when dropped.
+struct Answered(RequestPermit);
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
 /// [`Gateway`], with each request's [`RequestPermit`] given back as soon as
 /// its answer is made.
 #[derive(Clone)]
 pub(super) struct Answering(pub(super) Gateway);
 
-/// Request methods: passed on, then the permit given back.
+/// Request methods: the permit taken over, passed on, the permit given
+/// back with the answer.
 macro_rules! answered {
     ($($method:ident($($param:ident: $ty:ty),*) -> $answer:ty;)*) => {$(
         async fn $method(
@@ -65,12 +106,8 @@ macro_rules! answered {
             $($param: $ty,)*
             context: RequestContext<RoleServer>,
         ) -> Result<$answer, ErrorData> {
-            let permit = RequestPermit::of(&context);
-            let answer = self.0.$method($($param,)* context).await;
-            if let Some(permit) = permit {
-                permit.release();
-            }
-            answer
+            let _answered = RequestPermit::of(&context).map(|p| p.answering());
+            self.0.$method($($param,)* context).await
         }
     )*};
 }
@@ -152,5 +189,37 @@ impl ServerHandler for Answering {
 
     fn get_info(&self) -> ServerConfig {
         ServerHandler::get_info(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tokio::sync::Semaphore;
+
+    use super::RequestPermit;
+
+    #[test]
+    fn a_permit_a_handler_took_over_stays_held_past_the_body_until_the_handler_ends() {
+        let bound = Arc::new(Semaphore::new(1));
+        let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
+        let handler = permit.answering();
+        // The client hung up: the body ends while the handler still runs.
+        permit.release_unless_answering();
+        assert_eq!(bound.available_permits(), 0, "the request still counts");
+        drop(handler);
+        assert_eq!(bound.available_permits(), 1, "given back with the answer");
+    }
+
+    #[test]
+    fn a_permit_no_handler_took_is_given_back_when_the_body_ends() {
+        let bound = Arc::new(Semaphore::new(1));
+        let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
+        permit.release_unless_answering();
+        assert_eq!(bound.available_permits(), 1);
+        // Once: a handler that starts later holds nothing.
+        drop(permit.answering());
+        assert_eq!(bound.available_permits(), 1);
     }
 }
