@@ -530,6 +530,14 @@ async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_complet
         "{done}"
     );
     assert_eq!(statuspro.sandbox.mutations().len(), 1, "one change");
+    // The call ran for no request, yet its record says where it was asked
+    // from.
+    let trail = records(&statuspro.audit_trail());
+    let ran = trail
+        .iter()
+        .find(|r| r["record"] == "call" && r["result"] == "ok")
+        .expect("the task's call is on record");
+    assert_eq!(ran["client"], "127.0.0.1", "{ran}");
     // The same answer again changes nothing.
     client
         .update_task(UpdateTaskParams::new(&id, answers))
@@ -555,6 +563,15 @@ async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_complet
         .unwrap();
     let cancelled = poll(&client, &second, |s| s == TaskStatus::Cancelled).await;
     assert_eq!(cancelled["status"], "cancelled");
+    let trail = records(&statuspro.audit_trail());
+    let cancel = trail
+        .iter()
+        .find(|r| r["record"] == "approval" && r["approval"]["state"] == "cancelled")
+        .expect("the cancellation is on record");
+    assert_eq!(
+        cancel["client"], "127.0.0.1",
+        "the caller cancelled from: {cancel}"
+    );
     let (status, html) = carol.decide(&second, "approve").await;
     assert_eq!(status, StatusCode::CONFLICT, "{html}");
     assert_eq!(statuspro.sandbox.mutations().len(), 1);

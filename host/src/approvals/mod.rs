@@ -89,6 +89,10 @@ pub struct Approval {
     /// served name is found again there when a task's call runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// The network address the call was asked from (over HTTP): what the
+    /// audit record of a task's call, run after the approval, names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<std::net::IpAddr>,
     /// The served tool name.
     pub tool: String,
     /// The plugin block serving it.
@@ -719,6 +723,7 @@ mod tests {
             caller_identity: None,
             transport: "http".into(),
             profile: None,
+            client: None,
             tool: "update_status".into(),
             plugin: "statuspro".into(),
             file: "statuspro.wasm".into(),

@@ -18,7 +18,7 @@
 //! | `id` | the call's random id: an `intent` and its `call` record share it |
 //! | `caller` | `stdio`, the HTTP caller's identity qualified by its source (`token:ci-bot` for a static token, `jwt:alice` for an access token; `[auth]`), `http` (HTTP without `[auth]`), or `cli` (`toolhost call`) |
 //! | `protocol`, `session` | the client's protocol version and its `Mcp-Session-Id`, when there is one |
-//! | `client` | over HTTP, the client's network address: the connection's peer or, from a proxy `http.trusted_proxies` names, the address it forwarded for; in an `approval` record, where the decision came from; none for a task's call run after its approval (ADR 0066) |
+//! | `client` | over HTTP, the client's network address: the connection's peer or, from a proxy `http.trusted_proxies` names, the address it forwarded for; in an `approval` record, where the decision came from; for a task's call run after its approval, where it was asked from (ADR 0066) |
 //! | `tool` | the tool's served name (left out of a read's, get's or completion's record) |
 //! | `plugin`, `file`, `digest` | the operator's plugin block, the component file, and `sha256:` of the file's bytes |
 //! | `read_only` | the tool's `readOnlyHint` |

@@ -240,6 +240,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
         caller_identity: request.identity.as_ref().map(Identity::to_json),
         transport: request.transport().to_string(),
         profile: request.profile.clone(),
+        client: request.client(),
         tool: binding.tool.clone(),
         plugin: ask.tool.plugin.settings.name.clone(),
         file: ask.tool.plugin.file.clone(),
@@ -1040,6 +1041,7 @@ impl Gateway {
             identity,
             approval.transport == "http",
             approval.profile.clone(),
+            approval.client,
         );
         let Some(tool) = request.visible().tool(&approval.tool) else {
             let message = format!(

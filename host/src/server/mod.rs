@@ -615,7 +615,7 @@ impl ServerHandler for Gateway {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         // The URIs were narrowed to what the caller may see before rmcp
-        // asked ([`Gateway`]'s `Service` impl).
+        // asked (by the transport: `Gateway::narrow_listen_request`).
         Some(subscriptions::accepted_filter(self, requested))
     }
 

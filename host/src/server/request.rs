@@ -144,6 +144,7 @@ impl Request {
         identity: Option<Identity>,
         over_http: bool,
         profile: Option<String>,
+        client: Option<std::net::IpAddr>,
     ) -> Request {
         let registry = gateway.registry();
         let surface = profile.as_deref().map(|p| gateway.surface(&registry, p));
@@ -155,9 +156,8 @@ impl Request {
             over_http,
             protocol: Some(ProtocolVersion::V_2026_07_28.to_string()),
             session: None,
-            // Run for no connection: the record of the call as it was
-            // first asked for has the client's address.
-            client: None,
+            // Where the call was asked from, kept with its approval.
+            client,
             // Not kept with the task: a token exchange for the resumed call
             // finds none, and the credential it needs refuses.
             token: None,
