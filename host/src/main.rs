@@ -181,8 +181,10 @@ enum Command {
         /// (`token:alice`, `jwt:…`, `http`, `stdio`, `cli`).
         #[arg(long, value_name = "CALLER")]
         caller: Option<String>,
-        /// Only calls over HTTP from this address or block
-        /// (`203.0.113.9`, `10.0.0.0/8`).
+        /// Only records from this address or block (`203.0.113.9`,
+        /// `10.0.0.0/8`): calls over HTTP and approval decisions; records
+        /// without an address (stdio, `toolhost call`, suppressed counts)
+        /// are left out.
         #[arg(long, value_name = "ADDRESS")]
         client: Option<String>,
         /// Check the trail's hash chain instead (the file named here, or by
