@@ -839,6 +839,18 @@ async fn approvals_are_counted_by_event_with_the_pending_gauge_and_the_decision_
     );
 }
 
+/// A token no `[auth]` of these tests accepts.
+const WRONG_TOKEN: &str = "guessed-token-0123456789";
+
+/// Spends the sign-in attempts of `page`'s client on a wrong token, each
+/// refused as such.
+async fn spend_sign_ins(page: &Page) {
+    for _ in 0..toolhost::transport::approval_page::SIGN_INS_PER_MINUTE {
+        let status = page.sign_in_response(WRONG_TOKEN).await.status();
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+}
+
 #[tokio::test]
 async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_forged_header_is_ignored()
  {
@@ -859,13 +871,7 @@ async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_
 
     // Through the balancer, one client spends its attempts…
     let guesser = from([127, 0, 0, 2], Some("198.51.100.7, 203.0.113.5"));
-    for _ in 0..limit {
-        let status = guesser
-            .sign_in_response("guessed-token-0123456789")
-            .await
-            .status();
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-    }
+    spend_sign_ins(&guesser).await;
     assert_eq!(
         guesser.sign_in_response(CAROL).await.status(),
         StatusCode::TOO_MANY_REQUESTS,
@@ -879,9 +885,8 @@ async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_
     // header is ignored, and every attempt counts against its own.
     for n in 0..limit {
         let forged_for = format!("192.0.2.{n}");
-        let forging = Page::from_address(&statuspro.host, [127, 0, 0, 3], Some(&forged_for));
-        let status = forging
-            .sign_in_response("guessed-token-0123456789")
+        let status = Page::from_address(&statuspro.host, [127, 0, 0, 3], Some(&forged_for))
+            .sign_in_response(WRONG_TOKEN)
             .await
             .status();
         assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -897,16 +902,9 @@ async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_
 async fn sign_in_attempts_are_limited_per_client_address_and_told_when_to_come_back() {
     let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
     let page = Page::of(&statuspro.host);
-    let limit = toolhost::transport::approval_page::SIGN_INS_PER_MINUTE;
     // A client guessing tokens: each wrong one is refused as such, until
     // the address's attempts are spent.
-    for _ in 0..limit {
-        let status = page
-            .sign_in_response("guessed-token-0123456789")
-            .await
-            .status();
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-    }
+    spend_sign_ins(&page).await;
     let response = page.sign_in_response(CAROL).await;
     assert_eq!(
         response.status(),

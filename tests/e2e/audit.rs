@@ -379,6 +379,17 @@ fn audit_command(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `toolhost audit ARGS` refused: what it says on stderr.
+fn audit_refusal(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("audit")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "refused: {args:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[tokio::test]
 async fn toolhost_audit_prints_the_trail_as_a_table_filtered_by_tool_and_time() {
     let statuspro = Setup::new()
@@ -479,12 +490,7 @@ async fn toolhost_audit_prints_the_trail_as_a_table_filtered_by_tool_and_time() 
         "{with_lost}"
     );
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["audit", "--file", file, "--since", "last tuesday"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let error = String::from_utf8_lossy(&out.stderr);
+    let error = audit_refusal(&["--file", file, "--since", "last tuesday"]);
     assert!(
         error.contains("RFC 3339") && error.contains("1h"),
         "{error}"
@@ -1484,16 +1490,8 @@ async fn each_http_record_names_its_clients_address_forwarded_only_by_a_trusted_
         1,
         "the header alone"
     );
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["audit", "--file", file, "--client", "not-an-address"])
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("neither an address"),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
-    );
+    let refused = audit_refusal(&["--file", file, "--client", "not-an-address"]);
+    assert!(refused.contains("neither an address"), "{refused}");
 
     // Over stdio there is no network client.
     let stdio = Host::start(HostOptions::new(&["hello"]).config(with_trail(""))).await;

@@ -813,17 +813,13 @@ async fn a_listen_stream_counts_as_a_stream_not_as_a_request_in_flight() {
     );
     // …and takes the one stream permit: a second listen body (the body
     // says what a request is, not a header) meets the bound.
-    let listen = json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-        "notifications": {"toolsListChanged": true},
-    }});
+    let listen = crate::http_bounds::modern(
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
     let second = post(
         &host,
-        listen.to_string(),
+        listen,
         &[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "subscriptions/listen"),
@@ -836,75 +832,6 @@ async fn a_listen_stream_counts_as_a_stream_not_as_a_request_in_flight() {
         status == 429 && text.contains("http.streams_per_identity"),
         "a second listen stream meets the stream bound (the call before it holds nothing once answered): {status} {text}"
     );
-}
-
-#[tokio::test]
-async fn an_authenticated_callers_get_and_listen_streams_share_one_bound() {
-    // A GET stream and a listen stream of the same token caller are both
-    // its streams: with `streams_per_identity = 1`, holding one refuses
-    // the other.
-    let host = Host::start(
-        HostOptions::new(&["hello"])
-            .http()
-            .bearer(CALM_TOKEN)
-            .config(two_callers("[http]\nstreams_per_identity = 1\n")),
-    )
-    .await;
-    let bearer = format!("Bearer {FLOOD_TOKEN}");
-    let opened = post(&host, INITIALIZE, &[("authorization", &bearer)]).await;
-    assert_eq!(opened.status(), 200);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    let initialized = post(
-        &host,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        &[
-            ("authorization", &bearer),
-            ("mcp-session-id", &session),
-            ("mcp-protocol-version", "2025-11-25"),
-        ],
-    )
-    .await;
-    assert_eq!(initialized.status(), 202);
-    let get_stream = raw()
-        .get(host.url.as_deref().unwrap())
-        .header("authorization", &bearer)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(get_stream.status(), 200, "the GET stream is open");
-
-    let listen = json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        },
-        "notifications": {"toolsListChanged": true},
-    }});
-    let second = post(
-        &host,
-        listen.to_string(),
-        &[
-            ("authorization", &bearer),
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "subscriptions/listen"),
-        ],
-    )
-    .await;
-    assert_eq!(
-        second.status(),
-        429,
-        "the listen stream meets the bound the GET stream holds"
-    );
-    let text = second.text().await.unwrap();
-    assert!(text.contains("http.streams_per_identity"), "{text}");
-    drop(get_stream);
 }
 
 #[tokio::test]

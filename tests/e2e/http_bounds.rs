@@ -74,7 +74,7 @@ fn series(text: &str, name: &str, label: &str) -> Option<f64> {
 }
 
 /// A stateless 2026-07-28 request of `method` with `params`, as raw bytes.
-fn modern(method: &str, mut params: Value) -> String {
+pub(crate) fn modern(method: &str, mut params: Value) -> String {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
@@ -513,4 +513,52 @@ async fn metrics_on_the_mcp_listener_need_the_metrics_scope() {
                 .contains("toolhost_tools_loaded")
         );
     }
+}
+
+#[tokio::test]
+async fn an_authenticated_callers_get_and_listen_streams_share_one_bound() {
+    // A GET stream and a listen stream of the same token caller are both
+    // its streams: with `streams_per_identity = 1`, holding one refuses
+    // the other (ADR 0064).
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .bearer(CALM_TOKEN)
+            .config(three_callers("x", "[http]\nstreams_per_identity = 1\n")),
+    )
+    .await;
+    let session = open_session(&host, Some(FLOOD_TOKEN), true).await;
+    let get_stream = raw()
+        .get(host.url.as_deref().unwrap())
+        .header("authorization", bearer(FLOOD_TOKEN))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get_stream.status(), 200, "the GET stream is open");
+
+    let listen = modern(
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let second = post(
+        &host,
+        listen,
+        &[
+            ("authorization", &bearer(FLOOD_TOKEN)),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "subscriptions/listen"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        second.status(),
+        429,
+        "the listen stream meets the bound the GET stream holds"
+    );
+    let text = second.text().await.unwrap();
+    assert!(text.contains("http.streams_per_identity"), "{text}");
+    drop(get_stream);
 }
