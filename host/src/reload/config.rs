@@ -105,7 +105,7 @@ impl Drop for Watching {
 /// directory) woke the watch, a wake-up in the kernel and on a thread of
 /// its own per line (ADR 0065).
 #[cfg(target_os = "linux")]
-pub(crate) const CONFIG_EVENTS: inotify::WatchMask = inotify::WatchMask::CLOSE_WRITE
+const CONFIG_EVENTS: inotify::WatchMask = inotify::WatchMask::CLOSE_WRITE
     .union(inotify::WatchMask::MOVED_TO)
     .union(inotify::WatchMask::MOVED_FROM)
     .union(inotify::WatchMask::CREATE)

@@ -128,7 +128,7 @@ impl Request {
             over_http: parts.is_some(),
             protocol: context.protocol_version().map(|v| v.to_string()),
             session: parts.and_then(session_header),
-            client: parts.and_then(client_of_parts),
+            client: parts.and_then(|p| ClientAddress::of(&p.extensions)),
             token: parts.and_then(|p| p.extensions.get::<crate::auth::CallerToken>().cloned()),
             profile,
             surface,
@@ -477,9 +477,11 @@ pub(crate) fn call_context(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddress(pub std::net::IpAddr);
 
-/// The [`ClientAddress`] an HTTP request's `parts` carry.
-fn client_of_parts(parts: &axum::http::request::Parts) -> Option<std::net::IpAddr> {
-    parts.extensions.get::<ClientAddress>().map(|c| c.0)
+impl ClientAddress {
+    /// The address an HTTP request's `extensions` carry, if any.
+    pub fn of(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
+        extensions.get::<ClientAddress>().map(|c| c.0)
+    }
 }
 
 /// [`call_context`] for an HTTP request's `parts` (or stdio, `None`),
@@ -499,7 +501,7 @@ fn call_context_of_parts(
         parts.is_some(),
         parts.and_then(session_header),
         protocol,
-        parts.and_then(client_of_parts),
+        parts.and_then(|p| ClientAddress::of(&p.extensions)),
         via,
     )
 }

@@ -483,10 +483,7 @@ async fn sign_in(
     let Some(auth) = &page.auth else {
         return sign_in_page(&page, &next, None);
     };
-    if let Err(wait) = page
-        .sign_ins
-        .attempt(extensions.get::<ClientAddress>().map(|c| c.0))
-    {
+    if let Err(wait) = page.sign_ins.attempt(ClientAddress::of(&extensions)) {
         return too_many_sign_ins(wait);
     }
     let mut headers = HeaderMap::new();
@@ -641,7 +638,7 @@ async fn decide(
         .gateway
         .decide(
             &signed.identity,
-            extensions.get::<ClientAddress>().map(|c| c.0),
+            ClientAddress::of(&extensions),
             &id,
             approve,
             Some(note),
@@ -704,10 +701,7 @@ async fn sign_in_at_provider(
         .as_ref()
         .map(|o| o.scopes.clone())
         .unwrap_or_default();
-    if let Err(wait) = page
-        .sign_ins
-        .attempt(extensions.get::<ClientAddress>().map(|c| c.0))
-    {
+    if let Err(wait) = page.sign_ins.attempt(ClientAddress::of(&extensions)) {
         return too_many_sign_ins(wait);
     }
     let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
