@@ -33,7 +33,7 @@
 //!      identity (`http.requests_per_identity`, `http.streams_per_identity`),
 //!      so one caller's flood meets 429s while another's calls go on. A
 //!      request's permit is given back as soon as the gateway has its
-//!      answer, before it is sent ([`Answering`]; what rmcp answers itself,
+//!      answer, before it is sent (`Answering`; what rmcp answers itself,
 //!      when the response body ends): a client never meets its own
 //!      finished request. A stream's is held until the stream ends. A
 //!      legacy session belongs to the caller that opened it (another
@@ -51,7 +51,7 @@
 //!      within `http.sessions_per_identity` and `http.max_sessions` (else
 //!      429); a session that sends no `notifications/initialized` within
 //!      `http.uninitialized_session_idle_secs` is closed; DELETE answers 204;
-//! 4. rmcp: media types, sessions, then [`Gateway`] (as [`Answering`]).
+//! 4. rmcp: media types, sessions, then [`Gateway`] (as `Answering`).
 //!
 //! Shutdown ([`until_signal`]): stop accepting, wait up to
 //! `http.shutdown_grace_secs` for the POSTs in flight (their responses
