@@ -145,6 +145,23 @@ pub struct TaskRecord {
     pub result: Option<Value>,
     /// When it last changed, in Unix milliseconds.
     pub updated_ms: u64,
+    /// While its call runs: which run holds it, and until when (ADR 0068).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunLease>,
+    /// Why it failed (`failed`): its run was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// A replica's hold on a task whose call it runs: renewed while the call
+/// runs, so that a hold past its end means the replica stopped mid-run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunLease {
+    /// The run's own random id: only the run that took the hold renews
+    /// it or ends the task.
+    pub id: String,
+    /// When the hold ends unless renewed, in Unix milliseconds.
+    pub until_ms: u64,
 }
 
 impl TaskRecord {
@@ -157,7 +174,41 @@ impl TaskRecord {
             request_state: None,
             result: None,
             updated_ms: now_ms(),
+            run: None,
+            failure: None,
         }
+    }
+
+    /// Takes the task for the run `id`, held for `lease`: it is working.
+    pub fn begin_run(&mut self, id: &str, lease: std::time::Duration) {
+        let now = now_ms();
+        self.phase = TaskPhase::Working;
+        self.run = Some(RunLease {
+            id: id.to_string(),
+            until_ms: now.saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX)),
+        });
+        self.updated_ms = now;
+    }
+
+    /// Moves the hold of the run holding the task to `lease` from now.
+    pub fn renew_run(&mut self, lease: std::time::Duration) {
+        if let Some(run) = &mut self.run {
+            run.until_ms =
+                now_ms().saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX));
+        }
+    }
+
+    /// Whether the run `id` holds the task and its call is running.
+    pub fn held_by(&self, id: &str) -> bool {
+        self.phase == TaskPhase::Working && self.run.as_ref().is_some_and(|r| r.id == id)
+    }
+
+    /// The run holding the task, if its hold ended before `now_ms`
+    /// without being renewed: the replica running it stopped.
+    pub fn lost_run(&self, now_ms: u64) -> Option<&RunLease> {
+        self.run
+            .as_ref()
+            .filter(|r| self.phase == TaskPhase::Working && now_ms >= r.until_ms)
     }
 }
 
@@ -171,6 +222,9 @@ pub enum TaskPhase {
     InputRequired,
     /// Done: `result` holds the answer.
     Completed,
+    /// Its run was lost (the replica running it stopped): `failure` says
+    /// so. Whether the call changed anything before is not known here.
+    Failed,
     /// Cancelled: nothing more runs.
     Cancelled,
 }
@@ -740,6 +794,38 @@ mod tests {
             task: None,
             revision: 0,
         }
+    }
+
+    #[test]
+    fn a_run_holds_its_task_until_its_lease_lapses_and_a_record_without_a_run_is_never_lost() {
+        let lease = std::time::Duration::from_secs(3);
+        let mut task = TaskRecord::working();
+        assert!(
+            task.lost_run(u64::MAX).is_none(),
+            "waiting for an approver: no run"
+        );
+        task.begin_run("r1", lease);
+        let until = task.run.as_ref().unwrap().until_ms;
+        assert!(task.held_by("r1") && !task.held_by("r2"));
+        assert!(task.lost_run(until - 1).is_none(), "held until its end");
+        assert_eq!(task.lost_run(until).map(|r| r.id.as_str()), Some("r1"));
+        task.renew_run(std::time::Duration::from_secs(60));
+        assert!(
+            task.run.as_ref().unwrap().until_ms >= until,
+            "renewed forward"
+        );
+        task.phase = TaskPhase::InputRequired;
+        assert!(
+            task.lost_run(u64::MAX).is_none() && !task.held_by("r1"),
+            "a task asking its client runs nowhere"
+        );
+        // A record kept before runs held their tasks reads as before.
+        let old: TaskRecord = serde_json::from_value(serde_json::json!({
+            "phase": "working", "question": null, "form": null,
+            "request_state": null, "result": null, "updated_ms": 1
+        }))
+        .unwrap();
+        assert!(old.run.is_none() && old.lost_run(u64::MAX).is_none());
     }
 
     #[tokio::test]

@@ -284,6 +284,10 @@ pub struct Config {
     /// `[approvals.oauth]`: approvers sign in through the identity
     /// provider (authorization code with PKCE).
     pub approvals_oauth: Option<ApprovalsOAuth>,
+    /// `approvals.task_lease_secs`: how long the replica running a task's
+    /// call holds it without renewing; past it the run is taken as lost
+    /// and the task fails (ADR 0068).
+    pub task_lease: std::time::Duration,
     /// `[token_exchange.NAME]`: credentials exchanged per caller (RFC 8693).
     pub token_exchanges: BTreeMap<String, exchange::TokenExchange>,
     /// `[telemetry]`: where traces go, if anywhere (ADR 0039).

@@ -71,6 +71,9 @@ pub struct RawApprovals {
     /// `[approvals.oauth]`: approvers sign in through the identity
     /// provider.
     pub oauth: Option<RawApprovalsOAuth>,
+    /// `task_lease_secs`: how long a replica running a task's call may go
+    /// without saying so before the run is taken as lost.
+    pub task_lease_secs: Option<u64>,
 }
 
 /// `[approvals.oauth]`.

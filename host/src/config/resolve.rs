@@ -86,6 +86,7 @@ impl Config {
                     })
             })
             .transpose()?;
+        let task_lease = key!("approvals.task_lease_secs").secs(raw.approvals.task_lease_secs)?;
         let approvals_oauth = match &raw.approvals.oauth {
             None => None,
             Some(oauth) => {
@@ -132,6 +133,7 @@ impl Config {
         Ok(Config {
             token_exchanges,
             approvals_oauth,
+            task_lease,
             approvals_url,
             confirmation: host.confirmation,
             elicitation_timeout,

@@ -30,8 +30,8 @@ use super::Gateway;
 use super::request::Request;
 use super::tools;
 use crate::approvals::{
-    Approval, Binding, Session, State, TaskPhase, TaskRecord, Transition, Unavailable, now_ms,
-    random_id,
+    Approval, Binding, RunLease, Session, State, TaskPhase, TaskRecord, Transition, Unavailable,
+    now_ms, random_id,
 };
 use crate::audit::{ApprovalEvent, ApprovalNote, PolicyNote, arguments_sha256};
 use crate::auth::Identity;
@@ -43,6 +43,19 @@ use crate::registry::ToolRef;
 
 /// How often a task's client is asked to poll, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 2000;
+
+/// How many times a run reads its task again to keep its end, when the
+/// reading moved meanwhile (its own hold renewed beside it).
+const END_RUN_ATTEMPTS: usize = 5;
+
+/// One run of a task's call on this replica: the hold it took on the task
+/// (ADR 0068).
+struct Run {
+    /// The run's random id, in the task's [`RunLease`](crate::approvals::RunLease).
+    id: String,
+    /// How long the hold lasts unless renewed (`approvals.task_lease_secs`).
+    lease: Duration,
+}
 
 /// A call an `approve` rule holds.
 pub(super) struct Ask<'a> {
@@ -509,19 +522,84 @@ async fn caller_task(
 
 /// `tasks/get`: where the caller's task stands. An approved call that has
 /// not begun to run begins now, on this replica (once, whichever replica
-/// claims it first).
+/// claims it first); a run whose replica stopped mid-call is found lost
+/// here, and the task fails (ADR 0068).
 pub(super) async fn get_task(
     gateway: &Gateway,
     request: &Request,
     params: GetTaskParams,
 ) -> Result<GetTaskResult, ErrorData> {
-    let approval = caller_task(gateway, request, &params.task_id).await?;
+    let mut approval = caller_task(gateway, request, &params.task_id).await?;
+    let lost = approval
+        .task
+        .as_ref()
+        .and_then(|t| t.lost_run(now_ms()))
+        .cloned();
+    if let Some(lost) = lost {
+        approval = fail_lost_run(gateway, request, approval, &lost).await?;
+    }
     if approval.state == State::Approved && !approval.lapsed(now_ms()) {
         let gateway = gateway.clone();
         let id = approval.id.clone();
         tokio::spawn(async move { gateway.run_approved(&id).await });
     }
     Ok(GetTaskResult::new(detailed(gateway, &approval)))
+}
+
+/// Fails the task `approval` is, whose run `lost` held it past its lease
+/// without renewing (its replica stopped mid-call): once, whichever
+/// replica finds it first; the move is written to the audit trail
+/// (`lost`). Returns the approval as it is now.
+async fn fail_lost_run(
+    gateway: &Gateway,
+    request: &Request,
+    approval: Approval,
+    lost: &RunLease,
+) -> Result<Approval, ErrorData> {
+    let failure = format!(
+        "the replica running this call stopped before the call ended: its hold on the task \
+         lapsed at {} without being renewed (the replica stopped, or lost the store of \
+         approvals). Whether the tool changed anything before is not known: the audit trail's \
+         records of approval {} say (an `intent` record precedes every change), so check there \
+         before calling again",
+        rfc3339(lost.until_ms),
+        approval.id
+    );
+    let failed = gateway
+        .inner
+        .approvals
+        .update(
+            &approval.id,
+            |a| {
+                a.task
+                    .as_ref()
+                    .and_then(|t| t.lost_run(now_ms()))
+                    .is_some_and(|r| r.id == lost.id)
+            },
+            |a| {
+                if let Some(task) = &mut a.task {
+                    task.phase = TaskPhase::Failed;
+                    task.failure = Some(failure.clone());
+                    task.run = None;
+                    task.question = None;
+                    task.form = None;
+                    task.request_state = None;
+                    task.updated_ms = now_ms();
+                }
+            },
+        )
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    Ok(match failed {
+        Transition::Moved(failed) => {
+            metrics::approval("lost");
+            event(gateway, &failed, "lost", request.client()).await;
+            tracing::warn!(approval = %failed.id, "a task's run was lost: its replica stopped mid-call");
+            failed
+        }
+        Transition::Refused(now) => now,
+        Transition::Missing => approval,
+    })
 }
 
 /// The task an approval's call is, with what its status carries.
@@ -546,6 +624,17 @@ fn detailed(gateway: &Gateway, approval: &Approval) -> DetailedTask {
             },
             "the call ran".to_string(),
         ),
+        (_, TaskPhase::Failed) => {
+            let failure = task.failure.clone().unwrap_or_default();
+            let error =
+                json!({"code": rmcp::model::ErrorCode::INTERNAL_ERROR.0, "message": failure});
+            (
+                TaskPayload::Failed {
+                    error: error.as_object().cloned().unwrap_or_default(),
+                },
+                failure,
+            )
+        }
         (_, TaskPhase::Cancelled) | (State::Cancelled, _) => {
             (TaskPayload::Cancelled, "cancelled; nothing ran".to_string())
         }
@@ -650,6 +739,10 @@ pub(super) async fn update_task(
             None,
         )
     })?;
+    let run = Run {
+        id: random_id(),
+        lease: gateway.registry().config().task_lease,
+    };
     let claimed = gateway
         .inner
         .approvals
@@ -663,9 +756,8 @@ pub(super) async fn update_task(
             },
             |a| {
                 let task = a.task.as_mut().expect("checked");
-                task.phase = TaskPhase::Working;
+                task.begin_run(&run.id, run.lease);
                 task.request_state = None;
-                task.updated_ms = now_ms();
             },
         )
         .await
@@ -694,6 +786,7 @@ pub(super) async fn update_task(
             gateway
                 .finish_task(
                     &approval.id,
+                    &run.id,
                     refused_result("INVALID_REQUEST_STATE", &message),
                 )
                 .await;
@@ -701,7 +794,7 @@ pub(super) async fn update_task(
         }
     };
     let gateway = gateway.clone();
-    tokio::spawn(async move { gateway.run_task(approval, answers).await });
+    tokio::spawn(async move { gateway.run_task(approval, answers, run).await });
     Ok(())
 }
 
@@ -1004,6 +1097,8 @@ impl Gateway {
         if !self.is_loaded() {
             return;
         }
+        let run = random_id();
+        let lease = self.registry().config().task_lease;
         let claimed = self
             .inner
             .approvals
@@ -1013,7 +1108,7 @@ impl Gateway {
                 |a| {
                     a.state = State::Spent;
                     if let Some(task) = &mut a.task {
-                        task.updated_ms = now_ms();
+                        task.begin_run(&run, lease);
                     }
                 },
             )
@@ -1021,7 +1116,8 @@ impl Gateway {
         match claimed {
             Ok(Transition::Moved(approval)) => {
                 metrics::approval("spent");
-                self.run_task(approval, Vec::new()).await;
+                self.run_task(approval, Vec::new(), Run { id: run, lease })
+                    .await;
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(approval = %id, "an approved task could not be begun: {e}"),
@@ -1031,7 +1127,7 @@ impl Gateway {
     /// Runs a task's call with the client's `answers` so far, as its
     /// caller, against the registry served now, and keeps where it ended
     /// in the task: a result, or the tool's next question.
-    async fn run_task(&self, approval: Approval, answers: Vec<Answer>) {
+    async fn run_task(&self, approval: Approval, answers: Vec<Answer>, run: Run) {
         let identity = approval
             .caller_identity
             .as_deref()
@@ -1048,7 +1144,7 @@ impl Gateway {
                 "the tool {:?} is no longer served to you; nothing ran",
                 approval.tool
             );
-            self.finish_task(&approval.id, refused_result("NOT_FOUND", &message))
+            self.finish_task(&approval.id, &run.id, refused_result("NOT_FOUND", &message))
                 .await;
             return;
         };
@@ -1061,8 +1157,12 @@ impl Gateway {
                  since it was asked; nothing ran, so call again",
                 approval.id
             );
-            self.finish_task(&approval.id, refused_result("APPROVAL_VOID", &message))
-                .await;
+            self.finish_task(
+                &approval.id,
+                &run.id,
+                refused_result("APPROVAL_VOID", &message),
+            )
+            .await;
             return;
         }
         let arguments = approval.arguments.clone();
@@ -1091,7 +1191,13 @@ impl Gateway {
             options,
         );
         record.running();
-        let outcome = call.await;
+        // The hold is renewed while the call runs; what the call came to is
+        // then kept alone, with nothing renewing beside it.
+        let outcome = tokio::select! {
+            biased;
+            outcome = call => outcome,
+            never = self.renew_run(&approval.id, &run) => match never {},
+        };
         record.finish_call(&outcome).await;
         let binding = CallBinding {
             caller: &approval.caller,
@@ -1106,59 +1212,109 @@ impl Gateway {
                 form,
             } => match tools::question(self, &binding, (&message, &answered, form.as_deref())) {
                 Ok((_, state)) => {
-                    let asked = self
-                        .inner
-                        .approvals
-                        .update(
-                            &approval.id,
-                            |_| true,
-                            |a| {
-                                if let Some(task) = &mut a.task {
-                                    task.phase = TaskPhase::InputRequired;
-                                    task.question = Some(message);
-                                    task.form = form;
-                                    task.request_state = Some(state);
-                                    task.updated_ms = now_ms();
-                                }
-                            },
-                        )
-                        .await;
-                    if let Err(e) = asked {
-                        tracing::warn!(approval = %approval.id, "a task's question could not be kept: {e}");
-                    }
+                    self.end_run(&approval.id, &run.id, "question", |task| {
+                        task.phase = TaskPhase::InputRequired;
+                        task.question = Some(message.clone());
+                        task.form = form.clone();
+                        task.request_state = Some(state.clone());
+                    })
+                    .await
                 }
-                Err(result) => self.finish_task(&approval.id, result).await,
+                Err(result) => self.finish_task(&approval.id, &run.id, result).await,
             },
             finished => {
-                self.finish_task(&approval.id, tools::result_of(finished))
+                self.finish_task(&approval.id, &run.id, tools::result_of(finished))
                     .await
             }
         }
     }
 
-    /// Keeps `result` as task `id`'s answer: it is completed.
-    async fn finish_task(&self, id: &str, result: CallToolResult) {
+    /// Keeps `result` as task `id`'s answer, if the run `run` still holds
+    /// it: it is completed.
+    async fn finish_task(&self, id: &str, run: &str, result: CallToolResult) {
         let result = serde_json::to_value(result).unwrap_or(Value::Null);
-        let finished = self
-            .inner
-            .approvals
-            .update(
-                id,
-                |_| true,
-                |a| {
-                    if let Some(task) = &mut a.task {
-                        task.phase = TaskPhase::Completed;
-                        task.result = Some(result);
-                        task.question = None;
-                        task.form = None;
-                        task.request_state = None;
-                        task.updated_ms = now_ms();
-                    }
-                },
-            )
-            .await;
-        if let Err(e) = finished {
-            tracing::warn!(approval = %id, "a task's result could not be kept: {e}");
+        self.end_run(id, run, "result", |task| {
+            task.phase = TaskPhase::Completed;
+            task.result = Some(result.clone());
+            task.question = None;
+            task.form = None;
+            task.request_state = None;
+        })
+        .await
+    }
+
+    /// Ends the run `run` of task `id` with `change` (what it came to:
+    /// `what`, for the log), if the run still holds the task: a reading
+    /// that moved meanwhile (the hold renewed) is read again, and a task
+    /// another replica took as lost is left as it is, with a warning (the
+    /// audit trail has the call).
+    async fn end_run(&self, id: &str, run: &str, what: &str, change: impl Fn(&mut TaskRecord)) {
+        for _ in 0..END_RUN_ATTEMPTS {
+            let ended = self
+                .inner
+                .approvals
+                .update(
+                    id,
+                    |a| a.task.as_ref().is_some_and(|t| t.held_by(run)),
+                    |a| {
+                        if let Some(task) = &mut a.task {
+                            change(task);
+                            task.run = None;
+                            task.updated_ms = now_ms();
+                        }
+                    },
+                )
+                .await;
+            match ended {
+                Ok(Transition::Moved(_)) => return,
+                Ok(Transition::Refused(now))
+                    if now.task.as_ref().is_some_and(|t| t.held_by(run)) => {}
+                Ok(_) => {
+                    tracing::warn!(approval = %id, "a task's {what} came after another replica took its run as lost; the audit trail has the call");
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(approval = %id, "a task's {what} could not be kept: {e}");
+                    return;
+                }
+            }
+        }
+        tracing::warn!(approval = %id, "a task's {what} could not be kept: it kept moving");
+    }
+
+    /// Renews `run`'s hold on task `id` every third of its lease, for as
+    /// long as the run holds the task (it never returns: a run that no
+    /// longer holds it, or whose store is out of reach, stops renewing and
+    /// waits for its call to end).
+    async fn renew_run(&self, id: &str, run: &Run) -> std::convert::Infallible {
+        let every = run.lease / 3;
+        loop {
+            tokio::time::sleep(every).await;
+            let renewed = self
+                .inner
+                .approvals
+                .update(
+                    id,
+                    |a| a.task.as_ref().is_some_and(|t| t.held_by(&run.id)),
+                    |a| {
+                        if let Some(task) = &mut a.task {
+                            task.renew_run(run.lease);
+                        }
+                    },
+                )
+                .await;
+            match renewed {
+                Ok(Transition::Moved(_)) => {}
+                Ok(Transition::Refused(now))
+                    if now.task.as_ref().is_some_and(|t| t.held_by(&run.id)) => {}
+                Ok(_) => {
+                    tracing::warn!(approval = %id, "a task's run no longer holds it (taken as lost); its call runs to its end, and its end is not kept");
+                    return std::future::pending().await;
+                }
+                Err(e) => {
+                    tracing::warn!(approval = %id, "a task's hold could not be renewed: {e}");
+                }
+            }
         }
     }
 

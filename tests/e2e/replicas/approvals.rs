@@ -2,7 +2,11 @@
 //! tools sharing a real Redis, behind a real HAProxy balancing round-robin.
 //! A task begun on one replica is approved on the other's page, survives
 //! the first replica's SIGKILL while it waits, is reported and resumed by
-//! whichever replica a request reaches, and changes the sandbox once.
+//! whichever replica a request reaches, and changes the sandbox once. A
+//! task whose replica dies while its call runs fails on the next poll
+//! (ADR 0068).
+
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, TaskStatus, UpdateTaskParams};
 use serde_json::json;
@@ -105,4 +109,187 @@ async fn a_task_begun_on_one_replica_is_approved_on_another_and_survives_a_kill(
         1,
         "one change, across two replicas"
     );
+}
+
+/// An upstream that accepts connections and never answers: a call that
+/// reaches it runs until its deadline, or until the upstream is told to
+/// close every connection.
+struct SilentUpstream {
+    addr: std::net::SocketAddr,
+    /// How many connections it accepted.
+    accepted: tokio::sync::watch::Receiver<usize>,
+    /// Closes every connection and stops listening.
+    close: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl SilentUpstream {
+    async fn start() -> SilentUpstream {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (count, accepted) = tokio::sync::watch::channel(0usize);
+        let (close, mut closed) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            loop {
+                tokio::select! {
+                    _ = &mut closed => return,
+                    accepted = listener.accept() => {
+                        let Ok((stream, _)) = accepted else { return };
+                        held.push(stream);
+                        count.send_modify(|n| *n += 1);
+                    }
+                }
+            }
+        });
+        SilentUpstream {
+            addr,
+            accepted,
+            close: Some(close),
+        }
+    }
+
+    /// Waits (bounded) until a call reached it.
+    async fn reached(&mut self) {
+        tokio::time::timeout(Duration::from_secs(30), self.accepted.wait_for(|n| *n >= 1))
+            .await
+            .expect("the approved call reaches its upstream")
+            .unwrap();
+    }
+
+    /// The StatusPro tools' configuration with `extra`, pointed here.
+    fn config(&self, sandbox: &statuspro_sandbox::Sandbox, extra: &str) -> String {
+        statuspro::config(sandbox, extra)
+            .replace(&sandbox.addr().to_string(), &self.addr.to_string())
+            .replace(
+                &format!("port = {}", sandbox.addr().port()),
+                &format!("port = {}", self.addr.port()),
+            )
+    }
+}
+
+/// A replica of the StatusPro tools configured by `toml` in `dir`.
+fn statuspro_spec(
+    dir: &std::path::Path,
+    toml: &str,
+    sandbox: &statuspro_sandbox::Sandbox,
+) -> ReplicaSpec {
+    let spec = ReplicaSpec::new(
+        dir,
+        toml,
+        &[
+            ("STATUSPRO_API_KEY", sandbox.api_key()),
+            ("TOOLHOST_STATE_KEY", STATE_KEY),
+        ],
+    );
+    for name in statuspro::COMPONENTS {
+        std::fs::write(spec.plugins.join(format!("{name}.wasm")), component(name)).unwrap();
+    }
+    spec
+}
+
+/// Alice's status change as a task on `replica`, approved by Carol on its
+/// page; its id and Alice's client.
+async fn approved_task(
+    replica: &Replica,
+) -> (
+    String,
+    rmcp::service::RunningService<rmcp::RoleClient, crate::support::TestClient>,
+) {
+    let client = task_client_at(&replica.url(), ALICE).await;
+    let params = CallToolRequestParams::new("update_order_status")
+        .with_arguments(change("held by its run").as_object().unwrap().clone());
+    let CallToolResponse::Task(created) = client.call_tool_once(params).await.unwrap() else {
+        panic!("a task");
+    };
+    let id = created.task.task_id;
+    let mut carol = Page::at(&replica.url());
+    carol.sign_in(CAROL).await;
+    let (status, html) = carol.decide(&id, "approve").await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{html}");
+    (id, client)
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn a_task_whose_replica_dies_mid_call_fails_on_the_next_poll_and_is_not_run_again() {
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
+        .await
+        .expect("the sandbox starts");
+    // The tools are pointed at an upstream that never answers: an
+    // approved call runs, and hangs, until the replica is killed.
+    let mut upstream = SilentUpstream::start().await;
+    let extra = format!(
+        "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}\n\
+         [approvals]\ntask_lease_secs = 3\n",
+        redis.url,
+        config(600)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = statuspro_spec(dir.path(), &upstream.config(&sandbox, &extra), &sandbox);
+    let mut a = Replica::start(&spec).await;
+    let (id, client) = approved_task(&a).await;
+
+    // The next poll begins the call; it reaches the silent upstream and
+    // waits there. Then the replica dies mid-call.
+    let running = poll(&client, &id, |_| true).await;
+    assert_eq!(running["status"], "working", "{running}");
+    upstream.reached().await;
+    drop(client);
+    a.kill().await;
+    a.restart().await;
+
+    // Once its hold lapses, the task fails, saying what is not known and
+    // where to look.
+    let client = task_client_at(&a.url(), ALICE).await;
+    let failed = poll(&client, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("stopped before the call ended") && message.contains(&id),
+        "{failed}"
+    );
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(failed["statusMessage"], message, "{failed}");
+
+    // Failed is where it stays: polled again it neither runs the call
+    // again nor changes.
+    let again = poll(&client, &id, |_| true).await;
+    assert_eq!(again["status"], "failed", "{again}");
+    assert_eq!(
+        *upstream.accepted.borrow(),
+        1,
+        "the lost call was not run again"
+    );
+}
+
+#[tokio::test]
+async fn a_task_whose_call_outlives_its_lease_keeps_it_by_renewing_and_completes() {
+    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
+        .await
+        .expect("the sandbox starts");
+    let mut upstream = SilentUpstream::start().await;
+    let extra = format!("\n{}\n[approvals]\ntask_lease_secs = 3\n", config(600));
+    let dir = tempfile::tempdir().unwrap();
+    let spec = statuspro_spec(dir.path(), &upstream.config(&sandbox, &extra), &sandbox);
+    let a = Replica::start(&spec).await;
+    let (id, client) = approved_task(&a).await;
+    poll(&client, &id, |_| true).await;
+    upstream.reached().await;
+
+    // Over two leases, the run renews its hold: the task stays working.
+    let until = tokio::time::Instant::now() + Duration::from_secs(7);
+    while tokio::time::Instant::now() < until {
+        let task = poll(&client, &id, |_| true).await;
+        assert_eq!(task["status"], "working", "{task}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // The upstream hangs up: the call ends with the tool's error, kept as
+    // the task's result by the run that still holds it.
+    upstream.close.take().unwrap().send(()).unwrap();
+    let done = poll(&client, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
 }
