@@ -576,7 +576,7 @@ impl Approvals {
                     .arg(record_key(id))
                     .arg(PENDING_INDEX)
                     .arg(current.revision.to_string())
-                    .arg(text)
+                    .arg(&text)
                     .arg(id)
                     .arg(if next.state == State::Pending {
                         "1"
@@ -586,6 +586,9 @@ impl Approvals {
                 let (moved, raw): (i64, String) = redis.run(&command).await?;
                 Ok(match moved {
                     1 => Transition::Moved(next),
+                    // Our own write, found by a resend after a connection
+                    // lost with its answer (`RedisReplay::run`): it moved.
+                    0 if raw == text => Transition::Moved(next),
                     0 => match serde_json::from_str(&raw) {
                         Ok(now) => Transition::Refused(now),
                         Err(_) => Transition::Missing,

@@ -1571,7 +1571,7 @@ pub const KEYS: &[Key] = &[
         range: Some(Range::int(3, 3600, "seconds")),
         restart_only: false,
         doc: "A task's call (an approved call a client follows with `tasks/get`) runs on one \
-            replica, which renews its hold on the task every third of this. Should the replica \
+            replica, which renews its hold on the task every quarter of this. Should the replica \
             die mid-run, the hold lapses and the next `tasks/get` on any replica reports the \
             task `failed`, saying the call may have changed something before it stopped \
             (the audit trail's `intent` records say what). Longer: fewer writes to \

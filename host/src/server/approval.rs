@@ -48,6 +48,10 @@ const POLL_INTERVAL_MS: u64 = 2000;
 /// reading moved meanwhile (its own hold renewed beside it).
 const END_RUN_ATTEMPTS: usize = 5;
 
+/// How soon a renewal of a task's hold the store did not answer is tried
+/// again.
+const RENEW_RETRY: Duration = Duration::from_millis(250);
+
 /// One run of a task's call on this replica: the hold it took on the task
 /// (ADR 0068).
 struct Run {
@@ -166,6 +170,11 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
             match latest.state {
                 State::Pending if !latest.lapsed(now) => {
                     return waiting(gateway, latest, None, &ask).await;
+                }
+                // An approved task runs as its task, with a hold on it
+                // (ADR 0068), not under this call.
+                State::Approved if !latest.lapsed(now) && latest.task.is_some() => {
+                    return runs_as_task(gateway, latest, &ask);
                 }
                 State::Approved if !latest.lapsed(now) => {
                     let spent = store
@@ -325,10 +334,16 @@ async fn waiting(
                 elicitation_id: approval.id.clone(),
             };
             let _ = tokio::time::timeout(*timeout, peer.create_elicitation(params)).await;
+            // Not one a task-declaring client's same call attached a task
+            // to meanwhile: that runs as its task.
             let spent = gateway
                 .inner
                 .approvals
-                .transition(&approval.id, State::Approved, |a| a.state = State::Spent)
+                .update(
+                    &approval.id,
+                    |a| a.state == State::Approved && a.task.is_none(),
+                    |a| a.state = State::Spent,
+                )
                 .await;
             match spent {
                 Ok(Transition::Moved(spent)) if !spent.lapsed(now_ms()) => {
@@ -387,6 +402,33 @@ async fn waiting(
             },
         }))
         .into()
+    };
+    Gate::Answer {
+        response: Box::new(response),
+        code: "APPROVAL_PENDING",
+        approval: Some(approval),
+    }
+}
+
+/// The answer to a call whose approval was approved for a task: the task
+/// runs it (begun here if no replica has begun it), and the call is
+/// answered with the task (a client that declares tasks) or told where
+/// it runs.
+fn runs_as_task(gateway: &Gateway, approval: Approval, ask: &Ask<'_>) -> Gate {
+    let begun = gateway.clone();
+    let id = approval.id.clone();
+    tokio::spawn(async move { begun.run_approved(&id).await });
+    let message = format!(
+        "approval {id} was approved, and the call it approved runs as task {id}: the client that \
+         asked for the task follows it with tasks/get. This call ran nothing.",
+        id = approval.id
+    );
+    let response = if ask.as_task {
+        CallToolResponse::Task(CreateTaskResult::new(
+            task_of(&approval).with_status_message(message),
+        ))
+    } else {
+        refused_result("APPROVAL_PENDING", &message).into()
     };
     Gate::Answer {
         response: Box::new(response),
@@ -766,35 +808,39 @@ pub(super) async fn update_task(
         // Another answer came first.
         return Ok(());
     };
-    let binding = CallBinding {
-        caller: &approval.caller,
-        tool: &approval.tool,
-        arguments: &approval.arguments,
-        component: &approval.digest,
-    };
-    let answers = match gateway.inner.states.open(&binding, &state).await {
-        Ok(opened) if opened.pending_form => opened.with_reply(
-            crate::imports::confirm::Reply::Form(crate::confirmation::form_reply_of(&answer)),
-        ),
-        Ok(opened) => {
-            let outcome = outcome_of(&answer);
-            metrics::confirmation_answered(outcome);
-            opened.with_answer(outcome)
-        }
-        Err(e) => {
-            let message = format!("the answer could not be taken ({e}); call again");
-            gateway
-                .finish_task(
-                    &approval.id,
-                    &run.id,
-                    refused_result("INVALID_REQUEST_STATE", &message),
-                )
-                .await;
-            return Ok(());
-        }
-    };
+    // Claimed: from here the run goes on whether or not this request is
+    // still there to hear of it.
     let gateway = gateway.clone();
-    tokio::spawn(async move { gateway.run_task(approval, answers, run).await });
+    tokio::spawn(async move {
+        let binding = CallBinding {
+            caller: &approval.caller,
+            tool: &approval.tool,
+            arguments: &approval.arguments,
+            component: &approval.digest,
+        };
+        let answers = match gateway.inner.states.open(&binding, &state).await {
+            Ok(opened) if opened.pending_form => opened.with_reply(
+                crate::imports::confirm::Reply::Form(crate::confirmation::form_reply_of(&answer)),
+            ),
+            Ok(opened) => {
+                let outcome = outcome_of(&answer);
+                metrics::confirmation_answered(outcome);
+                opened.with_answer(outcome)
+            }
+            Err(e) => {
+                let message = format!("the answer could not be taken ({e}); call again");
+                gateway
+                    .finish_task(
+                        &approval.id,
+                        &run.id,
+                        refused_result("INVALID_REQUEST_STATE", &message),
+                    )
+                    .await;
+                return;
+            }
+        };
+        gateway.run_task(approval, answers, run).await
+    });
     Ok(())
 }
 
@@ -1191,14 +1237,19 @@ impl Gateway {
             options,
         );
         record.running();
-        // The hold is renewed while the call runs; what the call came to is
-        // then kept alone, with nothing renewing beside it.
+        // The hold is renewed while the call runs and its record is
+        // written; what the call came to is then kept by `end_run`, whose
+        // reading is taken again should a last renewal land beside it.
+        let ran = async {
+            let outcome = call.await;
+            record.finish_call(&outcome).await;
+            outcome
+        };
         let outcome = tokio::select! {
             biased;
-            outcome = call => outcome,
+            outcome = ran => outcome,
             never = self.renew_run(&approval.id, &run) => match never {},
         };
-        record.finish_call(&outcome).await;
         let binding = CallBinding {
             caller: &approval.caller,
             tool: &tool.name,
@@ -1282,14 +1333,17 @@ impl Gateway {
         tracing::warn!(approval = %id, "a task's {what} could not be kept: it kept moving");
     }
 
-    /// Renews `run`'s hold on task `id` every third of its lease, for as
-    /// long as the run holds the task (it never returns: a run that no
-    /// longer holds it, or whose store is out of reach, stops renewing and
-    /// waits for its call to end).
+    /// Renews `run`'s hold on task `id` every quarter of its lease, for as
+    /// long as the run holds the task; a renewal the store did not answer
+    /// is tried again soon. It never returns: a run that no longer holds
+    /// the task (another replica took it as lost) stops renewing and waits
+    /// for its call to end.
     async fn renew_run(&self, id: &str, run: &Run) -> std::convert::Infallible {
-        let every = run.lease / 3;
+        let every = run.lease / 4;
+        let mut next = every;
         loop {
-            tokio::time::sleep(every).await;
+            tokio::time::sleep(next).await;
+            next = every;
             let renewed = self
                 .inner
                 .approvals
@@ -1313,6 +1367,7 @@ impl Gateway {
                 }
                 Err(e) => {
                     tracing::warn!(approval = %id, "a task's hold could not be renewed: {e}");
+                    next = RENEW_RETRY.min(every);
                 }
             }
         }

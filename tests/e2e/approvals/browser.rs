@@ -252,6 +252,9 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
         .click()
         .await
         .unwrap();
+    // Signed out once the sign-in form is back: a page opened before could
+    // still carry the session the sign-out ends.
+    element(&browser, "#token").await;
     sign_in(&browser, &url.replace(&format!("/{id}"), ""), ALICE).await;
     assert!(
         text(&browser, "#nothing-pending")

@@ -111,6 +111,11 @@ async fn a_task_begun_on_one_replica_is_approved_on_another_and_survives_a_kill(
     );
 }
 
+/// Limits under which a call waits for a silent upstream far longer than
+/// the tests take.
+const PATIENT: &str =
+    "[plugins.statuspro.limits]\ncall_timeout_secs = 300\nhttp_timeout_secs = 300\n";
+
 /// An upstream that accepts connections and never answers: a call that
 /// reaches it runs until its deadline, or until the upstream is told to
 /// close every connection.
@@ -222,7 +227,7 @@ async fn a_task_whose_replica_dies_mid_call_fails_on_the_next_poll_and_is_not_ru
     let mut upstream = SilentUpstream::start().await;
     let extra = format!(
         "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}\n\
-         [approvals]\ntask_lease_secs = 3\n",
+         [approvals]\ntask_lease_secs = 3\n{PATIENT}",
         redis.url,
         config(600)
     );
@@ -231,7 +236,7 @@ async fn a_task_whose_replica_dies_mid_call_fails_on_the_next_poll_and_is_not_ru
     let mut a = Replica::start(&spec).await;
     let (id, client) = approved_task(&a).await;
 
-    // The next poll begins the call; it reaches the silent upstream and
+    // The approval began the call; it reaches the silent upstream and
     // waits there. Then the replica dies mid-call.
     let running = poll(&client, &id, |_| true).await;
     assert_eq!(running["status"], "working", "{running}");
@@ -270,7 +275,10 @@ async fn a_task_whose_call_outlives_its_lease_keeps_it_by_renewing_and_completes
         .await
         .expect("the sandbox starts");
     let mut upstream = SilentUpstream::start().await;
-    let extra = format!("\n{}\n[approvals]\ntask_lease_secs = 3\n", config(600));
+    let extra = format!(
+        "\n{}\n[approvals]\ntask_lease_secs = 3\n{PATIENT}",
+        config(600)
+    );
     let dir = tempfile::tempdir().unwrap();
     let spec = statuspro_spec(dir.path(), &upstream.config(&sandbox, &extra), &sandbox);
     let a = Replica::start(&spec).await;
