@@ -55,7 +55,7 @@ const RENEW_RETRY: Duration = Duration::from_millis(250);
 /// One run of a task's call on this replica: the hold it took on the task
 /// (ADR 0068).
 struct Run {
-    /// The run's random id, in the task's [`RunLease`](crate::approvals::RunLease).
+    /// The run's random id, in the task's [`RunLease`].
     id: String,
     /// How long the hold lasts unless renewed (`approvals.task_lease_secs`).
     lease: Duration,
