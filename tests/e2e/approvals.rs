@@ -475,6 +475,82 @@ pub async fn poll(
 }
 
 #[tokio::test]
+async fn the_page_shows_twenty_waiting_calls_at_a_time_and_filters_them_by_caller() {
+    let callers: Vec<String> = (0..23).map(|n| format!("caller{n:02}")).collect();
+    let token = |caller: &str| format!("{caller}-token-0123456789abcdef");
+    let tokens: String = callers
+        .iter()
+        .map(|c| {
+            format!(
+                "[[auth.tokens]]\nsubject = \"{c}\"\nsha256 = \"{}\"\nscopes = [\"mcp:tools\"]\n",
+                sha256_hex(&token(c))
+            )
+        })
+        .collect();
+    let statuspro: StatusPro = Setup::new()
+        .http()
+        .era(Era::Modern)
+        .elicitation(Elicitation::Accept(true))
+        .bearer(ALICE)
+        .config(&format!("{}{tokens}", config(600)))
+        .start()
+        .await;
+    let host = &statuspro.host;
+    for caller in &callers {
+        let client = task_client_at(host.url.as_deref().unwrap(), &token(caller)).await;
+        let params = CallToolRequestParams::new("update_order_status")
+            .with_arguments(change(caller).as_object().unwrap().clone());
+        let created = client.call_tool_once(params).await.unwrap();
+        assert!(matches!(created, CallToolResponse::Task(_)), "{caller}");
+    }
+    let cards = |html: &str| html.matches("<article class=\"approval\"").count();
+
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let (_, _, first) = carol.get("").await;
+    assert_eq!(cards(&first), 20, "{first}");
+    assert!(first.contains("Calls 1–20 of 23"), "{first}");
+    assert!(
+        first.contains("rel=\"next\" href=\"/approvals?page=2\""),
+        "{first}"
+    );
+    let listed = |html: &str, caller: &str| {
+        html.contains(&format!("<dd class=\"caller\">token:{caller}</dd>"))
+    };
+    assert!(
+        listed(&first, "caller00") && !listed(&first, "caller20"),
+        "the oldest first"
+    );
+    let (_, _, second) = carol.get("?page=2").await;
+    assert_eq!(cards(&second), 3, "{second}");
+    assert!(
+        second.contains("Calls 21–23 of 23") && listed(&second, "caller22"),
+        "{second}"
+    );
+    assert!(second.contains("rel=\"prev\""), "{second}");
+    // A page that is no number is the first; one past the last, the last.
+    let (_, _, odd) = carol.get("?page=abc").await;
+    assert_eq!(cards(&odd), 20);
+    let (_, _, past) = carol.get("?page=99").await;
+    assert_eq!(cards(&past), 3);
+
+    // One caller's calls, with the filter kept in the form.
+    let (_, _, one) = carol.get("?caller=token%3Acaller07").await;
+    assert_eq!(cards(&one), 1, "{one}");
+    assert!(
+        listed(&one, "caller07") && one.contains("(23 waiting in all)"),
+        "{one}"
+    );
+    assert!(
+        one.contains("<option value=\"token:caller07\" selected>"),
+        "{one}"
+    );
+    let (_, _, none) = carol.get("?tool=list_orders").await;
+    assert_eq!(cards(&none), 0);
+    assert!(none.contains("No call of this tool and caller"), "{none}");
+}
+
+#[tokio::test]
 async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_completes_once() {
     let statuspro = statuspro(Era::Modern, Elicitation::Accept(true), 600).await;
     let host = &statuspro.host;

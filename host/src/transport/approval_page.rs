@@ -57,6 +57,9 @@ button{font:inherit;padding:.45rem 1.1rem;margin:.6rem .6rem 0 0;border-radius:6
 button.approve{background:#1f883d;color:#fff;border-color:#1a7f37}button.deny{background:#cf222e;color:#fff;border-color:#a40e26}\
 .notice{padding:.8rem 1rem;border-radius:6px;margin-bottom:1rem;background:#ddf4ff;border:1px solid #54aeff}\
 .refused{background:#ffebe9;border-color:#ff8182}.empty{color:#57606a}\
+form.filter{display:flex;flex-wrap:wrap;gap:.2rem .6rem;align-items:center;margin-bottom:1rem}\
+form.filter label{margin:0}form.filter button{margin:0}select{font:inherit;padding:.3rem}\
+nav.pages{text-align:center;margin:1rem 0 2rem}nav.pages a{margin:0 .6rem}\
 ";
 
 /// Sign-in attempts one client address may make per minute: a token
@@ -339,23 +342,133 @@ async fn style() -> Response {
     response
 }
 
-/// `GET /approvals`: the calls waiting that this approver may decide.
-async fn index(State(page): State<Arc<Page>>, headers: HeaderMap) -> Response {
+/// Calls one page of `/approvals` shows (the oldest first: they lapse
+/// first).
+const PER_PAGE: usize = 20;
+
+/// `GET /approvals`'s query: which page, and which calls.
+#[derive(Deserialize)]
+struct Listing {
+    /// The page, from 1; anything else is the first.
+    #[serde(default)]
+    page: Option<String>,
+    /// Only calls of this served tool.
+    #[serde(default)]
+    tool: Option<String>,
+    /// Only calls of this caller.
+    #[serde(default)]
+    caller: Option<String>,
+}
+
+impl Listing {
+    /// The filter a value of the form names: none for "any" (empty).
+    fn wanted(value: &Option<String>) -> Option<&str> {
+        value.as_deref().filter(|v| !v.is_empty())
+    }
+
+    /// Whether `approval` is one the listing asks for.
+    fn admits(&self, approval: &Approval) -> bool {
+        Listing::wanted(&self.tool).is_none_or(|t| approval.tool == t)
+            && Listing::wanted(&self.caller).is_none_or(|c| approval.caller == c)
+    }
+
+    /// The query of page `page` of this listing.
+    fn query_of(&self, page: usize) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        if let Some(tool) = Listing::wanted(&self.tool) {
+            query.append_pair("tool", tool);
+        }
+        if let Some(caller) = Listing::wanted(&self.caller) {
+            query.append_pair("caller", caller);
+        }
+        query.append_pair("page", &page.to_string());
+        format!("{PAGE_PATH}?{}", query.finish())
+    }
+}
+
+/// `GET /approvals`: the calls waiting that this approver may decide,
+/// [`PER_PAGE`] at a time, of one tool or caller if the query says so.
+async fn index(
+    State(page): State<Arc<Page>>,
+    headers: HeaderMap,
+    axum::extract::Query(listing): axum::extract::Query<Listing>,
+) -> Response {
     let signed = match approver(&page, &headers).await {
         Ok(Some(signed)) => signed,
         Ok(None) => return sign_in_page(&page, PAGE_PATH, None),
         Err(response) => return response,
     };
-    let pending = match page.gateway.approvals_for(&signed.identity).await {
+    let all = match page.gateway.approvals_for(&signed.identity).await {
         Ok(pending) => pending,
         Err(e) => return unavailable(&e.to_string()),
     };
+    let mut tools: Vec<&str> = all.iter().map(|a| a.tool.as_str()).collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let mut callers: Vec<&str> = all.iter().map(|a| a.caller.as_str()).collect();
+    callers.sort_unstable();
+    callers.dedup();
+    let shown: Vec<&Approval> = all.iter().filter(|a| listing.admits(a)).collect();
+    let pages = shown.len().div_ceil(PER_PAGE).max(1);
+    let current = listing
+        .page
+        .as_deref()
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, pages);
+    let first = (current - 1) * PER_PAGE;
+    let on_page = &shown[first..shown.len().min(first + PER_PAGE)];
     let body = html! {
-        @if pending.is_empty() {
-            p.empty #nothing-pending { "No call is waiting for your decision." }
+        @if !all.is_empty() {
+            form.filter method="get" action=(PAGE_PATH) {
+                label for="tool" { "Tool" }
+                select #tool name="tool" {
+                    option value="" { "any" }
+                    @for tool in &tools {
+                        option value=(tool) selected[Listing::wanted(&listing.tool) == Some(*tool)] { (tool) }
+                    }
+                }
+                label for="caller" { "Caller" }
+                select #caller name="caller" {
+                    option value="" { "any" }
+                    @for caller in &callers {
+                        option value=(caller) selected[Listing::wanted(&listing.caller) == Some(*caller)] { (caller) }
+                    }
+                }
+                button type="submit" { "Show" }
+            }
         }
-        @for approval in &pending {
+        @if shown.is_empty() {
+            @if all.is_empty() {
+                p.empty #nothing-pending { "No call is waiting for your decision." }
+            } @else {
+                p.empty #nothing-pending { "No call of this tool and caller is waiting for your decision." }
+            }
+        } @else {
+            p #shown {
+                @if pages > 1 {
+                    "Calls " (first + 1) "–" (first + on_page.len()) " of " (shown.len())
+                } @else if shown.len() == 1 {
+                    "1 call waiting"
+                } @else {
+                    (shown.len()) " calls waiting"
+                }
+                @if shown.len() < all.len() { " (" (all.len()) " waiting in all)" }
+            }
+        }
+        @for approval in on_page {
             (card(approval, Some(&signed.csrf)))
+        }
+        @if pages > 1 {
+            nav.pages {
+                @if current > 1 {
+                    a rel="prev" href=(listing.query_of(current - 1)) { "Earlier" }
+                }
+                " Page " (current) " of " (pages) " "
+                @if current < pages {
+                    a rel="next" href=(listing.query_of(current + 1)) { "Later" }
+                }
+            }
         }
     };
     respond(

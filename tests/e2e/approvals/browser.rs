@@ -157,6 +157,8 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
         .click()
         .await
         .unwrap();
+    // Signed out once the sign-in form is back.
+    element(&browser, "#token").await;
 
     browser.goto(&url).await.unwrap();
     shot(&browser, "1-sign-in.png").await;
@@ -170,6 +172,16 @@ async fn an_approver_signs_in_sees_what_they_may_decide_and_approves_in_a_real_b
     );
     assert_eq!(text(&browser, "dd.caller").await, "token:alice");
     shot(&browser, "2-pending.png").await;
+
+    // The list of calls waiting, with its filter.
+    browser
+        .goto(&url.replace(&format!("/{id}"), ""))
+        .await
+        .unwrap();
+    element(&browser, "form.filter").await;
+    assert_eq!(text(&browser, "#shown").await, "1 call waiting");
+    shot(&browser, "4-waiting-list.png").await;
+    browser.goto(&url).await.unwrap();
 
     // A second window holds the same form, soon stale.
     let stale = browser.new_window(true).await.unwrap().handle;
