@@ -339,18 +339,6 @@ impl CompileCache {
             );
         }
     }
-
-    /// The compiled form of `bytes`: from the cache when a trusted entry
-    /// exists, otherwise compiled and stored. Blocking; call it off the
-    /// async workers.
-    pub fn compile(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
-        if let Some(component) = self.load(engine, bytes) {
-            return Ok(component);
-        }
-        let component = Component::new(engine, bytes)?;
-        self.store(engine, bytes, &component);
-        Ok(component)
-    }
 }
 
 /// `$XDG_CACHE_HOME`, or `~/.cache`.
@@ -636,7 +624,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let cache = cache(root.path());
         assert!(cache.load(&engine, EMPTY_COMPONENT).is_none());
-        cache.compile(&engine, EMPTY_COMPONENT).unwrap();
+        let compiled = Component::new(&engine, EMPTY_COMPONENT).unwrap();
+        cache.store(&engine, EMPTY_COMPONENT, &compiled);
         let entry = only_entry(&cache);
         let mode = std::fs::metadata(&entry).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
