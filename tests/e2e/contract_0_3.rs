@@ -169,6 +169,38 @@ async fn a_form_is_asked_with_the_hosts_first_line_and_its_answer_reaches_the_to
 }
 
 #[tokio::test]
+async fn a_question_the_host_asks_first_leaves_the_tool_its_whole_question_limit() {
+    // The operator's own question (a `confirm` rule) is the host's, not
+    // the tool's: with room for one question, the tool's form is still
+    // asked.
+    let config = r#"
+[[policy.rules]]
+name = "ask-before-colouring"
+when = 'tool.name == "pick_color"'
+outcome = "confirm"
+
+[plugins.media.limits]
+confirmations_per_call = 1
+"#;
+    for era in ERAS {
+        let answers = Elicitation::Script(&[
+            Elicitation::Accept(true),
+            Elicitation::AcceptWith(r#"{"color": "blue", "note": "matte"}"#),
+        ]);
+        let host = media(era, answers, config).await;
+        let out = host.ok("pick_color", json!({})).await;
+        assert_eq!(out["color"], "blue", "{era:?}: {out}");
+        let seen = host.client.service().seen.lock().unwrap();
+        assert_eq!(seen.prompts.len(), 2, "{era:?}: {:?}", seen.prompts);
+        assert!(
+            seen.prompts[0].starts_with("toolhost: the operator's policy"),
+            "{era:?}: the host asked first: {:?}",
+            seen.prompts
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_answer_that_does_not_match_the_form_is_refused_before_the_tool_sees_it() {
     for era in ERAS {
         let host = media(era, Elicitation::AcceptWith(r#"{"color": "purple"}"#), "").await;

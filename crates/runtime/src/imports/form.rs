@@ -523,7 +523,10 @@ impl Host for CallState {
         let settings = self.settings.clone();
         let limits = &settings.limits;
         let limit = limits.confirmations_per_call;
-        if self.answers.len() as u32 >= limit {
+        // The host's own question, asked before the tool ran, is not the
+        // tool's (as for confirmations).
+        let asked_by_tool = self.answers.len() - usize::from(self.host_asked);
+        if asked_by_tool as u32 >= limit {
             return Err(self.refuse_form(format!(
                 "the tool asked more than {limit} questions (confirmations and forms) in one call (limits.confirmations_per_call)"
             )));
