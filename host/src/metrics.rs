@@ -50,6 +50,9 @@
 //! | `toolhost_call_epoch_ticks` | histogram | `plugin`, `tool` | epoch ticks (10 ms) at which each call's component was found running |
 //! | `toolhost_call_limits_hit_total` | counter | `plugin`, `tool`, `limit` | calls that hit a limit, by its key (`limits.memory_mib`, `limits.call_timeout_secs`, `limits.http_requests_per_call`, `limits.http_body_bytes`, `limits.output_bytes`) |
 //! | `toolhost_trace_spans_dropped_total` | counter | `reason` | finished spans that were not exported (`[telemetry]`, [`crate::telemetry`]): `queue_full` (`telemetry.queue_spans` spans were already waiting), `export_failed` (the collector refused, failed or took longer than `telemetry.export_timeout_secs`), `export_stopped` (after the exporter ended) |
+//! | `toolhost_trace_spans_exported_total` | counter | — | finished spans the collector took |
+//! | `toolhost_trace_export_duration_seconds` | histogram | `outcome` | each export request to the collector, from send to answer: `ok`, `failed` (refused or unreachable), `timeout` (past `telemetry.export_timeout_secs`); buckets of `toolhost_call_duration_seconds` |
+//! | `toolhost_trace_export_lag_seconds` | histogram | — | how far behind the export runs: at each export request, the age of its oldest span (since the span ended); a lag that grows means the collector, or the export thread's share of the CPU (it yields to every other thread), does not keep up, and spans will be dropped as `queue_full` |
 //!
 //! # Label values are bounded
 //!
@@ -134,6 +137,12 @@ pub const OFFER_CALL_DURATION: &str = "toolhost_offer_call_duration_seconds";
 pub const OFFERS_LOADED: &str = "toolhost_offers_loaded";
 /// `toolhost_trace_spans_dropped_total{reason}`.
 pub const TRACE_SPANS_DROPPED: &str = "toolhost_trace_spans_dropped_total";
+/// `toolhost_trace_spans_exported_total`.
+pub const TRACE_SPANS_EXPORTED: &str = "toolhost_trace_spans_exported_total";
+/// `toolhost_trace_export_duration_seconds{outcome}`.
+pub const TRACE_EXPORT_DURATION: &str = "toolhost_trace_export_duration_seconds";
+/// `toolhost_trace_export_lag_seconds`.
+pub const TRACE_EXPORT_LAG: &str = "toolhost_trace_export_lag_seconds";
 /// `toolhost_call_cpu_seconds{plugin, tool}`.
 pub const CALL_CPU: &str = "toolhost_call_cpu_seconds";
 /// `toolhost_call_wall_seconds{plugin, tool, part}`.
@@ -354,7 +363,18 @@ fn describe_telemetry() {
         TRACE_SPANS_DROPPED,
         "finished spans not exported, by reason: queue_full, export_failed, export_stopped"
     );
+    describe_counter!(TRACE_SPANS_EXPORTED, "finished spans the collector took");
     use ::metrics::{Unit, describe_histogram};
+    describe_histogram!(
+        TRACE_EXPORT_DURATION,
+        Unit::Seconds,
+        "each export request to the collector, by outcome: ok, failed, timeout"
+    );
+    describe_histogram!(
+        TRACE_EXPORT_LAG,
+        Unit::Seconds,
+        "the age of each export request's oldest span: how far behind the export runs"
+    );
     describe_histogram!(CALL_CPU, Unit::Seconds, "CPU time of each call's execution");
     describe_histogram!(
         CALL_WALL,
@@ -392,7 +412,15 @@ fn cost_buckets(
         .set_buckets_for_metric(Matcher::Full(CALL_PEAK_MEMORY.into()), &MEMORY_BUCKETS)?
         .set_buckets_for_metric(Matcher::Full(CALL_UPSTREAM_BYTES.into()), &BYTE_BUCKETS)?
         .set_buckets_for_metric(Matcher::Full(CALL_UPSTREAM_REQUESTS.into()), &COUNT_BUCKETS)?
-        .set_buckets_for_metric(Matcher::Full(CALL_EPOCH_TICKS.into()), &COUNT_BUCKETS)
+        .set_buckets_for_metric(Matcher::Full(CALL_EPOCH_TICKS.into()), &COUNT_BUCKETS)?
+        .set_buckets_for_metric(
+            Matcher::Full(TRACE_EXPORT_DURATION.into()),
+            &CALL_DURATION_BUCKETS,
+        )?
+        .set_buckets_for_metric(
+            Matcher::Full(TRACE_EXPORT_LAG.into()),
+            &CALL_DURATION_BUCKETS,
+        )
 }
 
 /// Records what one call of `tool` of `plugin` cost.
@@ -521,6 +549,20 @@ pub fn trace_spans_dropped(reason: &'static str, count: u64) {
         return;
     }
     ::metrics::counter!(TRACE_SPANS_DROPPED, "reason" => reason).increment(count);
+}
+
+/// One export request of `spans` spans ended with `outcome` (`ok`,
+/// `failed`, `timeout`) after `took`; its oldest span had waited `lag`.
+pub fn trace_export(outcome: &'static str, spans: u64, took: Duration, lag: Duration) {
+    if !enabled() {
+        return;
+    }
+    ::metrics::histogram!(TRACE_EXPORT_DURATION, "outcome" => outcome).record(took.as_secs_f64());
+    ::metrics::histogram!(TRACE_EXPORT_LAG).record(lag.as_secs_f64());
+    // Counted last: a scrape that sees the spans sees their export too.
+    if outcome == "ok" {
+        ::metrics::counter!(TRACE_SPANS_EXPORTED).increment(spans);
+    }
 }
 
 /// A set of label values capped at [`MAX_LABEL_VALUES`].

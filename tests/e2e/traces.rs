@@ -352,6 +352,53 @@ async fn a_wasi_http_request_sent_from_a_task_of_its_own_is_a_client_span_within
 }
 
 #[tokio::test]
+async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_ran() {
+    let collector = Collector::http().await;
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config(collector.config()),
+    )
+    .await;
+    for i in 0..5 {
+        host.ok("greet", json!({"name": format!("n{i}")})).await;
+    }
+    let last = collector
+        .trace_with(|s| s.attr("gen_ai.tool.name") == Some("greet") && s.kind == "server")
+        .await;
+    assert!(!last.is_empty());
+    // The spans the collector holds were counted as exported once their
+    // export was answered.
+    let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+    let counted = async {
+        loop {
+            let scrape = crate::support::metrics::Scrape::of(&url).await;
+            let exported = scrape.get("toolhost_trace_spans_exported_total", &[]);
+            if exported >= collector.spans().len() as f64 {
+                break scrape;
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    let scrape = tokio::time::timeout(std::time::Duration::from_secs(30), counted)
+        .await
+        .expect("the spans the collector took are counted as exported");
+    assert!(
+        scrape.get(
+            "toolhost_trace_export_duration_seconds_count",
+            &[("outcome", "ok")]
+        ) >= 1.0
+    );
+    assert!(scrape.get("toolhost_trace_export_lag_seconds_count", &[]) >= 1.0);
+    assert_eq!(
+        scrape.sum("toolhost_trace_spans_dropped_total", &[]),
+        0.0,
+        "nothing dropped"
+    );
+    host.stop().await;
+}
+
+#[tokio::test]
 async fn a_dead_or_silent_collector_costs_dropped_spans_and_never_a_call() {
     // Nothing listens on a port just closed; a listener that accepts and
     // never answers holds every export until its timeout.
@@ -386,20 +433,35 @@ async fn a_dead_or_silent_collector_costs_dropped_spans_and_never_a_call() {
                 "{protocol} :{port}"
             );
         }
-        // What could not be sent is counted.
-        let dropped = loop {
-            let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
-            let scrape = crate::support::metrics::Scrape::of(&url).await;
-            let dropped: f64 = ["queue_full", "export_failed"]
-                .iter()
-                .map(|r| scrape.get("toolhost_trace_spans_dropped_total", &[("reason", r)]))
-                .sum();
-            if dropped > 0.0 {
-                break dropped;
+        // What could not be sent is counted, and so is each export that
+        // failed, by how.
+        let counted = async {
+            loop {
+                let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+                let scrape = crate::support::metrics::Scrape::of(&url).await;
+                let dropped: f64 = ["queue_full", "export_failed"]
+                    .iter()
+                    .map(|r| scrape.get("toolhost_trace_spans_dropped_total", &[("reason", r)]))
+                    .sum();
+                let exports = scrape.sum("toolhost_trace_export_duration_seconds_count", &[]);
+                if dropped > 0.0 && exports >= 1.0 {
+                    break scrape;
+                }
+                tokio::task::yield_now().await;
             }
-            tokio::task::yield_now().await;
         };
-        assert!(dropped > 0.0);
+        let scrape = tokio::time::timeout(std::time::Duration::from_secs(30), counted)
+            .await
+            .expect("the dropped spans and the failed exports are counted");
+        assert_eq!(
+            scrape.get(
+                "toolhost_trace_export_duration_seconds_count",
+                &[("outcome", "ok")]
+            ),
+            0.0,
+            "{protocol} :{port}"
+        );
+        assert_eq!(scrape.get("toolhost_trace_spans_exported_total", &[]), 0.0);
         host.stop().await;
     }
 }

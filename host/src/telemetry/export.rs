@@ -333,7 +333,7 @@ fn export_loop(
 }
 
 /// Exports `batch` under `timeout`, counting its spans as dropped if the
-/// export fails.
+/// export fails; measures the export and how far behind it ran.
 fn export(
     runtime: &tokio::runtime::Runtime,
     exporter: &mut opentelemetry_otlp::SpanExporter,
@@ -341,21 +341,31 @@ fn export(
     timeout: Duration,
 ) {
     let count = batch.len() as u64;
+    let lag = batch
+        .iter()
+        .map(|span| span.end_time)
+        .min()
+        .and_then(|oldest| std::time::SystemTime::now().duration_since(oldest).ok())
+        .unwrap_or_default();
+    let began = Instant::now();
     let result =
         runtime.block_on(async { tokio::time::timeout(timeout, exporter.export(batch)).await });
-    match result {
-        Ok(Ok(())) => {}
+    let outcome = match result {
+        Ok(Ok(())) => "ok",
         Ok(Err(e)) => {
             tracing::debug!("a trace export failed ({e}); {count} spans dropped");
             crate::metrics::trace_spans_dropped("export_failed", count);
+            "failed"
         }
         Err(_) => {
             tracing::debug!(
                 "a trace export took longer than telemetry.export_timeout_secs; {count} spans dropped"
             );
             crate::metrics::trace_spans_dropped("export_failed", count);
+            "timeout"
         }
-    }
+    };
+    crate::metrics::trace_export(outcome, count, began.elapsed(), lag);
 }
 
 /// The OTLP exporter `settings` ask for.
