@@ -126,6 +126,12 @@ pub struct Approval {
     /// moves from the same reading one alone happens.
     #[serde(default)]
     pub revision: u64,
+    /// A random id of the move that wrote this version (in Redis): a
+    /// move resent after its answer was lost finds its own id there, and
+    /// knows it moved; two moves that wrote the same change never share
+    /// one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub moved_by: String,
 }
 
 /// Where a call that became an MCP task (`io.modelcontextprotocol/tasks`)
@@ -568,6 +574,7 @@ impl Approvals {
                 let mut next = current.clone();
                 change(&mut next);
                 next.revision = current.revision + 1;
+                next.moved_by = random_id();
                 let text = serde_json::to_string(&next).expect("an approval serializes");
                 let mut command = redis::cmd("EVAL");
                 command
@@ -586,8 +593,9 @@ impl Approvals {
                 let (moved, raw): (i64, String) = redis.run(&command).await?;
                 Ok(match moved {
                     1 => Transition::Moved(next),
-                    // Our own write, found by a resend after a connection
-                    // lost with its answer (`RedisReplay::run`): it moved.
+                    // Our own write (its `moved_by` is this move's alone),
+                    // found by a resend after a connection lost with its
+                    // answer (`RedisReplay::run`): it moved.
                     0 if raw == text => Transition::Moved(next),
                     0 => match serde_json::from_str(&raw) {
                         Ok(now) => Transition::Refused(now),
@@ -796,6 +804,7 @@ mod tests {
             void_reason: None,
             task: None,
             revision: 0,
+            moved_by: String::new(),
         }
     }
 

@@ -278,6 +278,7 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
         void_reason: None,
         task: ask.as_task.then(TaskRecord::working),
         revision: 0,
+        moved_by: String::new(),
     };
     if let Err(e) = store.insert(&approval).await {
         return unavailable(e);

@@ -301,3 +301,62 @@ async fn a_task_whose_call_outlives_its_lease_keeps_it_by_renewing_and_completes
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["isError"], true, "{done}");
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn of_two_identical_moves_of_one_approval_in_redis_one_alone_happens() {
+    use toolhost::approvals::{Approval, Approvals, State, Transition, now_ms};
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let url = toolhost::config::ReplayUrl {
+        url: redis.url.clone(),
+        literal_password: false,
+    };
+    let store = Approvals::shared(std::sync::Arc::new(
+        toolhost::replay::RedisReplay::open(&url).unwrap(),
+    ));
+    for round in 0..20 {
+        let approval = Approval {
+            id: format!("same-change-{round}"),
+            rule: "status-changes-need-support".into(),
+            policy_version: "v1".into(),
+            caller: "token:alice".into(),
+            caller_identity: None,
+            transport: "http".into(),
+            profile: None,
+            client: None,
+            tool: "update_order_status".into(),
+            plugin: "statuspro".into(),
+            file: "statuspro_update_order_status.wasm".into(),
+            digest: "ab".repeat(32),
+            arguments: json!({"order_id": 1}),
+            arguments_sha256: "cd".repeat(32),
+            created_ms: now_ms(),
+            expires_ms: now_ms() + 60_000,
+            state: State::Approved,
+            decided_by: Some("token:carol".into()),
+            decided_ms: Some(now_ms()),
+            note: None,
+            void_reason: None,
+            task: None,
+            revision: 1,
+            moved_by: String::new(),
+        };
+        store.insert(&approval).await.unwrap();
+        // The same caller's same call, twice at once: both read the
+        // approval approved and write the very same change.
+        let spend = || {
+            store.update(
+                &approval.id,
+                |a| a.state == State::Approved,
+                |a| a.state = State::Spent,
+            )
+        };
+        let (first, second) = tokio::join!(spend(), spend());
+        let moved = [first.unwrap(), second.unwrap()]
+            .iter()
+            .filter(|t| matches!(t, Transition::Moved(_)))
+            .count();
+        assert_eq!(moved, 1, "round {round}: one approval runs one call");
+    }
+}
