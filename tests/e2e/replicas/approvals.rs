@@ -360,3 +360,96 @@ async fn of_two_identical_moves_of_one_approval_in_redis_one_alone_happens() {
         assert_eq!(moved, 1, "round {round}: one approval runs one call");
     }
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn an_approval_approved_for_a_task_runs_only_as_that_task_when_the_call_comes_again() {
+    use toolhost::approvals::{Approvals, State, Transition};
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
+        .await
+        .expect("the sandbox starts");
+    let extra = format!(
+        "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}",
+        redis.url,
+        config(600)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spec = statuspro_spec(dir.path(), &statuspro::config(&sandbox, &extra), &sandbox);
+    let a = Replica::start(&spec).await;
+    let url = toolhost::config::ReplayUrl {
+        url: redis.url.clone(),
+        literal_password: false,
+    };
+    let store = Approvals::shared(std::sync::Arc::new(
+        toolhost::replay::RedisReplay::open(&url).unwrap(),
+    ));
+    let client = task_client_at(&a.url(), ALICE).await;
+    let plain = crate::support::TestClient::new(crate::support::Elicitation::Accept(true))
+        .start(
+            crate::support::Era::Legacy,
+            rmcp::transport::StreamableHttpClientTransport::from_config(
+                rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                    a.url(),
+                )
+                .auth_header(ALICE.to_string()),
+            ),
+        )
+        .await;
+
+    // A task asked, then approved in the store, as by a replica that died
+    // before it began the task's run: nothing has claimed it.
+    let task_approved_meanwhile = |comment: &'static str| {
+        let client = &client;
+        let store = &store;
+        async move {
+            let params = CallToolRequestParams::new("update_order_status")
+                .with_arguments(change(comment).as_object().unwrap().clone());
+            let CallToolResponse::Task(created) =
+                client.call_tool_once(params.clone()).await.unwrap()
+            else {
+                panic!("a task");
+            };
+            let id = created.task.task_id;
+            let approved = store
+                .update(
+                    &id,
+                    |a| a.state == State::Pending,
+                    |a| {
+                        a.state = State::Approved;
+                        a.decided_by = Some("token:carol".into());
+                    },
+                )
+                .await
+                .unwrap();
+            assert!(matches!(approved, Transition::Moved(_)));
+            (id, params)
+        }
+    };
+
+    // The same call again from the task's client: the task itself, which
+    // then runs, once, and asks its question through the task.
+    let (id, params) = task_approved_meanwhile("approved meanwhile").await;
+    let CallToolResponse::Task(again) = client.call_tool_once(params).await.unwrap() else {
+        panic!("the task again");
+    };
+    assert_eq!(again.task.task_id, id);
+    let asking = poll(&client, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    assert_eq!(store.get(&id).await.unwrap().unwrap().state, State::Spent);
+
+    // From a client without tasks: it is told where the call runs, and
+    // runs nothing itself; the task runs it.
+    let (id, params) = task_approved_meanwhile("approved meanwhile, asked plainly").await;
+    let answered = plain.call_tool(params).await.unwrap();
+    assert_eq!(answered.is_error, Some(true));
+    let told = serde_json::to_string(&answered.structured_content).unwrap();
+    assert!(
+        told.contains("APPROVAL_PENDING") && told.contains(&format!("runs as task {id}")),
+        "{told}"
+    );
+    let asking = poll(&client, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    assert!(sandbox.mutations().is_empty(), "asked, nothing changed yet");
+}
