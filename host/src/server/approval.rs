@@ -354,6 +354,15 @@ async fn waiting(
                 Ok(Transition::Refused(now)) if now.state == State::Denied => {
                     return denied(now);
                 }
+                // Approved, with a task a client attached meanwhile: the
+                // task runs it, and this caller is told so.
+                Ok(Transition::Refused(now))
+                    if now.state == State::Approved
+                        && now.task.is_some()
+                        && !now.lapsed(now_ms()) =>
+                {
+                    return runs_as_task(gateway, now, ask);
+                }
                 Ok(_) => {}
                 Err(e) => return unavailable(e),
             }
