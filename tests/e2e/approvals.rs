@@ -548,6 +548,48 @@ async fn the_page_shows_twenty_waiting_calls_at_a_time_and_filters_them_by_calle
     let (_, _, none) = carol.get("?tool=list_orders").await;
     assert_eq!(cards(&none), 0);
     assert!(none.contains("No call of this tool and caller"), "{none}");
+    // A key given twice counts once, the last (no refusal).
+    let (status, _, twice) = carol.get("?page=2&page=1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(cards(&twice), 20);
+
+    // A decision made on a listing leads back to it; a form that names
+    // anything else as where it came from leads to the first page.
+    assert!(
+        one.contains("name=\"back\" value=\"/approvals?caller=token%3Acaller07&amp;page=1\""),
+        "{one}"
+    );
+    let id = one
+        .split("id=\"approval-")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    let csrf = carol.csrf().await;
+    let back = "/approvals?caller=token%3Acaller07&page=1";
+    let (status, decided) = carol
+        .post(
+            &format!("/{id}"),
+            &[("csrf", &csrf), ("decision", "deny"), ("back", back)],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert!(
+        decided.contains("id=\"back\" href=\"/approvals?caller=token%3Acaller07&amp;page=1\""),
+        "{decided}"
+    );
+    let (status, again) = carol
+        .post(
+            &format!("/{id}"),
+            &[
+                ("csrf", &csrf),
+                ("decision", "deny"),
+                ("back", "https://elsewhere.example/approvals?page=1"),
+            ],
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert!(again.contains("id=\"back\" href=\"/approvals\""), "{again}");
 }
 
 #[tokio::test]

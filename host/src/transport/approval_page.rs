@@ -347,20 +347,55 @@ async fn style() -> Response {
 const PER_PAGE: usize = 20;
 
 /// `GET /approvals`'s query: which page, and which calls.
-#[derive(Deserialize)]
+#[derive(Default)]
 struct Listing {
     /// The page, from 1; anything else is the first.
-    #[serde(default)]
     page: Option<String>,
     /// Only calls of this served tool.
-    #[serde(default)]
     tool: Option<String>,
     /// Only calls of this caller.
-    #[serde(default)]
     caller: Option<String>,
 }
 
 impl Listing {
+    /// The listing a query's `pairs` ask for: the last of a repeated key
+    /// counts; other keys are ignored.
+    fn from_pairs(pairs: Vec<(String, String)>) -> Listing {
+        let mut listing = Listing::default();
+        for (key, value) in pairs {
+            match key.as_str() {
+                "page" => listing.page = Some(value),
+                "tool" => listing.tool = Some(value),
+                "caller" => listing.caller = Some(value),
+                _ => {}
+            }
+        }
+        listing
+    }
+
+    /// Where "back" leads from a decision made on the listing `back` (a
+    /// path and query this page wrote into the form): the same page of
+    /// the same listing, or the first page of all when `back` is not one
+    /// of this page's own listings.
+    fn back_to(back: &str) -> String {
+        let Some(query) = back
+            .strip_prefix(PAGE_PATH)
+            .and_then(|q| q.strip_prefix('?'))
+        else {
+            return PAGE_PATH.to_string();
+        };
+        let pairs = url::form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .collect();
+        let listing = Listing::from_pairs(pairs);
+        let page = listing
+            .page
+            .as_deref()
+            .and_then(|p| p.parse::<usize>().ok())
+            .unwrap_or(1);
+        listing.query_of(page)
+    }
+
     /// The filter a value of the form names: none for "any" (empty).
     fn wanted(value: &Option<String>) -> Option<&str> {
         value.as_deref().filter(|v| !v.is_empty())
@@ -391,7 +426,7 @@ impl Listing {
 async fn index(
     State(page): State<Arc<Page>>,
     headers: HeaderMap,
-    axum::extract::Query(listing): axum::extract::Query<Listing>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> Response {
     let signed = match approver(&page, &headers).await {
         Ok(Some(signed)) => signed,
@@ -402,6 +437,11 @@ async fn index(
         Ok(pending) => pending,
         Err(e) => return unavailable(&e.to_string()),
     };
+    let listing = Listing::from_pairs(
+        url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+            .into_owned()
+            .collect(),
+    );
     let mut tools: Vec<&str> = all.iter().map(|a| a.tool.as_str()).collect();
     tools.sort_unstable();
     tools.dedup();
@@ -457,7 +497,7 @@ async fn index(
             }
         }
         @for approval in on_page {
-            (card(approval, Some(&signed.csrf)))
+            (card(approval, Some(&signed.csrf), Some(&listing.query_of(current))))
         }
         @if pages > 1 {
             nav.pages {
@@ -482,8 +522,9 @@ async fn index(
 }
 
 /// One approval: the call, its caller and component, and (with `csrf`,
-/// while it waits) the decision form.
-fn card(approval: &Approval, csrf: Option<&str>) -> Markup {
+/// while it waits) the decision form, which carries `back`: the listing
+/// it was shown on, to return to.
+fn card(approval: &Approval, csrf: Option<&str>, back: Option<&str>) -> Markup {
     let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
     let action = format!("/approvals/{}", approval.id);
     let lapsed = approval.lapsed(crate::approvals::now_ms());
@@ -516,6 +557,9 @@ fn card(approval: &Approval, csrf: Option<&str>) -> Markup {
                 @if approval.state == crate::approvals::State::Pending && !lapsed {
                     form method="post" action=(action) {
                         input type="hidden" name="csrf" value=(csrf);
+                        @if let Some(back) = back {
+                            input type="hidden" name="back" value=(back);
+                        }
                         label for={ "note-" (approval.id) } { "A note for the caller (optional)" }
                         textarea id={ "note-" (approval.id) } name="note" maxlength="500" rows="2" {}
                         button.approve type="submit" name="decision" value="approve" { "Approve" }
@@ -553,7 +597,7 @@ async fn one(
             layout(
                 "Approval",
                 Some((&signed.identity, &signed.csrf)),
-                card(&approval, Some(&signed.csrf)),
+                card(&approval, Some(&signed.csrf), None),
             ),
         ),
         Ok(None) => respond(
@@ -693,6 +737,9 @@ struct Decision {
     decision: String,
     #[serde(default)]
     note: String,
+    /// The listing the form was shown on (see [`Listing::back_to`]).
+    #[serde(default)]
+    back: String,
 }
 
 /// `POST /approvals/{id}`: the signed-in approver's decision.
@@ -704,6 +751,7 @@ async fn decide(
     Form(form): Form<Decision>,
 ) -> Response {
     let here = format!("/approvals/{}", id_of(&id));
+    let back = Listing::back_to(&form.back);
     let signed = match approver(&page, &headers).await {
         Ok(Some(signed)) => signed,
         Ok(None) => {
@@ -723,7 +771,7 @@ async fn decide(
                 Some((&signed.identity, &signed.csrf)),
                 html! {
                     p.notice.refused #outcome role="alert" { (message) }
-                    p { a href="/approvals" { "Back to the pending calls" } }
+                    p { a #back href=(back) { "Back to the pending calls" } }
                 },
             ),
         )
@@ -771,8 +819,8 @@ async fn decide(
                             "Denied. The caller is told, with your note; nothing runs."
                         }
                     }
-                    (card(&approval, None))
-                    p { a href="/approvals" { "Back to the pending calls" } }
+                    (card(&approval, None, None))
+                    p { a #back href=(back) { "Back to the pending calls" } }
                 },
             ),
         ),
