@@ -14,6 +14,7 @@
 use serde_json::{Value, json};
 
 use crate::statuspro;
+use crate::support::metrics::Scrape;
 use crate::support::otlp::{Collector, ExportedSpan, svg_timeline, tree};
 use crate::support::{Elicitation, Era, Host, HostOptions, Recorder};
 
@@ -370,19 +371,12 @@ async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_
     // The spans the collector holds were counted as exported once their
     // export was answered.
     let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
-    let counted = async {
-        loop {
-            let scrape = crate::support::metrics::Scrape::of(&url).await;
-            let exported = scrape.get("toolhost_trace_spans_exported_total", &[]);
-            if exported >= collector.spans().len() as f64 {
-                break scrape;
-            }
-            tokio::task::yield_now().await;
-        }
-    };
-    let scrape = tokio::time::timeout(std::time::Duration::from_secs(30), counted)
-        .await
-        .expect("the spans the collector took are counted as exported");
+    let scrape = Scrape::until(
+        &url,
+        "the spans the collector took counted as exported",
+        |s| s.get("toolhost_trace_spans_exported_total", &[]) >= collector.spans().len() as f64,
+    )
+    .await;
     assert!(
         scrape.get(
             "toolhost_trace_export_duration_seconds_count",
@@ -435,24 +429,19 @@ async fn a_dead_or_silent_collector_costs_dropped_spans_and_never_a_call() {
         }
         // What could not be sent is counted, and so is each export that
         // failed, by how.
-        let counted = async {
-            loop {
-                let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
-                let scrape = crate::support::metrics::Scrape::of(&url).await;
+        let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+        let scrape = Scrape::until(
+            &url,
+            "the dropped spans and the failed exports counted",
+            |s| {
                 let dropped: f64 = ["queue_full", "export_failed"]
                     .iter()
-                    .map(|r| scrape.get("toolhost_trace_spans_dropped_total", &[("reason", r)]))
+                    .map(|r| s.get("toolhost_trace_spans_dropped_total", &[("reason", r)]))
                     .sum();
-                let exports = scrape.sum("toolhost_trace_export_duration_seconds_count", &[]);
-                if dropped > 0.0 && exports >= 1.0 {
-                    break scrape;
-                }
-                tokio::task::yield_now().await;
-            }
-        };
-        let scrape = tokio::time::timeout(std::time::Duration::from_secs(30), counted)
-            .await
-            .expect("the dropped spans and the failed exports are counted");
+                dropped > 0.0 && s.sum("toolhost_trace_export_duration_seconds_count", &[]) >= 1.0
+            },
+        )
+        .await;
         assert_eq!(
             scrape.get(
                 "toolhost_trace_export_duration_seconds_count",

@@ -12,6 +12,23 @@ pub struct Scrape {
 }
 
 impl Scrape {
+    /// Scrapes `url` again until `done` holds for a scrape (at most 30 s:
+    /// past it, panics naming `what`); that scrape.
+    pub async fn until(url: &str, what: &str, done: impl Fn(&Scrape) -> bool) -> Scrape {
+        let scraped = async {
+            loop {
+                let scrape = Scrape::of(url).await;
+                if done(&scrape) {
+                    break scrape;
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), scraped)
+            .await
+            .unwrap_or_else(|_| panic!("{what}: not within 30 s"))
+    }
+
     /// GETs `url` and parses the text format.
     pub async fn of(url: &str) -> Scrape {
         let response = reqwest::get(url)

@@ -170,6 +170,13 @@ pub struct RunLease {
     pub until_ms: u64,
 }
 
+impl RunLease {
+    /// When a hold of `lease` taken now ends, in Unix milliseconds.
+    fn end_of(lease: std::time::Duration) -> u64 {
+        now_ms().saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
 impl TaskRecord {
     /// A task just begun: working (waiting for an approver).
     pub fn working() -> TaskRecord {
@@ -187,20 +194,18 @@ impl TaskRecord {
 
     /// Takes the task for the run `id`, held for `lease`: it is working.
     pub fn begin_run(&mut self, id: &str, lease: std::time::Duration) {
-        let now = now_ms();
         self.phase = TaskPhase::Working;
         self.run = Some(RunLease {
             id: id.to_string(),
-            until_ms: now.saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX)),
+            until_ms: RunLease::end_of(lease),
         });
-        self.updated_ms = now;
+        self.updated_ms = now_ms();
     }
 
     /// Moves the hold of the run holding the task to `lease` from now.
     pub fn renew_run(&mut self, lease: std::time::Duration) {
         if let Some(run) = &mut self.run {
-            run.until_ms =
-                now_ms().saturating_add(u64::try_from(lease.as_millis()).unwrap_or(u64::MAX));
+            run.until_ms = RunLease::end_of(lease);
         }
     }
 

@@ -347,10 +347,9 @@ async fn style() -> Response {
 const PER_PAGE: usize = 20;
 
 /// `GET /approvals`'s query: which page, and which calls.
-#[derive(Default)]
 struct Listing {
-    /// The page, from 1; anything else is the first.
-    page: Option<String>,
+    /// The page, from 1 (a page that is no number is the first).
+    page: usize,
     /// Only calls of this served tool.
     tool: Option<String>,
     /// Only calls of this caller.
@@ -358,15 +357,19 @@ struct Listing {
 }
 
 impl Listing {
-    /// The listing a query's `pairs` ask for: the last of a repeated key
-    /// counts; other keys are ignored.
-    fn from_pairs(pairs: Vec<(String, String)>) -> Listing {
-        let mut listing = Listing::default();
-        for (key, value) in pairs {
-            match key.as_str() {
-                "page" => listing.page = Some(value),
-                "tool" => listing.tool = Some(value),
-                "caller" => listing.caller = Some(value),
+    /// The listing `query` (URL-encoded) asks for: the last of a repeated
+    /// key counts; other keys are ignored.
+    fn from_query(query: &str) -> Listing {
+        let mut listing = Listing {
+            page: 1,
+            tool: None,
+            caller: None,
+        };
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            match &*key {
+                "page" => listing.page = value.parse().ok().filter(|&p| p >= 1).unwrap_or(1),
+                "tool" => listing.tool = Some(value.into_owned()),
+                "caller" => listing.caller = Some(value.into_owned()),
                 _ => {}
             }
         }
@@ -378,22 +381,16 @@ impl Listing {
     /// the same listing, or the first page of all when `back` is not one
     /// of this page's own listings.
     fn back_to(back: &str) -> String {
-        let Some(query) = back
+        match back
             .strip_prefix(PAGE_PATH)
             .and_then(|q| q.strip_prefix('?'))
-        else {
-            return PAGE_PATH.to_string();
-        };
-        let pairs = url::form_urlencoded::parse(query.as_bytes())
-            .into_owned()
-            .collect();
-        let listing = Listing::from_pairs(pairs);
-        let page = listing
-            .page
-            .as_deref()
-            .and_then(|p| p.parse::<usize>().ok())
-            .unwrap_or(1);
-        listing.query_of(page)
+        {
+            Some(query) => {
+                let listing = Listing::from_query(query);
+                listing.query_of(listing.page)
+            }
+            None => PAGE_PATH.to_string(),
+        }
     }
 
     /// The filter a value of the form names: none for "any" (empty).
@@ -437,11 +434,7 @@ async fn index(
         Ok(pending) => pending,
         Err(e) => return unavailable(&e.to_string()),
     };
-    let listing = Listing::from_pairs(
-        url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-            .into_owned()
-            .collect(),
-    );
+    let listing = Listing::from_query(query.as_deref().unwrap_or_default());
     let mut tools: Vec<&str> = all.iter().map(|a| a.tool.as_str()).collect();
     tools.sort_unstable();
     tools.dedup();
@@ -450,12 +443,7 @@ async fn index(
     callers.dedup();
     let shown: Vec<&Approval> = all.iter().filter(|a| listing.admits(a)).collect();
     let pages = shown.len().div_ceil(PER_PAGE).max(1);
-    let current = listing
-        .page
-        .as_deref()
-        .and_then(|p| p.parse::<usize>().ok())
-        .unwrap_or(1)
-        .clamp(1, pages);
+    let current = listing.page.min(pages);
     let first = (current - 1) * PER_PAGE;
     let on_page = &shown[first..shown.len().min(first + PER_PAGE)];
     let body = html! {

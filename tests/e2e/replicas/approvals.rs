@@ -29,22 +29,8 @@ async fn a_task_begun_on_one_replica_is_approved_on_another_and_survives_a_kill(
         .await
         .expect("the sandbox starts");
     let dir = tempfile::tempdir().unwrap();
-    let extra = format!(
-        "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}",
-        redis.url,
-        config(600)
-    );
-    let spec = ReplicaSpec::new(
-        dir.path(),
-        &statuspro::config(&sandbox, &extra),
-        &[
-            ("STATUSPRO_API_KEY", sandbox.api_key()),
-            ("TOOLHOST_STATE_KEY", STATE_KEY),
-        ],
-    );
-    for name in statuspro::COMPONENTS {
-        std::fs::write(spec.plugins.join(format!("{name}.wasm")), component(name)).unwrap();
-    }
+    let toml = statuspro::config(&sandbox, &shared_state(&redis));
+    let spec = statuspro_spec(dir.path(), &toml, &sandbox);
     let mut a = Replica::start(&spec).await;
     let b = Replica::start(&spec).await;
     let lb = Haproxy::start(&[a.port, b.port], Stickiness::None)
@@ -172,6 +158,27 @@ impl SilentUpstream {
     }
 }
 
+/// What keeps approvals and confirmations in `redis`, shared by replicas,
+/// and the approval rule (`config`), as configuration to append.
+fn shared_state(redis: &Redis) -> String {
+    format!(
+        "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}",
+        redis.url,
+        config(600)
+    )
+}
+
+/// The store of approvals in `redis`, as the replicas keep it.
+fn approvals_in(redis: &Redis) -> toolhost::approvals::Approvals {
+    let url = toolhost::config::ReplayUrl {
+        url: redis.url.clone(),
+        literal_password: false,
+    };
+    toolhost::approvals::Approvals::shared(std::sync::Arc::new(
+        toolhost::replay::RedisReplay::open(&url).unwrap(),
+    ))
+}
+
 /// A replica of the StatusPro tools configured by `toml` in `dir`.
 fn statuspro_spec(
     dir: &std::path::Path,
@@ -226,10 +233,8 @@ async fn a_task_whose_replica_dies_mid_call_fails_on_the_next_poll_and_is_not_ru
     // approved call runs, and hangs, until the replica is killed.
     let mut upstream = SilentUpstream::start().await;
     let extra = format!(
-        "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}\n\
-         [approvals]\ntask_lease_secs = 3\n{PATIENT}",
-        redis.url,
-        config(600)
+        "{}\n[approvals]\ntask_lease_secs = 3\n{PATIENT}",
+        shared_state(&redis)
     );
     let dir = tempfile::tempdir().unwrap();
     let spec = statuspro_spec(dir.path(), &upstream.config(&sandbox, &extra), &sandbox);
@@ -305,16 +310,10 @@ async fn a_task_whose_call_outlives_its_lease_keeps_it_by_renewing_and_completes
 #[tokio::test]
 #[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
 async fn of_two_identical_moves_of_one_approval_in_redis_one_alone_happens() {
-    use toolhost::approvals::{Approval, Approvals, State, Transition, now_ms};
+    use toolhost::approvals::{Approval, State, Transition, now_ms};
     require(&["redis-server"]);
     let redis = Redis::start(None).await.expect("redis-server starts");
-    let url = toolhost::config::ReplayUrl {
-        url: redis.url.clone(),
-        literal_password: false,
-    };
-    let store = Approvals::shared(std::sync::Arc::new(
-        toolhost::replay::RedisReplay::open(&url).unwrap(),
-    ));
+    let store = approvals_in(&redis);
     for round in 0..20 {
         let approval = Approval {
             id: format!("same-change-{round}"),
@@ -364,27 +363,17 @@ async fn of_two_identical_moves_of_one_approval_in_redis_one_alone_happens() {
 #[tokio::test]
 #[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
 async fn an_approval_approved_for_a_task_runs_only_as_that_task_when_the_call_comes_again() {
-    use toolhost::approvals::{Approvals, State, Transition};
+    use toolhost::approvals::{State, Transition};
     require(&["redis-server"]);
     let redis = Redis::start(None).await.expect("redis-server starts");
     let sandbox = statuspro_sandbox::start(SandboxConfig::default())
         .await
         .expect("the sandbox starts");
-    let extra = format!(
-        "\n[state]\nreplay = \"{}\"\n[[state.keys]]\nid = \"k1\"\nenv = \"TOOLHOST_STATE_KEY\"\n{}",
-        redis.url,
-        config(600)
-    );
     let dir = tempfile::tempdir().unwrap();
-    let spec = statuspro_spec(dir.path(), &statuspro::config(&sandbox, &extra), &sandbox);
+    let toml = statuspro::config(&sandbox, &shared_state(&redis));
+    let spec = statuspro_spec(dir.path(), &toml, &sandbox);
     let a = Replica::start(&spec).await;
-    let url = toolhost::config::ReplayUrl {
-        url: redis.url.clone(),
-        literal_password: false,
-    };
-    let store = Approvals::shared(std::sync::Arc::new(
-        toolhost::replay::RedisReplay::open(&url).unwrap(),
-    ));
+    let store = approvals_in(&redis);
     let client = task_client_at(&a.url(), ALICE).await;
     let plain = crate::support::TestClient::new(crate::support::Elicitation::Accept(true))
         .start(

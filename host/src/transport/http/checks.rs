@@ -20,6 +20,13 @@ use super::callers::over_limit;
 use super::holds::{Holds, PostInFlight, StreamOpen, hold_until_body_ends};
 use super::{HttpState, MCP_PATH, session_id};
 
+/// The profile a `/mcp/<profile>` path names, if it names one.
+fn profile_in_path(path: &str) -> Option<&str> {
+    path.strip_prefix(MCP_PATH)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .filter(|name| !name.is_empty())
+}
+
 /// A `/mcp/<profile>` request: 404 when it names no profile of the
 /// configuration being served, before rmcp sees it; else the profile's
 /// name goes into the request's extensions for the request context.
@@ -28,13 +35,7 @@ pub(super) async fn refuse_unknown_profile(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let named = request
-        .uri()
-        .path()
-        .strip_prefix(MCP_PATH)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .filter(|name| !name.is_empty())
-        .map(str::to_string);
+    let named = profile_in_path(request.uri().path()).map(str::to_string);
     // Only the transport says which profile a request came through.
     request
         .extensions_mut()
@@ -67,11 +68,7 @@ pub(super) async fn name_profile(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let named = request
-        .uri()
-        .path()
-        .strip_prefix(MCP_PATH)
-        .and_then(|rest| rest.strip_prefix('/'))
+    let named = profile_in_path(request.uri().path())
         .filter(|name| state.gateway.registry().config().profile(name).is_some())
         .map(|name| crate::auth::http::ProfilePath(name.to_string()));
     let extensions = request.extensions_mut();
