@@ -1583,6 +1583,63 @@ async fn refused_calls_past_a_callers_budget_are_counted_in_one_suppressed_recor
 }
 
 #[tokio::test]
+async fn a_suppressed_record_names_the_addresses_its_refusals_came_from_and_audit_selects_it_by_them()
+ {
+    // Behind a trusted proxy (the loopback peer), one caller identity
+    // (`http`) refused from two forwarded addresses past its budget.
+    let host = Host::start(HostOptions::new(&["hello"]).http().config(
+        "[host]\naudit = \"audit.jsonl\"\naudit_refused_per_window = 2\naudit_refused_window_secs = 2\n\
+         [http]\ntrusted_proxies = [\"127.0.0.1\"]\n",
+    ))
+    .await;
+    for client in [
+        "203.0.113.9",
+        "198.51.100.7",
+        "203.0.113.9",
+        "198.51.100.7",
+        "203.0.113.9",
+    ] {
+        refused_call_over_http(&host, "nope", &[("x-forwarded-for", client)]).await;
+    }
+    host.wait_for_stderr("refused calls were not recorded")
+        .await;
+    let trail = records(&trail_of(&host));
+    let summary = trail
+        .iter()
+        .find(|r| r["record"] == "suppressed")
+        .unwrap_or_else(|| panic!("{trail:#?}"));
+    // The first two were written; the other three counted by address.
+    assert_eq!(summary["dropped"], 3, "{summary}");
+    assert_eq!(
+        summary["clients"],
+        json!({"203.0.113.9": 2, "198.51.100.7": 1}),
+        "{summary}"
+    );
+    assert!(summary.get("other_clients").is_none(), "{summary}");
+
+    // `toolhost audit --client` shows it for either address's block, not
+    // for another.
+    let path = trail_of(&host);
+    let file = path.to_str().unwrap();
+    let suppressed_rows = |block: &str| {
+        audit_command(&["--file", file, "--client", block])
+            .lines()
+            .filter(|l| l.contains("refused calls not recorded"))
+            .count()
+    };
+    assert_eq!(suppressed_rows("203.0.113.0/24"), 1);
+    assert_eq!(suppressed_rows("198.51.100.7"), 1);
+    assert_eq!(suppressed_rows("192.0.2.0/24"), 0);
+    let table = audit_command(&["--file", file]);
+    assert!(
+        table.contains("198.51.100.7 x1, 203.0.113.9 x2"),
+        "the row names the addresses: {table}"
+    );
+    let (ok, text) = verify_command(&path);
+    assert!(ok, "{text}");
+}
+
+#[tokio::test]
 async fn verify_names_a_deleted_rotated_file_and_records_cut_from_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("trail.jsonl");

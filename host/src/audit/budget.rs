@@ -18,6 +18,10 @@ use super::writer::AuditLog;
 /// left out are dropped from it.
 const PRUNE_AT: usize = 1024;
 
+/// Distinct client addresses a window's `suppressed` record names; the
+/// refusals from addresses past them are counted as `others`.
+pub(super) const CLIENTS_NAMED: usize = 16;
+
 /// Every caller's current window.
 #[derive(Debug, Default)]
 pub(super) struct Budgets {
@@ -35,6 +39,11 @@ struct Window {
     written: u64,
     dropped: u64,
     issues: BTreeMap<String, u64>,
+    /// How many of the refusals left out came from each client address
+    /// (over HTTP), at most [`CLIENTS_NAMED`] of them.
+    clients: BTreeMap<String, u64>,
+    /// Refusals left out from addresses past [`CLIENTS_NAMED`].
+    other_clients: u64,
 }
 
 /// What to do with one refused call's record.
@@ -50,6 +59,7 @@ impl Budgets {
     fn admit(
         &mut self,
         caller: &str,
+        client: Option<&str>,
         code: &str,
         per_window: u64,
         length: std::time::Duration,
@@ -77,6 +87,8 @@ impl Budgets {
                 written: 0,
                 dropped: 0,
                 issues: BTreeMap::new(),
+                clients: BTreeMap::new(),
+                other_clients: 0,
             }
         });
         if window.written < per_window {
@@ -85,6 +97,15 @@ impl Budgets {
         }
         window.dropped += 1;
         *window.issues.entry(code.to_string()).or_default() += 1;
+        if let Some(client) = client {
+            if let Some(count) = window.clients.get_mut(client) {
+                *count += 1;
+            } else if window.clients.len() < CLIENTS_NAMED {
+                window.clients.insert(client.to_string(), 1);
+            } else {
+                window.other_clients += 1;
+            }
+        }
         let first = (window.dropped == 1).then_some((window.generation, window.began + length));
         (Admit::Drop { first }, ended)
     }
@@ -100,14 +121,21 @@ impl Budgets {
 }
 
 impl AuditLog {
-    /// Whether the record of a call of `caller` refused with `code` is
-    /// written: within its window's budget. Past it, the refusal is
-    /// counted for the window's `suppressed` record.
-    pub(super) async fn admit_refused(&self, caller: &str, code: &str) -> bool {
+    /// Whether the record of a call of `caller` (from the network address
+    /// `client`, over HTTP) refused with `code` is written: within its
+    /// window's budget. Past it, the refusal is counted for the window's
+    /// `suppressed` record, with its address.
+    pub(super) async fn admit_refused(
+        &self,
+        caller: &str,
+        client: Option<&str>,
+        code: &str,
+    ) -> bool {
         let settings = &self.inner.settings;
         let now = Instant::now();
         let (admit, ended) = self.inner.budgets.lock().expect("not poisoned").admit(
             caller,
+            client,
             code,
             settings.refused_per_window,
             settings.refused_window,
@@ -157,6 +185,8 @@ impl AuditLog {
             until: rfc3339(until),
             dropped: window.dropped,
             issues: window.issues,
+            clients: window.clients,
+            other_clients: window.other_clients,
             cut,
             seq: None,
             prev: None,
@@ -183,7 +213,7 @@ mod tests {
         let start = Instant::now();
         let minute = Duration::from_secs(60);
         let admit = |b: &mut Budgets, caller: &str, at: Instant| {
-            b.admit(caller, "UNKNOWN_TOOL", 2, minute, at)
+            b.admit(caller, None, "UNKNOWN_TOOL", 2, minute, at)
         };
         assert!(matches!(admit(&mut budgets, "a", start).0, Admit::Write));
         assert!(matches!(admit(&mut budgets, "a", start).0, Admit::Write));
@@ -203,5 +233,28 @@ mod tests {
         assert!(matches!(next, Admit::Write));
         let ended = ended.expect("the window that left two out");
         assert_eq!((ended.dropped, ended.issues["UNKNOWN_TOOL"]), (2, 2));
+    }
+
+    #[test]
+    fn a_window_names_the_first_sixteen_addresses_it_left_out_and_counts_the_rest() {
+        let mut budgets = Budgets::default();
+        let start = Instant::now();
+        let minute = Duration::from_secs(60);
+        let addresses: Vec<String> = (0..20).map(|n| format!("192.0.2.{n}")).collect();
+        // One written, then every address left out once, the first twice.
+        budgets.admit("a", Some(&addresses[0]), "UNKNOWN_TOOL", 1, minute, start);
+        for address in addresses.iter().chain([&addresses[0]]) {
+            budgets.admit("a", Some(address), "UNKNOWN_TOOL", 1, minute, start);
+        }
+        budgets.admit("a", None, "UNKNOWN_TOOL", 1, minute, start);
+        let (_, ended) = budgets.admit("a", None, "UNKNOWN_TOOL", 1, minute, start + minute);
+        let ended = ended.expect("the window that left some out");
+        assert_eq!(ended.dropped, 22, "every refusal left out is counted");
+        assert_eq!(ended.clients.len(), CLIENTS_NAMED);
+        assert_eq!(ended.clients["192.0.2.0"], 2);
+        assert_eq!(
+            ended.other_clients, 4,
+            "the four addresses past the bound; the one with no address is in neither"
+        );
     }
 }

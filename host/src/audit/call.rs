@@ -380,8 +380,12 @@ impl CallAudit {
             }
             Ending::Cancelled => ("cancelled", Vec::new()),
             Ending::Refused(code) => {
-                let caller = self.with(|r| r.caller.clone());
-                if !self.log.admit_refused(&caller, code).await {
+                let (caller, client) = self.with(|r| (r.caller.clone(), r.client.clone()));
+                if !self
+                    .log
+                    .admit_refused(&caller, client.as_deref(), code)
+                    .await
+                {
                     // Past the caller's budget: counted for its window's
                     // `suppressed` record.
                     return Ok(());

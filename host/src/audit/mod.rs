@@ -184,7 +184,7 @@ mod writer;
 pub use crate::config::AuditSettings;
 pub use call::{ApprovalEvent, CallAudit, CallContext, Ending};
 pub use chain::{ChainBreak, ChainReport, verify};
-pub use reader::{Filter, parse_client, parse_since, print_table, read_trail};
+pub use reader::{Filter, TrailRow, parse_client, parse_since, print_table, read_trail};
 pub use record::{
     ApprovalNote, AuditRecord, Bounded, Confirmation, Cut, PolicyNote, arguments_sha256,
 };

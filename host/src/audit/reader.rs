@@ -1,5 +1,5 @@
 //! The trail read back for `toolhost audit`: [`read_trail`] gathers the
-//! records of every file, [`Filter`] and [`parse_since`] choose, and
+//! records of every file as [`TrailRow`]s, [`Filter`] and [`parse_since`] choose, and
 //! [`print_table`] shows them.
 
 use std::collections::{HashMap, HashSet};
@@ -27,8 +27,9 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Whether `record` is one the filter selects.
-    fn selects(&self, record: &AuditRecord) -> bool {
+    /// Whether `row` is one the filter selects.
+    fn selects(&self, row: &TrailRow) -> bool {
+        let record = &row.record;
         let tool = self
             .tool
             .as_ref()
@@ -37,14 +38,48 @@ impl Filter {
             DateTime::parse_from_rfc3339(&record.time).is_ok_and(|t| t >= since)
         });
         let caller = self.caller.as_ref().is_none_or(|c| &record.caller == c);
-        let client = self.client.is_none_or(|block| {
-            record
-                .client
-                .as_deref()
-                .and_then(|a| a.parse::<std::net::IpAddr>().ok())
-                .is_some_and(|a| block.contains(&a))
-        });
+        let client = self.client.is_none_or(|block| row.may_come_from(&block));
         tool && since && caller && client
+    }
+}
+
+/// One row of the trail as `toolhost audit` shows it: a record, and for
+/// a `suppressed` one, where the refusals it counts came from.
+#[derive(Debug, Clone)]
+pub struct TrailRow {
+    /// The record (a `suppressed` one made into a row by `suppressed_row`).
+    pub record: AuditRecord,
+    /// A `suppressed` record's client addresses (over HTTP).
+    pub suppressed_clients: Vec<std::net::IpAddr>,
+    /// How many of a `suppressed` record's refusals came from addresses
+    /// it does not name (past the record's bound).
+    pub suppressed_from_others: u64,
+}
+
+impl TrailRow {
+    /// A row of a record with no suppressed refusals.
+    fn of(record: AuditRecord) -> TrailRow {
+        TrailRow {
+            record,
+            suppressed_clients: Vec::new(),
+            suppressed_from_others: 0,
+        }
+    }
+
+    /// Whether the row may be of a call from an address in `block`: its
+    /// record's client, or for a `suppressed` record, one of the addresses
+    /// its refusals came from; a `suppressed` record that counts refusals
+    /// from addresses it does not name is shown too (they may be from
+    /// `block`).
+    fn may_come_from(&self, block: &ipnet::IpNet) -> bool {
+        let client = self
+            .record
+            .client
+            .as_deref()
+            .and_then(|a| a.parse::<std::net::IpAddr>().ok());
+        client.is_some_and(|a| block.contains(&a))
+            || self.suppressed_clients.iter().any(|a| block.contains(a))
+            || self.suppressed_from_others > 0
     }
 }
 
@@ -79,7 +114,7 @@ pub fn parse_since(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Ut
 /// the `call` records, and the `intent` records of calls that have none
 /// (the process stopped during the call). A line that is not a record is
 /// reported and skipped.
-pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
+pub fn read_trail(path: &Path) -> anyhow::Result<Vec<TrailRow>> {
     let mut records = Vec::new();
     let mut found = false;
     for (file, _) in trail_files(path) {
@@ -105,7 +140,7 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
                 Some("suppressed") => {
                     serde_json::from_str::<SuppressedRecord>(&line).map(suppressed_row)
                 }
-                _ => serde_json::from_str::<AuditRecord>(&line),
+                _ => serde_json::from_str::<AuditRecord>(&line).map(TrailRow::of),
             };
             match parsed {
                 Ok(record) => records.push(record),
@@ -125,40 +160,49 @@ pub fn read_trail(path: &Path) -> anyhow::Result<Vec<AuditRecord>> {
     }
     let finished: HashSet<String> = records
         .iter()
-        .filter(|r| r.record == "call")
-        .map(|r| r.id.clone())
+        .filter(|r| r.record.record == "call")
+        .map(|r| r.record.id.clone())
         .collect();
-    let mut intents: HashMap<String, AuditRecord> = HashMap::new();
+    let mut intents: HashMap<String, TrailRow> = HashMap::new();
     let mut out = Vec::new();
-    for record in records {
-        match record.record.as_str() {
-            "call" | "suppressed" | "approval" => out.push(record),
-            _ if !finished.contains(&record.id) => {
+    for row in records {
+        match row.record.record.as_str() {
+            "call" | "suppressed" | "approval" => out.push(row),
+            _ if !finished.contains(&row.record.id) => {
                 // The latest intent of an unfinished call says the most.
-                intents.insert(record.id.clone(), record);
+                intents.insert(row.record.id.clone(), row);
             }
             _ => {}
         }
     }
     for (_, mut intent) in intents {
-        intent.result = "unfinished".into();
+        intent.record.result = "unfinished".into();
         out.push(intent);
     }
-    out.sort_by(|a, b| a.time.cmp(&b.time));
+    out.sort_by(|a, b| a.record.time.cmp(&b.record.time));
     Ok(out)
 }
 
 /// A `suppressed` record as a row of the table: who, when, how many
-/// refused calls were not recorded, and their codes.
-fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
-    AuditRecord {
+/// refused calls were not recorded, their codes, and the addresses they
+/// came from.
+fn suppressed_row(s: SuppressedRecord) -> TrailRow {
+    let mut addresses: Vec<String> = s
+        .clients
+        .iter()
+        .map(|(address, n)| format!("{address} x{n}"))
+        .collect();
+    if s.other_clients > 0 {
+        addresses.push(format!("others x{}", s.other_clients));
+    }
+    let record = AuditRecord {
         time: s.time,
         record: s.record,
         id: String::new(),
         caller: s.caller,
         protocol: None,
         session: None,
-        client: None,
+        client: (!addresses.is_empty()).then(|| addresses.join(", ")),
         tool: "-".into(),
         plugin: String::new(),
         file: String::new(),
@@ -184,6 +228,12 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
         cut: s.cut,
         seq: s.seq,
         prev: s.prev,
+    };
+    TrailRow {
+        record,
+        // The writer wrote addresses; anything else is not one.
+        suppressed_clients: s.clients.keys().filter_map(|a| a.parse().ok()).collect(),
+        suppressed_from_others: s.other_clients,
     }
 }
 
@@ -194,7 +244,7 @@ fn suppressed_row(s: SuppressedRecord) -> AuditRecord {
 /// escapes a guest's text: a client's tool name cannot forge a row or
 /// move the terminal's cursor.
 pub fn print_table(
-    records: &[AuditRecord],
+    rows: &[TrailRow],
     filter: &Filter,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
@@ -208,10 +258,10 @@ pub fn print_table(
         "RESULT",
         "MS",
     ];
-    let rows: Vec<[String; 8]> = records
+    let rows: Vec<[String; 8]> = rows
         .iter()
-        .filter(|r| filter.selects(r))
-        .map(|r| {
+        .filter(|row| filter.selects(row))
+        .map(|TrailRow { record: r, .. }| {
             let confirmation = r
                 .confirmation
                 .as_ref()

@@ -279,6 +279,13 @@ pub(super) struct SuppressedRecord {
     pub(super) dropped: u64,
     /// How many of them had each code.
     pub(super) issues: BTreeMap<String, u64>,
+    /// How many of them came from each client address (over HTTP; at
+    /// most [`CLIENTS_NAMED`](super::budget::CLIENTS_NAMED) addresses).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(super) clients: BTreeMap<String, u64>,
+    /// How many came from addresses past those named in `clients`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) other_clients: u64,
     /// See [`AuditRecord::cut`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(super) cut: BTreeMap<String, Cut>,
@@ -301,6 +308,11 @@ impl Line for SuppressedRecord {
 pub fn arguments_sha256(arguments: &Value) -> String {
     let canonical = serde_json::to_vec(arguments).expect("a JSON value serializes");
     hex::encode(Sha256::digest(&canonical))
+}
+
+/// Whether a count is zero (left out of a record).
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// `time` as the trail writes it: RFC 3339, UTC, milliseconds.

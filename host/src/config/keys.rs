@@ -587,7 +587,7 @@ pub const KEYS: &[Key] = &[
         doc: "Records of calls refused before they ran (unknown tool, hidden tool, forged or \
             replayed `requestState`, …) that one caller identity may leave in the audit trail \
             per `audit_refused_window_secs`. Past it, its refusals are counted, not written, and \
-            one `suppressed` record at the window's end says how many (with their codes), so a \
+            one `suppressed` record at the window's end says how many (with their codes and client addresses), so a \
             flood of refusals cannot rotate other callers' records away. Calls that ran are \
             always recorded. Needs `audit`.",
     },
