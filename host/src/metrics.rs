@@ -49,7 +49,7 @@
 //! | `toolhost_call_upstream_requests` | histogram | `plugin`, `tool` | upstream requests per call |
 //! | `toolhost_call_epoch_ticks` | histogram | `plugin`, `tool` | epoch ticks (10 ms) at which each call's component was found running |
 //! | `toolhost_call_limits_hit_total` | counter | `plugin`, `tool`, `limit` | calls that hit a limit, by its key (`limits.memory_mib`, `limits.call_timeout_secs`, `limits.http_requests_per_call`, `limits.http_body_bytes`, `limits.output_bytes`) |
-//! | `toolhost_trace_spans_dropped_total` | counter | `reason` | finished spans that were not exported (`[telemetry]`, [`crate::telemetry`]): `queue_full` (`telemetry.queue_spans` spans were already waiting), `export_failed` (the collector refused, failed or took longer than `telemetry.export_timeout_secs`), `export_stopped` (after the exporter ended) |
+//! | `toolhost_trace_spans_dropped_total` | counter | `reason` | finished spans that were not exported (`[telemetry]`, [`crate::telemetry`]): `queue_full` (`telemetry.queue_spans` spans were already waiting), `export_failed` (the collector refused, failed or took longer than `telemetry.export_timeout_secs`), `export_stopped` (after the exporter ended), `rejected` (over http/protobuf, the collector's answer rejected them) |
 //! | `toolhost_trace_spans_exported_total` | counter | — | finished spans the collector took |
 //! | `toolhost_trace_export_duration_seconds` | histogram | `outcome` | each export request to the collector, from send to answer: `ok`, `failed` (refused or unreachable), `timeout` (past `telemetry.export_timeout_secs`); buckets of `toolhost_call_duration_seconds` |
 //! | `toolhost_trace_export_lag_seconds` | histogram | — | how far behind the export runs: at each export request, the age of its oldest span (since the span ended); a lag that grows means the collector, or the export thread's share of the CPU (it yields to every other thread), does not keep up, and spans will be dropped as `queue_full` |
@@ -361,7 +361,7 @@ fn describe_telemetry() {
     use ::metrics::describe_counter;
     describe_counter!(
         TRACE_SPANS_DROPPED,
-        "finished spans not exported, by reason: queue_full, export_failed, export_stopped"
+        "finished spans not exported, by reason: queue_full, export_failed, export_stopped, rejected"
     );
     describe_counter!(TRACE_SPANS_EXPORTED, "finished spans the collector took");
     use ::metrics::{Unit, describe_histogram};

@@ -393,6 +393,49 @@ async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_
 }
 
 #[tokio::test]
+async fn spans_a_collector_rejects_in_a_partial_success_are_counted_as_dropped_not_exported() {
+    let collector = Collector::http_rejecting(1).await;
+    let host = Host::start(
+        HostOptions::new(&["hello"])
+            .http()
+            .config(collector.config()),
+    )
+    .await;
+    for i in 0..5 {
+        host.ok("greet", json!({"name": format!("n{i}")})).await;
+    }
+    collector
+        .trace_with(|s| s.attr("gen_ai.tool.name") == Some("greet") && s.kind == "server")
+        .await;
+    let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+    let scrape = Scrape::until(&url, "every span the collector took counted", |s| {
+        s.get("toolhost_trace_spans_exported_total", &[])
+            + s.get(
+                "toolhost_trace_spans_dropped_total",
+                &[("reason", "rejected")],
+            )
+            >= collector.spans().len() as f64
+    })
+    .await;
+    let rejected = collector.rejected();
+    assert!(rejected >= 1, "the collector rejected one span an export");
+    assert_eq!(
+        scrape.get(
+            "toolhost_trace_spans_dropped_total",
+            &[("reason", "rejected")]
+        ),
+        rejected as f64,
+        "each span the collector rejected is dropped"
+    );
+    assert_eq!(
+        scrape.get("toolhost_trace_spans_exported_total", &[]),
+        (collector.spans().len() as u64 - rejected) as f64,
+        "and only the rest are exported"
+    );
+    host.stop().await;
+}
+
+#[tokio::test]
 async fn a_dead_or_silent_collector_costs_dropped_spans_and_never_a_call() {
     // Nothing listens on a port just closed; a listener that accepts and
     // never answers holds every export until its timeout.

@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
 use opentelemetry_proto::tonic::collector::trace::v1::{
-    ExportTraceServiceRequest, ExportTraceServiceResponse,
+    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use prost::Message;
@@ -55,12 +55,16 @@ impl ExportedSpan {
 #[derive(Default)]
 struct Received {
     spans: Mutex<Vec<ExportedSpan>>,
+    /// Spans the collector answered it rejected (a partial success).
+    rejected: Mutex<u64>,
     exported: Notify,
 }
 
 impl Received {
-    fn take(&self, request: ExportTraceServiceRequest) {
+    /// Keeps what `request` sent; returns how many spans it held.
+    fn take(&self, request: ExportTraceServiceRequest) -> usize {
         let mut spans = self.spans.lock().unwrap();
+        let before = spans.len();
         for resource in request.resource_spans {
             let service = resource
                 .resource
@@ -101,8 +105,10 @@ impl Received {
                 }
             }
         }
+        let taken = spans.len() - before;
         drop(spans);
         self.exported.notify_waiters();
+        taken
     }
 }
 
@@ -149,7 +155,7 @@ impl TraceService for Grpc {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
-        self.0.take(request.into_inner());
+        let _ = self.0.take(request.into_inner());
         Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
     }
 }
@@ -157,6 +163,13 @@ impl TraceService for Grpc {
 impl Collector {
     /// A collector taking `POST /v1/traces` with protobuf bodies.
     pub async fn http() -> Collector {
+        Collector::http_rejecting(0).await
+    }
+
+    /// A collector taking `POST /v1/traces` with protobuf bodies that
+    /// answers each export with a partial success rejecting `per_export`
+    /// of its spans (all of them, when it holds fewer), keeping them all.
+    pub async fn http_rejecting(per_export: u64) -> Collector {
         let received = Arc::new(Received::default());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
@@ -168,10 +181,19 @@ impl Collector {
                 async move {
                     let request = ExportTraceServiceRequest::decode(body)
                         .expect("an ExportTraceServiceRequest");
-                    state.take(request);
+                    let taken = state.take(request) as u64;
+                    let mut answer = ExportTraceServiceResponse::default();
+                    if per_export > 0 {
+                        let rejected = per_export.min(taken);
+                        *state.rejected.lock().unwrap() += rejected;
+                        answer.partial_success = Some(ExportTracePartialSuccess {
+                            rejected_spans: rejected as i64,
+                            error_message: "span attributes over the limit".into(),
+                        });
+                    }
                     (
                         [("content-type", "application/x-protobuf")],
-                        ExportTraceServiceResponse::default().encode_to_vec(),
+                        answer.encode_to_vec(),
                     )
                 }
             }),
@@ -213,6 +235,11 @@ impl Collector {
             "\n[telemetry]\nendpoint = \"{}\"\nprotocol = \"{}\"\nservice_name = \"toolhost-test\"\n",
             self.endpoint, self.protocol
         )
+    }
+
+    /// Spans the collector's answers said it rejected, so far.
+    pub fn rejected(&self) -> u64 {
+        *self.received.rejected.lock().unwrap()
     }
 
     /// Every span received so far.

@@ -31,18 +31,27 @@
 //! the queue fills, and what does not fit is dropped and counted
 //! (`queue_full`), never waited for. The calls come first.
 //!
+//! **A collector's partial success is counted** (over http/protobuf): the
+//! spans its answer says it rejected are dropped spans
+//! (`reason="rejected"`), not exported ones. Over gRPC the exporter crate
+//! keeps the answer to itself (it only logs it), so there every span of
+//! an answered export counts as exported.
+//!
 //! **Rationale** for not using the SDK's `BatchSpanProcessor`: it drops
 //! what does not fit too, but counts it only in its own log line at
 //! shutdown; operators need the count while serving, as a metric.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter, SpanProcessor};
+use prost::Message as _;
 
 use crate::config::telemetry::{OtlpProtocol, TelemetrySettings};
 
@@ -159,9 +168,14 @@ impl QueueProcessor {
                 // tonic's channel needs the runtime while it is built.
                 let exporter = runtime.block_on(async { exporter(&settings) });
                 match exporter {
-                    Ok(mut exporter) => {
+                    Ok((mut exporter, rejected)) => {
                         let _ = ready.send(Ok(()));
-                        export_loop(&runtime, &mut exporter, &stopped.0, settings.export_timeout);
+                        let sending = Sending {
+                            runtime: &runtime,
+                            rejected: &rejected,
+                            timeout: settings.export_timeout,
+                        };
+                        export_loop(&sending, &mut exporter, &stopped.0);
                         let _ = exporter.shutdown();
                     }
                     Err(e) => {
@@ -268,13 +282,22 @@ fn wait_flushed(flushed: &Receiver<()>) -> OTelSdkResult {
         .map_err(|_| OTelSdkError::Timeout(SHUTDOWN_WAIT))
 }
 
-/// Takes batches off the queue and exports each under `timeout`, until the
-/// processor is gone and nothing is left.
+/// What the export thread sends with.
+struct Sending<'a> {
+    /// The thread's own runtime.
+    runtime: &'a tokio::runtime::Runtime,
+    /// The spans the collector's answers rejected.
+    rejected: &'a Rejected,
+    /// `telemetry.export_timeout_secs`.
+    timeout: Duration,
+}
+
+/// Takes batches off the queue and exports each, until the processor is
+/// gone and nothing is left.
 fn export_loop(
-    runtime: &tokio::runtime::Runtime,
+    sending: &Sending<'_>,
     exporter: &mut opentelemetry_otlp::SpanExporter,
     queue: &Queue,
-    timeout: Duration,
 ) {
     loop {
         // The next batch's room, made before the lock is taken: this thread
@@ -321,7 +344,7 @@ fn export_loop(
         let mut spans = spans.into_iter().peekable();
         while spans.peek().is_some() {
             let batch: Vec<SpanData> = spans.by_ref().take(BATCH_SPANS).collect();
-            export(runtime, exporter, batch, timeout);
+            export(sending, exporter, batch);
         }
         for done in flushes {
             let _ = done.try_send(());
@@ -332,13 +355,13 @@ fn export_loop(
     }
 }
 
-/// Exports `batch` under `timeout`, counting its spans as dropped if the
-/// export fails; measures the export and how far behind it ran.
+/// Exports `batch` under the timeout, counting its spans as dropped if the
+/// export fails, and those the collector rejected; measures the export and
+/// how far behind it ran.
 fn export(
-    runtime: &tokio::runtime::Runtime,
+    sending: &Sending<'_>,
     exporter: &mut opentelemetry_otlp::SpanExporter,
     batch: Vec<SpanData>,
-    timeout: Duration,
 ) {
     let count = batch.len() as u64;
     let lag = batch
@@ -348,10 +371,23 @@ fn export(
         .and_then(|oldest| std::time::SystemTime::now().duration_since(oldest).ok())
         .unwrap_or_default();
     let began = Instant::now();
-    let result =
-        runtime.block_on(async { tokio::time::timeout(timeout, exporter.export(batch)).await });
+    // What an earlier export's answer left (one that timed out after it
+    // was answered) is not this one's.
+    sending.rejected.take();
+    let result = sending
+        .runtime
+        .block_on(async { tokio::time::timeout(sending.timeout, exporter.export(batch)).await });
+    let mut exported = count;
     let outcome = match result {
-        Ok(Ok(())) => "ok",
+        Ok(Ok(())) => {
+            let rejected = sending.rejected.take().min(count);
+            if rejected > 0 {
+                tracing::debug!("the collector rejected {rejected} of {count} spans");
+                crate::metrics::trace_spans_dropped("rejected", rejected);
+                exported -= rejected;
+            }
+            "ok"
+        }
         Ok(Err(e)) => {
             tracing::debug!("a trace export failed ({e}); {count} spans dropped");
             crate::metrics::trace_spans_dropped("export_failed", count);
@@ -365,11 +401,46 @@ fn export(
             "timeout"
         }
     };
-    crate::metrics::trace_export(outcome, count, began.elapsed(), lag);
+    crate::metrics::trace_export(outcome, exported, began.elapsed(), lag);
 }
 
-/// The OTLP exporter `settings` ask for.
-fn exporter(settings: &TelemetrySettings) -> anyhow::Result<opentelemetry_otlp::SpanExporter> {
+/// Spans a collector's answers said it rejected (an OTLP partial
+/// success), counted by the HTTP client as answers arrive and taken by
+/// [`export`] after each export.
+#[derive(Debug, Clone, Default)]
+struct Rejected(Arc<AtomicU64>);
+
+impl Rejected {
+    /// The spans rejected since the last take.
+    fn take(&self) -> u64 {
+        self.0.swap(0, Ordering::Relaxed)
+    }
+
+    /// Counts the spans a successful answer's `body` says were rejected
+    /// (an empty or unreadable body rejects none).
+    fn count_in(&self, body: &[u8]) {
+        let Ok(answer) = ExportTraceServiceResponse::decode(body) else {
+            return;
+        };
+        if let Some(partial) = answer.partial_success {
+            let rejected = u64::try_from(partial.rejected_spans).unwrap_or(0);
+            if rejected > 0 || !partial.error_message.is_empty() {
+                tracing::debug!(
+                    "the collector rejected {rejected} spans: {}",
+                    crate::logging::escape_controls(&partial.error_message)
+                );
+            }
+            self.0.fetch_add(rejected, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The OTLP exporter `settings` ask for, and where its HTTP client counts
+/// the spans the collector rejected (never over gRPC: see the module doc).
+fn exporter(
+    settings: &TelemetrySettings,
+) -> anyhow::Result<(opentelemetry_otlp::SpanExporter, Rejected)> {
+    let rejected = Rejected::default();
     let exporter = match settings.protocol {
         OtlpProtocol::HttpProtobuf => {
             let client = reqwest::Client::builder()
@@ -383,7 +454,10 @@ fn exporter(settings: &TelemetrySettings) -> anyhow::Result<opentelemetry_otlp::
                 .with_endpoint(settings.endpoint.clone())
                 .with_timeout(settings.export_timeout)
                 .with_headers(settings.headers.iter().cloned().collect())
-                .with_http_client(Http(client))
+                .with_http_client(Http {
+                    client,
+                    rejected: rejected.clone(),
+                })
                 .build()?
         }
         OtlpProtocol::Grpc => {
@@ -400,13 +474,16 @@ fn exporter(settings: &TelemetrySettings) -> anyhow::Result<opentelemetry_otlp::
                 .build()?
         }
     };
-    Ok(exporter)
+    Ok((exporter, rejected))
 }
 
 /// The exporter's HTTP client: the host's reqwest, with rustls and the
-/// export timeout.
+/// export timeout; it reads each successful answer for rejected spans.
 #[derive(Debug)]
-struct Http(reqwest::Client);
+struct Http {
+    client: reqwest::Client,
+    rejected: Rejected,
+}
 
 #[async_trait::async_trait]
 impl opentelemetry_http::HttpClient for Http {
@@ -416,7 +493,7 @@ impl opentelemetry_http::HttpClient for Http {
     ) -> Result<http::Response<Bytes>, opentelemetry_http::HttpError> {
         let (parts, body) = request.into_parts();
         let mut response = self
-            .0
+            .client
             .request(parts.method, parts.uri.to_string())
             .headers(parts.headers)
             .body(body)
@@ -430,6 +507,9 @@ impl opentelemetry_http::HttpClient for Http {
                 break;
             }
             answer.extend_from_slice(&chunk);
+        }
+        if status.is_success() {
+            self.rejected.count_in(&answer);
         }
         let mut built = http::Response::builder()
             .status(status)
