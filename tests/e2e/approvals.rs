@@ -754,6 +754,92 @@ async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_app
 }
 
 #[tokio::test]
+async fn a_call_waiting_on_the_page_whose_approval_a_task_took_meanwhile_is_told_the_task_runs_it()
+{
+    // A legacy client that opens URLs waits while its user is on the page;
+    // meanwhile the same caller's same call comes from a client that
+    // declares tasks, and the approval becomes that task. Approved, the
+    // task runs the call once; the waiting call runs nothing and says so.
+    let statuspro = statuspro(Era::Legacy, Elicitation::Unsupported, 600).await;
+    let host = &statuspro.host;
+    let url = host.url.as_deref().unwrap();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_string(),
+        )
+        .auth_header(ALICE.to_string());
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(
+        rmcp::model::ElicitationCapability::new()
+            .with_form(Default::default())
+            .with_url(Default::default()),
+    );
+    let handler = TestClient::new(Elicitation::AcceptWhenReleased).with_capabilities(capabilities);
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    let waiting = handler.clone().start(Era::Legacy, transport).await;
+    let params = CallToolRequestParams::new("update_order_status")
+        .with_arguments(change("opened").as_object().unwrap().clone());
+    let call = tokio::spawn({
+        let params = params.clone();
+        async move {
+            let answer = waiting.call_tool(params).await;
+            (waiting, answer)
+        }
+    });
+    crate::support::session::wait_for_seen(&handler, |seen| !seen.urls.is_empty()).await;
+    let shown = handler.seen.lock().unwrap().urls[0].clone();
+    let id = shown.rsplit('/').next().unwrap().to_string();
+
+    let tasks = task_client(host, ALICE).await;
+    let CallToolResponse::Task(created) = tasks.call_tool_once(params).await.unwrap() else {
+        panic!("a client with tasks gets a task");
+    };
+    assert_eq!(
+        created.task.task_id, id,
+        "the approval waiting became the task"
+    );
+
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let (status, _) = carol.decide(&id, "approve").await;
+    assert_eq!(status, StatusCode::OK);
+    // The task may have begun by the time the user is back: either way
+    // the waiting call is told where the call runs.
+    handler.release_elicitations();
+    let (_waiting, answer) = call.await.unwrap();
+    let out = answer
+        .expect("the waiting call answers")
+        .structured_content
+        .expect("structured");
+    assert_eq!(out["issues"][0]["code"], "APPROVAL_PENDING", "{out}");
+    let message = out["issues"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("runs as task {id}")) && message.contains("ran nothing"),
+        "{out}"
+    );
+
+    // StatusPro's own question comes through the task; answered, the call
+    // runs once.
+    let asking = poll(&tasks, &id, |s| s != TaskStatus::Working).await;
+    assert_eq!(asking["status"], "input_required", "{asking}");
+    let mut answers = rmcp::model::InputResponses::new();
+    answers.insert(
+        "confirm".into(),
+        json!({"action": "accept", "content": {"confirm": true}}),
+    );
+    tasks
+        .update_task(UpdateTaskParams::new(&id, answers))
+        .await
+        .unwrap();
+    let done = poll(&tasks, &id, |s| s == TaskStatus::Completed).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["result"], "confirmed",
+        "{done}"
+    );
+    assert_eq!(statuspro.sandbox.mutations().len(), 1, "the call ran once");
+}
+
+#[tokio::test]
 async fn an_approver_signs_in_through_the_identity_provider_with_pkce_and_decides() {
     use toolhost_test_infra::idp::{AuthorizationServer, Idp, SigningKey};
     let key = SigningKey::new("k1");

@@ -355,11 +355,12 @@ async fn waiting(
                     return denied(now);
                 }
                 // Approved, with a task a client attached meanwhile: the
-                // task runs it, and this caller is told so.
+                // task runs it (or has begun to: spent by its run), and
+                // this caller is told so.
                 Ok(Transition::Refused(now))
-                    if now.state == State::Approved
-                        && now.task.is_some()
-                        && !now.lapsed(now_ms()) =>
+                    if now.task.is_some()
+                        && (now.state == State::Spent
+                            || (now.state == State::Approved && !now.lapsed(now_ms()))) =>
                 {
                     return runs_as_task(gateway, now, ask);
                 }
