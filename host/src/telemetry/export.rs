@@ -427,7 +427,7 @@ impl Rejected {
             if rejected > 0 || !partial.error_message.is_empty() {
                 tracing::debug!(
                     "the collector rejected {rejected} spans: {}",
-                    crate::logging::escape_controls(&partial.error_message)
+                    toolhost_runtime::text::escape_controls(&partial.error_message)
                 );
             }
             self.0.fetch_add(rejected, Ordering::Relaxed);
