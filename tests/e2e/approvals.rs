@@ -270,6 +270,21 @@ async fn a_call_waits_for_a_second_persons_yes_on_the_page_and_runs_once_when_ca
             1,
             "{era:?}: one change"
         );
+        // A made-up `requestState` does not pass for a continuation of
+        // the call the approval let run (whose state this server seals).
+        let forged = CallToolRequestParams::new("update_order_status")
+            .with_arguments(arguments.as_object().unwrap().clone())
+            .with_request_state("forged".to_string());
+        let refused = host.client.call_tool_once(forged).await;
+        assert!(
+            format!("{refused:?}").contains("requestState"),
+            "{era:?}: {refused:?}"
+        );
+        assert_eq!(
+            statuspro.sandbox.mutations().len(),
+            1,
+            "{era:?}: nothing ran again"
+        );
         // Spent: the same call again waits for a new approval.
         let again = pending(host, arguments.clone()).await;
         assert_ne!(again["id"], id.as_str());

@@ -145,6 +145,48 @@ limit = { count = 3, window_secs = 3600, key = 'identity.key + "/" + args.name' 
 }
 
 #[tokio::test]
+async fn a_request_state_this_server_did_not_seal_is_refused_before_the_rules_and_never_skips_a_limit()
+ {
+    // A retry is not counted again (it was when it first came): a made-up
+    // `requestState` must not pass for one, from any client.
+    let rule = r#"
+[[policy.rules]]
+name = "one-greeting"
+when = 'tool.name == "greet"'
+outcome = "limit"
+limit = { count = 1, window_secs = 3600 }
+"#;
+    let clients = [
+        (Era::Legacy, Elicitation::Unsupported),
+        (Era::Legacy, Elicitation::Accept(true)),
+        (Era::Modern, Elicitation::Unsupported),
+        (Era::Modern, Elicitation::Accept(true)),
+    ];
+    for (era, elicitation) in clients {
+        let case = format!("{era:?}, {elicitation:?}");
+        let host = hello(era, elicitation, &with_trail(rule)).await;
+        host.ok("greet", json!({"name": "ada"})).await;
+        for _ in 0..3 {
+            let params = rmcp::model::CallToolRequestParams::new("greet")
+                .with_arguments(json!({"name": "ada"}).as_object().unwrap().clone())
+                .with_request_state("forged".to_string());
+            let (_, message) = rpc_error(host.client.call_tool_once(params).await);
+            assert!(message.contains("requestState"), "{case}: {message}");
+        }
+        let issue = host.tool_error("greet", json!({"name": "ada"})).await;
+        assert_eq!(issue["code"], "RATE_LIMIT", "{case}: the budget held");
+        let trail = records(&trail_of(&host));
+        let ran = trail.iter().filter(|r| r["result"] == "ok").count();
+        assert_eq!(ran, 1, "{case}: one greeting ran: {trail:#?}");
+        let forged = trail
+            .iter()
+            .filter(|r| r["issues"] == json!(["INVALID_REQUEST_STATE"]))
+            .count();
+        assert_eq!(forged, 3, "{case}: each forged state on record");
+    }
+}
+
+#[tokio::test]
 async fn a_reload_changes_decisions_at_once_and_a_rule_that_does_not_compile_changes_nothing() {
     let host = hello(Era::Legacy, Elicitation::Unsupported, "").await;
     host.ok("greet", json!({"name": "mallory"})).await;
@@ -414,6 +456,18 @@ async fn two_replicas_share_one_limit_through_redis() {
         assert_eq!(
             issue["code"], "RATE_LIMIT",
             "the budget is one for both replicas: {issue}"
+        );
+        // Retry when the hour the window is ends, not an hour after its
+        // first count.
+        let retry = issue["retry_after_ms"].as_u64().expect("when to retry");
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let left = 3_600_000 - now_ms % 3_600_000;
+        assert!(
+            retry <= left + 1_000,
+            "{retry} ms, the window ends in {left} ms"
         );
     }
     // Redis gone: a limit that cannot count refuses, retryably.

@@ -17,8 +17,8 @@ use super::convert::{PeerProgress, mcp_block, mcp_tool};
 use super::request::{Authorized, Era, Record, Request, YesFrom, tool_target};
 use crate::call::{CallOptions, CallOutcome, run_call_with};
 use crate::confirmation::{
-    CallBinding, Elicit, Replay, StateError, elicitation_params, form_params, form_reply_of,
-    outcome_of, without_elicitation,
+    CallBinding, Elicit, Replay, StateError, Unsealed, elicitation_params, form_params,
+    form_reply_of, outcome_of, without_elicitation,
 };
 use crate::imports::confirm::{Confirmer, QuestionHash, Reply};
 use crate::imports::progress::ProgressSink;
@@ -115,9 +115,20 @@ pub(super) async fn call(
         (true, Era::Legacy) => "elicitation",
         (true, Era::Modern) => "input_required",
     };
-    // The rules decide before anything runs. A retry carrying a sealed
-    // answer was counted against the limits when it first came.
-    let first_round = params.request_state.is_none();
+    // A retry carrying a sealed answer was counted against the limits
+    // when it first came, and may go on under an approval its first round
+    // spent: so only a state this host sealed for this very call, from a
+    // client that is asked that way, makes a retry. Anything else in
+    // `requestState` is refused here, before the rules.
+    let retry = match retry_state(gateway, request, &params, &binding) {
+        Ok(retry) => retry,
+        Err(refusal) => {
+            let record = request.record_call(gateway, &tool, &arguments, (via, None));
+            return refusal.answer(record).await;
+        }
+    };
+    let first_round = retry.is_none();
+    // The rules decide before anything runs.
     let policy = crate::telemetry::policy_span();
     let authorized = policy
         .in_span(request.authorize(
@@ -209,7 +220,7 @@ pub(super) async fn call(
     if let Some(approved) = &approved {
         record.approval(approval::audit_note(approved));
     }
-    let confirmer = match confirmer(gateway, request, &params, &binding, context).await {
+    let confirmer = match confirmer(gateway, request, &params, retry, &binding, context).await {
         Ok(confirmer) => confirmer,
         Err(refusal) => return refusal.answer(record).await,
     };
@@ -456,14 +467,50 @@ impl Refusal {
     }
 }
 
+/// A retry's `requestState`, opened (not yet spent) for this very call:
+/// `None` on a first round. Refused: a state this host did not seal for
+/// this caller, tool, arguments and component, and any state from a
+/// client that is never asked in an `input_required` result (a legacy
+/// session, or a client that declared no elicitation), which could carry
+/// no answer.
+fn retry_state(
+    gateway: &Gateway,
+    request: &Request,
+    params: &CallToolRequestParams,
+    binding: &CallBinding<'_>,
+) -> Result<Option<Unsealed>, Refusal> {
+    let Some(state) = &params.request_state else {
+        return Ok(None);
+    };
+    if !request.can_elicit || request.era == Era::Legacy {
+        tracing::warn!(tool = %binding.tool, "refused a requestState from a client never asked in an input_required result");
+        return Err(Refusal::Invalid {
+            code: "INVALID_REQUEST_STATE",
+            message: "requestState carries the answer to a question this server asked in an \
+                      input_required result, and it asks that way only a 2026-07-28 client that \
+                      declares elicitation; this request is not one. Call again without \
+                      requestState."
+                .into(),
+        });
+    }
+    gateway
+        .inner
+        .states
+        .unseal(binding, state)
+        .map(Some)
+        .map_err(|e| refused_state(binding, &e))
+}
+
 /// The confirmer for this call's client: the operator's policy for a
 /// client that cannot elicit, elicitation for a legacy session, and for a
-/// 2026-07-28 client the answers its sealed `requestState` and
-/// `inputResponses` carry (none on a first round).
+/// 2026-07-28 client the answers its sealed `requestState` (`retry`,
+/// opened by [`retry_state`]) and `inputResponses` carry (none on a first
+/// round).
 async fn confirmer(
     gateway: &Gateway,
     request: &Request,
     params: &CallToolRequestParams,
+    retry: Option<Unsealed>,
     binding: &CallBinding<'_>,
     context: &RequestContext<RoleServer>,
 ) -> Result<Box<dyn Confirmer>, Refusal> {
@@ -480,9 +527,9 @@ async fn confirmer(
             timeout: config.elicitation_timeout,
         }));
     }
-    let (state, responses) = match (&params.request_state, &params.input_responses) {
+    let (unsealed, responses) = match (retry, &params.input_responses) {
         (None, None) => return Ok(Box::new(Replay::new(Vec::new()))),
-        (Some(state), Some(responses)) => (state, responses),
+        (Some(unsealed), Some(responses)) => (unsealed, responses),
         _ => {
             return Err(Refusal::Invalid {
                 code: INVALID_INPUT_RESPONSES,
@@ -495,10 +542,6 @@ async fn confirmer(
     // The answer is read before the state is spent, under the key the
     // sealed question was asked with: a client that sent a malformed
     // answer can send the same state again with a proper one.
-    let unsealed = match gateway.inner.states.unseal(binding, state) {
-        Ok(unsealed) => unsealed,
-        Err(e) => return Err(refused_state(binding, &e)),
-    };
     let answer = read_answer(responses, unsealed.input_key(CONFIRM_KEY))?;
     let opened = match gateway.inner.states.spend(binding, unsealed).await {
         Ok(opened) => opened,
