@@ -297,27 +297,30 @@ impl Query for redis::Pipeline {
     }
 }
 
-/// Counts one request in Redis: the count after it and the milliseconds
-/// until the window ends, in one atomic script (two replicas counting at
-/// once never both see the last free place).
+/// Counts one request in Redis: the count after it, the counter set to
+/// expire when its window ends on the first, in one atomic script (two
+/// replicas counting at once never both see the last free place).
 const COUNT_SCRIPT: &str = r"
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-return {n, ttl}
+return n
 ";
 
 impl crate::rules::limits::SharedCounters for RedisReplay {
     fn count<'a>(
         &'a self,
         key: &'a str,
-        window_ms: u64,
-    ) -> toolhost_runtime::hooks::BoxFuture<'a, Result<(u64, u64), String>> {
+        expires_ms: u64,
+    ) -> toolhost_runtime::hooks::BoxFuture<'a, Result<u64, String>> {
         Box::pin(async move {
             let mut command = redis::cmd("EVAL");
-            command.arg(COUNT_SCRIPT).arg(1).arg(key).arg(window_ms);
-            let (count, ttl): (u64, i64) = self.run(&command).await.map_err(|e| e.to_string())?;
-            Ok((count, u64::try_from(ttl).unwrap_or(window_ms)))
+            // PEXPIRE wants at least 1.
+            command
+                .arg(COUNT_SCRIPT)
+                .arg(1)
+                .arg(key)
+                .arg(expires_ms.max(1));
+            self.run(&command).await.map_err(|e| e.to_string())
         })
     }
 }

@@ -3,9 +3,10 @@
 //! spend one budget.
 //!
 //! A window is `floor(now / window)`: every replica agrees on where it
-//! starts without talking. In Redis a count is one atomic script (`INCR`,
-//! and `PEXPIRE` on the first), so two replicas counting at once never both
-//! see the last free place. A key a client's arguments chose is hashed
+//! starts and ends without talking, and a refusal's `retry_after` is the
+//! time left until that end. In Redis a count is one atomic script
+//! (`INCR`, and on the first a `PEXPIRE` at the window's end), so two
+//! replicas counting at once never both see the last free place. A key a client's arguments chose is hashed
 //! before it is stored, so its length bounds nothing. Unreachable, Redis
 //! fails closed: the request is refused, retryably, and nothing runs.
 
@@ -21,14 +22,15 @@ use super::Counted;
 /// (this module names no store, so the rules stay below the
 /// configuration and the stores).
 pub trait SharedCounters: Send + Sync {
-    /// Counts one request under `key` in a window of `window_ms`
-    /// milliseconds that expires with it: the count after this one and the
-    /// milliseconds until the window ends, or why the store could not say.
+    /// Counts one request under `key`, a window's counter that is
+    /// forgotten `expires_ms` milliseconds after its first count (when the
+    /// window ends): the count after this one, or why the store could not
+    /// say.
     fn count<'a>(
         &'a self,
         key: &'a str,
-        window_ms: u64,
-    ) -> toolhost_runtime::hooks::BoxFuture<'a, Result<(u64, u64), String>>;
+        expires_ms: u64,
+    ) -> toolhost_runtime::hooks::BoxFuture<'a, Result<u64, String>>;
 }
 
 /// Distinct (rule, key) counters one process keeps before it forgets the
@@ -38,7 +40,9 @@ const MAX_LOCAL_COUNTERS: usize = 100_000;
 
 /// Where `limit` rules count.
 pub enum Limiter {
-    /// In this process: (hashed key, window index) → count.
+    /// In this process: hashed key → (the end of its window in Unix
+    /// milliseconds, its count). The end, not the window's number: numbers
+    /// of windows of different lengths do not compare.
     Local(Mutex<HashMap<String, (u64, u64)>>),
     /// In the shared store of `state.replay`.
     Shared(Arc<dyn SharedCounters>),
@@ -102,14 +106,14 @@ impl Limiter {
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
             .unwrap_or_default();
         let index = now_ms / window_ms;
+        let ends_ms = index.saturating_add(1).saturating_mul(window_ms);
         let key = counter_key(limit);
-        let (count, retry_ms) = match self {
+        let count = match self {
             Limiter::Local(counters) => {
                 let mut counters = counters.lock().expect("not poisoned");
                 if counters.len() >= MAX_LOCAL_COUNTERS && !counters.contains_key(&key) {
-                    // Windows are at most a day long in practice; forget
-                    // every counter whose window is over.
-                    counters.retain(|_, (window, _)| *window >= index);
+                    // Forget every counter whose window is over.
+                    counters.retain(|_, (ends, _)| *ends > now_ms);
                     if counters.len() >= MAX_LOCAL_COUNTERS {
                         return Err(Refused::Unavailable {
                             rule: limit.rule.clone(),
@@ -120,15 +124,18 @@ impl Limiter {
                         });
                     }
                 }
-                let entry = counters.entry(key).or_insert((index, 0));
-                if entry.0 != index {
-                    *entry = (index, 0);
+                let entry = counters.entry(key).or_insert((ends_ms, 0));
+                if entry.0 != ends_ms {
+                    *entry = (ends_ms, 0);
                 }
                 entry.1 += 1;
-                (entry.1, (index + 1) * window_ms - now_ms)
+                entry.1
             }
             Limiter::Shared(store) => store
-                .count(&format!("toolhost:limit:{key}:{index}"), window_ms)
+                .count(
+                    &format!("toolhost:limit:{key}:{index}"),
+                    ends_ms.saturating_sub(now_ms),
+                )
                 .await
                 .map_err(|reason| Refused::Unavailable {
                     rule: limit.rule.clone(),
@@ -140,7 +147,7 @@ impl Limiter {
                 rule: limit.rule.clone(),
                 count: limit.count,
                 window: limit.window,
-                retry_after: Duration::from_millis(retry_ms.max(1)),
+                retry_after: Duration::from_millis(ends_ms.saturating_sub(now_ms).max(1)),
             });
         }
         Ok(())
@@ -192,5 +199,27 @@ mod tests {
         }
         // Another key has its own budget.
         limiter.count(&[limit("bob", 3)]).await.expect("bob's own");
+    }
+
+    #[tokio::test]
+    async fn a_full_table_forgets_only_counters_whose_window_is_over_whatever_its_length() {
+        let limiter = Limiter::local();
+        let daily = Counted {
+            rule: "daily".into(),
+            key: "alice".into(),
+            count: 1,
+            window: Duration::from_secs(86_400),
+        };
+        limiter.count(std::slice::from_ref(&daily)).await.unwrap();
+        // A shorter window's keys fill the table, and one more asks for
+        // room: none of the windows counted is over.
+        for n in 0..MAX_LOCAL_COUNTERS {
+            let _ = limiter.count(&[limit(&format!("key {n}"), 5)]).await;
+        }
+        let daily_again = limiter.count(&[daily]).await.unwrap_err();
+        assert!(
+            matches!(daily_again, Refused::Limited { ref rule, .. } if rule == "daily"),
+            "the day's count was kept: {daily_again:?}"
+        );
     }
 }
