@@ -1583,6 +1583,49 @@ async fn refused_calls_past_a_callers_budget_are_counted_in_one_suppressed_recor
 }
 
 #[tokio::test]
+async fn a_tool_that_keeps_asking_for_what_is_refused_is_stopped_and_leaves_a_bounded_record() {
+    let host = Host::start(HostOptions::new(&["misbehaving"]).config(with_trail(""))).await;
+    let long_path = "a".repeat(4096);
+    let issue = host
+        .tool_error(
+            "get_many",
+            json!({"url": format!("https://unlisted.example/{long_path}"), "times": 500}),
+        )
+        .await;
+    assert_eq!(issue["code"], "PERMISSION_DENIED", "{issue}");
+    assert!(
+        issue["message"]
+            .as_str()
+            .unwrap()
+            .contains("had 16 requests refused"),
+        "{issue}"
+    );
+    // A later line: every line before it has been read too.
+    host.tool_error("get", json!({"url": "https://marker.example/"}))
+        .await;
+    let stderr = host.wait_for_stderr("marker.example").await;
+    let refusals = stderr
+        .lines()
+        .filter(|l| l.contains("denied: ") && l.contains("unlisted.example"))
+        .count();
+    assert_eq!(refusals, 16, "one log line per refusal, up to the bound");
+    let trail = records(&trail_of(&host));
+    let call = calls_of(&trail, "get_many")
+        .last()
+        .cloned()
+        .expect("the call is on record");
+    let upstream = call["upstream"].as_array().unwrap();
+    assert_eq!(upstream.len(), 16, "{call}");
+    for request in upstream {
+        let path = request["path"].as_str().unwrap();
+        assert!(
+            path.len() < 1100 && path.contains("(cut, 4097 bytes)"),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_suppressed_record_names_the_addresses_its_refusals_came_from_and_audit_selects_it_by_them()
  {
     // Behind a trusted proxy (the loopback peer), one caller identity

@@ -152,3 +152,55 @@ async fn a_wasi_http_post_needs_the_users_confirmation_in_the_call() {
     );
     assert_eq!(post.header("content-length"), Some("7"));
 }
+
+#[tokio::test]
+async fn no_method_but_the_usual_seven_leaves_through_wasi_http_even_with_the_users_yes() {
+    // TRACE echoes the request back, the operator's credential included.
+    let server = Recorder::start().await;
+    let host = host(&server, Elicitation::Accept(true)).await;
+    for method in ["TRACE", "PROPFIND", "TRACK"] {
+        let out = host
+            .ok(
+                "wasi_method",
+                json!({"url": format!("{}/hook", server.url), "method": method}),
+            )
+            .await;
+        let error = out["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains(&format!("the host sends no {method} requests")),
+            "{method}: {out}"
+        );
+    }
+    assert!(server.received().is_empty(), "{:?}", server.received());
+}
+
+#[tokio::test]
+async fn a_calls_unfinished_wasi_http_bodies_hold_no_more_of_the_host_than_its_memory_limit() {
+    // Two requests, 6 MiB written into each, neither finished: together
+    // past the call's 8 MiB, so the host ends the second rather than hold
+    // it (each alone is within the limit).
+    let server = Recorder::start().await;
+    let config = format!(
+        "{}\n[plugins.wasi_fetch.limits]\nmemory_mib = 8\ncall_timeout_secs = 20\n",
+        server.allow_block("wasi_fetch")
+    );
+    let host = Host::start(HostOptions::new(&["wasi_fetch"]).config(config)).await;
+    let out = host
+        .ok(
+            "wasi_unfinished_bodies",
+            json!({"url": format!("{}/hook", server.url), "requests": 2, "mib_each": 6}),
+        )
+        .await;
+    let errors = out["errors"].as_array().unwrap();
+    assert!(
+        errors[0].is_null(),
+        "the first still waits for its end: {out}"
+    );
+    assert!(
+        errors[1]
+            .as_str()
+            .is_some_and(|e| e.contains("HttpRequestBodySize")),
+        "{out}"
+    );
+    assert!(server.received().is_empty(), "nothing was sent");
+}

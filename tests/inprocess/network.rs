@@ -216,19 +216,24 @@ async fn other_spellings_of_loopback_are_refused() {
 }
 
 #[tokio::test]
-async fn method_override_headers_are_refused() {
+async fn method_and_url_override_headers_are_refused() {
     let server = Recorder::start().await;
     let host = misbehaving(&server.allow_block("misbehaving")).await;
     let url = format!("{}/orders/1", server.url);
-    for name in [
-        "X-HTTP-Method-Override",
-        "x-http-method",
-        "X-Method-Override",
-    ] {
+    let overrides = [
+        ("X-HTTP-Method-Override", "DELETE"),
+        ("x-http-method", "DELETE"),
+        ("X-Method-Override", "DELETE"),
+        // Routing to another path than the one `paths` checked.
+        ("X-Original-URL", "/admin/users"),
+        ("X-Rewrite-URL", "/admin/users"),
+        ("X-Forwarded-Prefix", "/admin"),
+    ];
+    for (name, value) in overrides {
         let issue = host
             .tool_error(
                 "get_with_headers",
-                json!({ "url": url, "headers": { name: "DELETE" } }),
+                json!({ "url": url, "headers": { name: value } }),
             )
             .await;
         assert_eq!(issue["code"], "PERMISSION_DENIED", "{issue}");

@@ -55,6 +55,23 @@ pub struct Upstream {
     pub refused: Option<String>,
 }
 
+/// Longest URL path an [`Upstream`] keeps, in bytes: a guest chooses it,
+/// and it is written to the audit trail.
+pub const MAX_UPSTREAM_PATH: usize = 1024;
+
+/// `path`, cut to [`MAX_UPSTREAM_PATH`] bytes and saying so when longer (a
+/// URL's path is percent-encoded ASCII; cut at a character all the same).
+fn bounded_path(path: &str) -> String {
+    if path.len() <= MAX_UPSTREAM_PATH {
+        return path.to_string();
+    }
+    let mut end = MAX_UPSTREAM_PATH;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…(cut, {} bytes)", &path[..end], path.len())
+}
+
 impl Upstream {
     /// A request to `url` with `method`; status and bytes to be filled.
     pub fn to(method: &str, url: &url::Url) -> Upstream {
@@ -62,7 +79,7 @@ impl Upstream {
             method: method.to_string(),
             host: crate::policy::host_of(url).unwrap_or_default(),
             port: url.port_or_known_default(),
-            path: url.path().to_string(),
+            path: bounded_path(url.path()),
             status: None,
             bytes: None,
             error: None,

@@ -437,6 +437,9 @@ pub enum DenialReason {
     Unconfirmed,
     /// A method-override header.
     MethodOverride,
+    /// A header that asks a server to route the request to another path
+    /// (`X-Original-URL`, `X-Rewrite-URL`).
+    UrlOverride,
     /// A credential chosen per caller applies, and the call has none for
     /// its caller.
     NoCallerCredential,
@@ -457,6 +460,7 @@ impl DenialReason {
             DenialReason::ReadOnly => "read_only",
             DenialReason::Unconfirmed => "unconfirmed",
             DenialReason::MethodOverride => "method_override",
+            DenialReason::UrlOverride => "url_override",
             DenialReason::NoCallerCredential => "no_caller_credential",
         }
     }

@@ -82,6 +82,31 @@ const METHOD_OVERRIDE_HEADERS: &[&str] = &[
     "x-method-override",
 ];
 
+/// Headers that ask a server (or the proxy in front of it) to route the
+/// request to another path than the one it was sent to. The host checks
+/// the path against `paths`, so a guest may not name a different one
+/// here.
+const URL_OVERRIDE_HEADERS: &[&str] = &["x-original-url", "x-rewrite-url", "x-forwarded-prefix"];
+
+/// The methods the host sends. Anything else (`TRACE`, which echoes the
+/// request back, credentials included; `CONNECT`; a made-up method) is
+/// refused before it is checked against anything.
+const SENT_METHODS: &[reqwest::Method] = &[
+    reqwest::Method::GET,
+    reqwest::Method::HEAD,
+    reqwest::Method::POST,
+    reqwest::Method::PUT,
+    reqwest::Method::PATCH,
+    reqwest::Method::DELETE,
+    reqwest::Method::OPTIONS,
+];
+
+/// Requests of one call the host refuses before it stops sending the
+/// call's requests at all: each refusal is a log line and an entry in the
+/// call's audit record, so a tool that keeps asking for what is refused
+/// must not write without bound. Past it, the call fails.
+pub(crate) const MAX_REFUSED_REQUESTS: u32 = 16;
+
 /// Guest-set headers that carry the guest's own credentials; dropped when a
 /// redirect leads to another origin, as browsers do.
 const ORIGIN_BOUND_HEADERS: &[&str] = &["authorization", "cookie", "proxy-authorization"];
@@ -236,6 +261,12 @@ pub(crate) struct OutboundRecord {
     pub bytes_out: u64,
     /// Response body bytes read, for the cost.
     pub bytes_in: u64,
+    /// Requests the host refused, against [`MAX_REFUSED_REQUESTS`].
+    pub refused_requests: u32,
+    /// Request body bytes this call's `wasi:http` requests hold in the
+    /// host at once, gathered before they are sent, against
+    /// `limits.memory_mib`.
+    pub request_bodies_held: u64,
     /// Hosts requests went to, each once, at most
     /// [`MAX_HOSTS`](crate::cost::MAX_HOSTS).
     pub hosts: Vec<String>,
@@ -340,6 +371,43 @@ impl Outbound {
 
     fn record(&self) -> std::sync::MutexGuard<'_, OutboundRecord> {
         self.record.lock().expect("not poisoned")
+    }
+
+    /// Counts `bytes` more of a request body gathered in the host, unless
+    /// the call's requests would then hold more than `limits.memory_mib`
+    /// together; [`Outbound::release_request_body`] gives them back.
+    pub(crate) fn hold_request_body(&self, bytes: u64) -> bool {
+        let most = self.settings.limits.memory_bytes;
+        let mut record = self.record();
+        if record.request_bodies_held.saturating_add(bytes) > most {
+            return false;
+        }
+        record.request_bodies_held += bytes;
+        true
+    }
+
+    /// Gives back `bytes` [`Outbound::hold_request_body`] counted.
+    pub(crate) fn release_request_body(&self, bytes: u64) {
+        let mut record = self.record();
+        record.request_bodies_held = record.request_bodies_held.saturating_sub(bytes);
+    }
+
+    /// Counts one more refused request; `false` once the call has had
+    /// [`MAX_REFUSED_REQUESTS`] refused, when the call fails (once said).
+    fn count_refusal(&self) -> bool {
+        let mut record = self.record();
+        record.refused_requests = record.refused_requests.saturating_add(1);
+        if record.refused_requests < MAX_REFUSED_REQUESTS {
+            return true;
+        }
+        record.violation.get_or_insert_with(|| {
+            format!(
+                "tool {} had {MAX_REFUSED_REQUESTS} requests refused by the host; it may send no \
+                 more in this call. Each refusal says what the operator's policy allows",
+                self.tool.name
+            )
+        });
+        false
     }
 
     /// Counts one more request of the call, unless it already made
@@ -496,10 +564,23 @@ impl Outbound {
         let mut url =
             Url::parse(&request.url).map_err(|e| Error::InvalidRequest(format!("bad URL: {e}")))?;
         let mut method = request.method;
+        if self.record().refused_requests >= MAX_REFUSED_REQUESTS {
+            // Neither logged nor recorded again (see `count_refusal`).
+            return Err(Error::Denied(format!(
+                "the host refused {MAX_REFUSED_REQUESTS} requests of this call already and sends \
+                 no more of them"
+            )));
+        }
         if method == reqwest::Method::CONNECT {
             return Err(Error::InvalidRequest(
                 "CONNECT opens a tunnel the host cannot check; send requests instead".into(),
             ));
+        }
+        if !SENT_METHODS.contains(&method) {
+            return Err(Error::InvalidRequest(format!(
+                "the host sends no {method} requests, only GET, HEAD, POST, PUT, PATCH, DELETE \
+                 and OPTIONS (TRACE would echo the request, its credentials included, back)"
+            )));
         }
         let mut body = request.body;
         let mut headers = reqwest::header::HeaderMap::new();
@@ -510,17 +591,32 @@ impl Outbound {
                     "the header {name:?} is set by the host"
                 )));
             }
-            if METHOD_OVERRIDE_HEADERS.contains(&lower.as_str()) {
+            let overrides = if METHOD_OVERRIDE_HEADERS.contains(&lower.as_str()) {
+                Some((
+                    DenialReason::MethodOverride,
+                    "the method a request is sent with, and a method override would go around \
+                     that check; send the method itself",
+                ))
+            } else if URL_OVERRIDE_HEADERS.contains(&lower.as_str()) {
+                Some((
+                    DenialReason::UrlOverride,
+                    "the path a request is sent to against the operator's `paths`, and a header \
+                     that routes it to another path would go around that check; send the request \
+                     to the path itself",
+                ))
+            } else {
+                None
+            };
+            if let Some((reason, check)) = overrides {
                 let why = format!(
-                    "tool {} may not send the header {name}: the host checks the method a request is sent with, and a method override would go around that check; send the method itself",
+                    "tool {} may not send the header {name}: the host checks {check}",
                     self.tool.name
                 );
+                self.count_refusal();
                 tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+                self.hooks.policy_denial(&self.settings.name, reason);
                 self.hooks
-                    .policy_denial(&self.settings.name, DenialReason::MethodOverride);
-                let label = DenialReason::MethodOverride.label();
-                self.hooks
-                    .upstream(Upstream::refused(method.as_str(), &url, label));
+                    .upstream(Upstream::refused(method.as_str(), &url, reason.label()));
                 self.record().violation.get_or_insert(why.clone());
                 return Err(Error::Denied(why));
             }
@@ -550,15 +646,18 @@ impl Outbound {
             // place back, as it never left.
             if !self.take_request_place(limits.http_requests_per_call) {
                 self.record().limit_hit = Some("limits.http_requests_per_call");
-                self.hooks.upstream(Upstream::refused(
-                    method.as_str(),
-                    &url,
-                    "requests_per_call",
-                ));
+                if self.count_refusal() {
+                    self.hooks.upstream(Upstream::refused(
+                        method.as_str(),
+                        &url,
+                        "requests_per_call",
+                    ));
+                }
                 return Err(Error::TooManyRequests(limits.http_requests_per_call));
             }
             let denied = |reason: DenialReason, why: String| {
                 self.record().requests_made -= 1;
+                self.count_refusal();
                 tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
                 self.hooks.policy_denial(&self.settings.name, reason);
                 self.hooks
@@ -842,9 +941,29 @@ fn transport_error(e: &reqwest::Error) -> Error {
     Error::ConnectionFailed(chain.join(": "))
 }
 
-/// The URL without its query string, for logs (queries can carry data).
+/// The URL without its query string and userinfo, for logs (either can carry
+/// secrets).
 fn redacted(url: &Url) -> String {
     let mut u = url.clone();
     u.set_query(None);
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
     u.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_in_the_log_has_neither_its_query_nor_its_userinfo() {
+        let url = Url::parse("https://u:s3cret@api.example/orders?key=k3y#top").unwrap();
+        let logged = redacted(&url);
+        assert!(
+            !logged.contains("s3cret") && !logged.contains("k3y"),
+            "{logged}"
+        );
+        assert!(!logged.contains("u@"), "{logged}");
+        assert!(logged.starts_with("https://api.example/orders"), "{logged}");
+    }
 }

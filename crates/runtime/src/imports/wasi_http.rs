@@ -5,7 +5,10 @@
 //! fields, bodies, futures); what it would send, it hands to
 //! [`PolicyHooks::send_request`], which gathers the request (its body up
 //! to `limits.memory_mib`, what the guest could hand `toolhost:plugin/http`
-//! in one list) and sends it through
+//! in one list; and the bodies of all of a call's requests gathered at
+//! once, together, no more: a guest that opens many requests and never
+//! finishes their bodies holds no more of the host's memory than one) and
+//! sends it through
 //! `Outbound::send` (in `imports/http.rs`): the allow-list, the
 //! address check, the operator's credentials, the confirmation gate and
 //! read-only rule, the limits, the audit record and the metrics are those
@@ -85,6 +88,19 @@ impl WasiHttpHooks for PolicyHooks {
     }
 }
 
+/// A request body gathered in the host, counted against the call's
+/// `limits.memory_mib` until the request is done with it.
+struct HeldBody<'a> {
+    outbound: &'a Outbound,
+    bytes: u64,
+}
+
+impl Drop for HeldBody<'_> {
+    fn drop(&mut self) {
+        self.outbound.release_request_body(self.bytes);
+    }
+}
+
 /// Gathers `request` and sends it through the policy path.
 async fn send(
     outbound: &Outbound,
@@ -94,11 +110,13 @@ async fn send(
     let (parts, mut body) = request.into_parts();
     let limit = outbound.settings().limits.memory_bytes;
     let mut bytes = Vec::new();
+    let mut held = HeldBody { outbound, bytes: 0 };
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame?.into_data() {
-            if (bytes.len() + data.len()) as u64 > limit {
+            if !outbound.hold_request_body(data.len() as u64) {
                 return Err(WasiError::HttpRequestBodySize(Some(limit)));
             }
+            held.bytes += data.len() as u64;
             bytes.extend_from_slice(&data);
         }
     }

@@ -683,8 +683,55 @@ export_misbehaving_tools!(
     LongError,
     LongQuestion,
     HeaderFlood,
+    GetMany,
     OrderList,
 );
+
+/// The same GET, many times.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Repeated {
+    /// The URL.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// How many times.
+    #[schemars(example = 100)]
+    times: u32,
+}
+
+/// What many requests came to.
+#[derive(Serialize, JsonSchema)]
+struct Tally {
+    /// Requests answered.
+    answered: u32,
+    /// Requests refused or failed.
+    failed: u32,
+}
+
+/// GETs a URL `times` times whatever the host says (a tool that keeps
+/// asking for what the policy refuses).
+struct GetMany;
+impl Tool for GetMany {
+    type Input = Repeated;
+    type Output = Tally;
+    const NAME: &'static str = "get_many";
+    const TITLE: &'static str = "Get Many Times";
+    const DESCRIPTION: &'static str = "GET a URL many times, whatever the host answers. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::READ_ONLY;
+    fn call(&self, input: Repeated) -> Result<Tally, ToolError> {
+        let mut tally = Tally {
+            answered: 0,
+            failed: 0,
+        };
+        for _ in 0..input.times {
+            match http::Request::get(input.url.clone()).send() {
+                Ok(_) => tally.answered += 1,
+                Err(_) => tally.failed += 1,
+            }
+        }
+        Ok(tally)
+    }
+}
 
 /// A tool named `object.operation` whose operation reads (`list`), but
 /// annotated as changing things: `toolhost check` must see the verb after

@@ -180,4 +180,154 @@ impl Tool for WasiReadonlyPost {
     }
 }
 
-toolhost_sdk::export_tools!(WasiGet, WasiPost, WasiReadonlyPost);
+/// A request with a method of the caller's choosing.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Methodical {
+    /// The URL, `http://HOST:PORT/PATH`.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// The method: `TRACE`, or any other name.
+    #[schemars(example = &"TRACE")]
+    method: String,
+}
+
+/// Sends any method with `wasi:http` (after the user's yes: the method may
+/// change something).
+struct WasiMethod;
+impl Tool for WasiMethod {
+    type Input = Methodical;
+    type Output = Fetched;
+    const NAME: &'static str = "wasi_method";
+    const TITLE: &'static str = "Any Method Through wasi:http";
+    const DESCRIPTION: &'static str =
+        "Send a request with any method through wasi:http, after the user's yes. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(true, false);
+    fn call(&self, input: Methodical) -> Result<Fetched, ToolError> {
+        let outcome = require_confirmation(&format!("Send {} to {}?", input.method, input.url));
+        if !outcome.is_confirmed() {
+            return Ok(Fetched {
+                status: None,
+                body: None,
+                error: Some(outcome.as_str().to_string()),
+            });
+        }
+        let method = match input.method.as_str() {
+            "TRACE" => Method::Trace,
+            other => Method::Other(other.to_string()),
+        };
+        let target = Target {
+            url: input.url,
+            header: None,
+        };
+        fetch(method, &target, None)
+    }
+}
+
+/// Requests whose bodies are written and never finished.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Unfinished {
+    /// The URL, `http://HOST:PORT/PATH`.
+    #[schemars(example = &"http://127.0.0.1:8080/hook")]
+    url: String,
+    /// How many requests to open.
+    #[schemars(example = 2)]
+    requests: u32,
+    /// Body bytes to write into each, in MiB.
+    #[schemars(example = 6)]
+    mib_each: u32,
+}
+
+/// What came back for each request that answered: its error code.
+#[derive(Serialize, JsonSchema)]
+struct Answered {
+    /// Per request, in order: the `wasi:http` error code it ended with,
+    /// or null while it still waits for its body's end.
+    errors: Vec<Option<String>>,
+}
+
+/// Opens `requests` POSTs through `wasi:http`, writes `mib_each` MiB into
+/// each body and never finishes one; then reports which of them the host
+/// ended. Without a bound on what a call's open requests hold together,
+/// the host would keep every byte.
+struct WasiUnfinishedBodies;
+impl Tool for WasiUnfinishedBodies {
+    type Input = Unfinished;
+    type Output = Answered;
+    const NAME: &'static str = "wasi_unfinished_bodies";
+    const TITLE: &'static str = "Unfinished Request Bodies Through wasi:http";
+    const DESCRIPTION: &'static str = "Open POSTs through wasi:http, write into their bodies and never finish them; report which the host ended. Test tool.";
+    const ANNOTATIONS: Annotations = Annotations::mutating(false, false);
+    fn call(&self, input: Unfinished) -> Result<Answered, ToolError> {
+        let (scheme, rest) = input
+            .url
+            .split_once("://")
+            .ok_or_else(|| ToolError::validation("the URL needs a scheme"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let scheme = if scheme == "https" {
+            Scheme::Https
+        } else {
+            Scheme::Http
+        };
+        let failed = |what: &str| ToolError::internal(format!("cannot set the {what}"));
+        let chunk = vec![b'x'; 4096];
+        // Kept alive (unfinished) until the call returns.
+        let mut open = Vec::new();
+        for _ in 0..input.requests {
+            let request = OutgoingRequest::new(Fields::new());
+            request
+                .set_method(&Method::Post)
+                .map_err(|_| failed("method"))?;
+            request
+                .set_scheme(Some(&scheme))
+                .map_err(|_| failed("scheme"))?;
+            request
+                .set_authority(Some(authority))
+                .map_err(|_| failed("authority"))?;
+            request
+                .set_path_with_query(Some(path))
+                .map_err(|_| failed("path"))?;
+            let outgoing = request.body().map_err(|_| failed("body"))?;
+            let pending = match outgoing_handler::handle(request, None) {
+                Ok(pending) => pending,
+                Err(code) => return Err(ToolError::internal(format!("{code:?}"))),
+            };
+            let stream = outgoing.write().map_err(|_| failed("body stream"))?;
+            let mut ended = false;
+            for _ in 0..(input.mib_each as usize * 256) {
+                // A body the host stopped reading fails the write: stop.
+                if stream.blocking_write_and_flush(&chunk).is_err() {
+                    ended = true;
+                    break;
+                }
+            }
+            if ended {
+                // The host ended this request: its answer comes.
+                pending.subscribe().block();
+            }
+            open.push((pending, stream, outgoing));
+        }
+        let errors = open
+            .iter()
+            .map(|(pending, _, _)| match pending.get() {
+                Some(Ok(Err(code))) => Some(format!("{code:?}")),
+                Some(Ok(Ok(_))) => Some("answered".to_string()),
+                Some(Err(())) => Some("taken".to_string()),
+                None => None,
+            })
+            .collect();
+        Ok(Answered { errors })
+    }
+}
+
+toolhost_sdk::export_tools!(
+    WasiGet,
+    WasiPost,
+    WasiReadonlyPost,
+    WasiMethod,
+    WasiUnfinishedBodies
+);
