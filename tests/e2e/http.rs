@@ -410,6 +410,36 @@ async fn a_client_that_never_finishes_its_headers_is_cut_off() {
 }
 
 #[tokio::test]
+async fn a_body_that_cannot_be_read_is_a_400_that_says_so_not_a_413() {
+    let host = Host::start(HostOptions::new(&["hello"]).http()).await;
+    let addr = base(&host).trim_start_matches("http://").to_string();
+    let mut client = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    client
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n\
+                 zz\r\n{{}}\r\n0\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(HANG, client.read_to_end(&mut answer))
+        .await
+        .expect("answered, then closed")
+        .ok();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("could not be read"), "{answer}");
+    assert_eq!(
+        host.ok("greet", json!({"name": "Ada"})).await["message"],
+        "Hello, Ada!"
+    );
+}
+
+#[tokio::test]
 async fn a_caller_over_its_request_bound_gets_429_until_one_finishes() {
     let server = Recorder::start().await;
     let host = Host::start(HostOptions::new(&["hello"]).http().config(format!(

@@ -106,7 +106,7 @@ use checks::{
     refuse_while_draining,
 };
 use sessions::{SessionBook, bound_sessions, housekeeping};
-use unauthenticated::{EVICTION_WAIT, Registered, Unauthenticated, authenticated};
+use unauthenticated::{EVICTION_WAIT, Unauthenticated, authenticated};
 
 /// The MCP endpoint's path.
 pub const MCP_PATH: &str = "/mcp";
@@ -473,10 +473,12 @@ async fn accept_until_signal(
             },
             () = &mut signal => break,
         };
-        let (standing, closed, evicted) = match &unauthenticated {
+        // A connection refused below gives its place among the
+        // unauthenticated ones back as `registered` is dropped.
+        let (registered, closed, evicted) = match &unauthenticated {
             Some(book) => {
-                let (standing, closed, evicted) = book.admit();
-                (Some(standing), Some(closed), evicted)
+                let (registered, closed, evicted) = book.admit();
+                (Some(registered), Some(closed), evicted)
             }
             None => (None, None, false),
         };
@@ -502,7 +504,7 @@ async fn accept_until_signal(
             tracing::debug!("cannot set TCP_NODELAY on a connection from {peer}: {e}");
         }
         let app = app.clone();
-        let request_standing = standing.clone();
+        let request_standing = registered.as_ref().map(|r| r.0.clone());
         let trusted = trusted_proxies.clone();
         let service =
             hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
@@ -521,7 +523,7 @@ async fn accept_until_signal(
         let connection = connections.watch(http1.serve_connection(TokioIo::new(stream), service));
         let slots = slots.clone();
         tokio::spawn(async move {
-            let _registered = standing.map(Registered);
+            let _registered = registered;
             let evicted = async {
                 match &closed {
                     Some(token) => token.cancelled().await,

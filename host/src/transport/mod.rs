@@ -36,15 +36,22 @@ pub fn client_address(
     if !is_trusted(&client) {
         return Some(client);
     }
-    let forwarded: Vec<&str> = headers
+    // Split as bytes: a proxy appends its hop to whatever the client sent
+    // in the same value, and a client's entry that is not text must not
+    // hide the proxy's (it ends the walk where it stands, as any entry
+    // that is not an address does).
+    let forwarded: Vec<&[u8]> = headers
         .get_all("x-forwarded-for")
         .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .map(str::trim)
+        .flat_map(|value| value.as_bytes().split(|b| *b == b','))
+        .map(<[u8]>::trim_ascii)
         .collect();
     for entry in forwarded.iter().rev() {
-        let Ok(address) = entry.parse::<IpAddr>().map(|a| a.to_canonical()) else {
+        let Some(address) = std::str::from_utf8(entry)
+            .ok()
+            .and_then(|e| e.parse::<IpAddr>().ok())
+            .map(|a| a.to_canonical())
+        else {
             break;
         };
         client = address;
@@ -137,5 +144,19 @@ mod tests {
                 "{why}"
             );
         }
+    }
+
+    #[test]
+    fn a_clients_entry_that_is_not_text_hides_no_address_a_proxy_appended_after_it() {
+        // nginx appends its hop to the value the client sent, in one value.
+        let mut headers = HeaderMap::new();
+        headers.append(
+            "x-forwarded-for",
+            axum::http::HeaderValue::from_bytes(b"\xc3\xa9, 203.0.113.11").unwrap(),
+        );
+        assert_eq!(
+            client_address(peer("10.0.0.1"), &headers, &blocks(&["10.0.0.0/8"])),
+            ip("203.0.113.11")
+        );
     }
 }

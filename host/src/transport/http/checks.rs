@@ -200,8 +200,20 @@ pub(super) async fn answer_what_rmcp_would_not(
     );
     let bytes = match read.await {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => {
-            return json_rpc_answer(StatusCode::PAYLOAD_TOO_LARGE, &too_long(state.max_body));
+        Ok(Err(e)) => {
+            let cause = e.into_inner();
+            if cause.is::<http_body_util::LengthLimitError>() {
+                return json_rpc_answer(StatusCode::PAYLOAD_TOO_LARGE, &too_long(state.max_body));
+            }
+            // A broken chunked encoding, a connection reset mid-body.
+            return (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the request body could not be read ({cause}); send it whole, framed by its \
+                     Content-Length or a valid chunked encoding\n"
+                ),
+            )
+                .into_response();
         }
         Err(_) => {
             return (

@@ -54,9 +54,10 @@ impl Unauthenticated {
         }
     }
 
-    /// Enters a new connection; closes the oldest unauthenticated one if
-    /// there are too many (then `true`).
-    pub(super) fn admit(self: &Arc<Self>) -> (ConnectionAuth, CancellationToken, bool) {
+    /// Enters a new connection, its place held until the returned
+    /// [`Registered`] is dropped (or it authenticates); closes the oldest
+    /// unauthenticated one if there are too many (then `true`).
+    pub(super) fn admit(self: &Arc<Self>) -> (Registered, CancellationToken, bool) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let closed = CancellationToken::new();
         let mut waiting = self.waiting.lock().expect("not poisoned");
@@ -70,11 +71,14 @@ impl Unauthenticated {
             false
         };
         waiting.push_back((id, closed.clone()));
-        let connection = ConnectionAuth {
+        // Registered at once: a connection refused at the door gives its
+        // place back as it is dropped, so it never stands in the queue
+        // (where its eviction would free no slot).
+        let connection = Registered(ConnectionAuth {
             id,
             book: self.clone(),
             authenticated: Arc::new(AtomicBool::new(false)),
-        };
+        });
         (connection, closed, evicted)
     }
 
@@ -145,4 +149,26 @@ pub(super) async fn close_unauthenticated(request: Request, next: Next) -> Respo
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_refused_at_the_door_leaves_no_place_in_the_queue_to_evict() {
+        let book = Arc::new(Unauthenticated::new(1));
+        // Admitted, then refused (every slot taken): dropped at once.
+        let (refused, _, evicted) = book.admit();
+        assert!(!evicted);
+        drop(refused);
+        assert!(book.waiting.lock().unwrap().is_empty());
+        // The next one finds nobody to evict.
+        let (kept, closed, evicted) = book.admit();
+        assert!(!evicted, "no place was left behind by the refused one");
+        // And one past the bound closes it.
+        let (_next, _, evicted) = book.admit();
+        assert!(evicted && closed.is_cancelled());
+        drop(kept);
+    }
 }
