@@ -387,7 +387,7 @@ pub fn write_then_rename(dir: &Path, name: &str, bytes: &[u8]) {
 }
 
 /// How many tools `misbehaving.wasm` (tests/components/misbehaving) lists.
-pub const MISBEHAVING_TOOLS: usize = 23;
+pub const MISBEHAVING_TOOLS: usize = 24;
 
 /// The directory `cargo xtask build-plugins` fills.
 pub fn components_dir() -> PathBuf {

@@ -398,10 +398,19 @@ impl<C: PluginConfig> Loader<C> {
             );
             let mut store = new_store(&self.runtime, state);
             store.set_hostcall_fuel(listing_fuel(limits));
-            let instance = pre
-                .instantiate_async(&mut store)
-                .await
-                .map_err(|e| LoadError::List(format!("{e:#}")))?;
+            let instance = match pre.instantiate_async(&mut store).await {
+                // The first instance of a component makes its memory image
+                // (a sealed memfd on Linux); the kernel refuses the seal
+                // while something else briefly holds one of its pages
+                // (EBUSY). Not the component's doing: tried once more.
+                Err(e) if is_busy(&e) => {
+                    tracing::debug!(file = %file, "instantiating again after a busy memory image: {e:#}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    pre.instantiate_async(&mut store).await
+                }
+                instantiated => instantiated,
+            }
+            .map_err(|e| LoadError::List(format!("{e:#}")))?;
             let listed = match &tools_export {
                 ToolsExport::V0_1(indices) => {
                     let guest = indices
@@ -612,6 +621,18 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// Whether `error` came from the kernel saying a resource was busy
+/// (`EBUSY`), a refusal that passes.
+fn is_busy(error: &wasmtime::Error) -> bool {
+    // wasmtime's chain holds its own contexts; the OS error is the
+    // standard `source` of the one that wraps it.
+    error.chain().any(|cause| {
+        std::iter::successors(Some(cause), |e| e.source())
+            .filter_map(|e| e.downcast_ref::<std::io::Error>())
+            .any(|io| io.kind() == std::io::ErrorKind::ResourceBusy)
+    })
 }
 
 #[cfg(test)]

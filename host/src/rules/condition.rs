@@ -249,7 +249,8 @@ impl Condition {
         }
         if shape.deepest_comprehension > MAX_COMPREHENSION_NESTING {
             return Err(CompileError::TooCostly(format!(
-                "the expression nests {} comprehensions (all, exists, exists_one, map, filter); \
+                "the expression nests {} comprehensions (all, exists, exists_one, map, filter; \
+                 `in`, contains, startsWith, endsWith and matches within one count as one more); \
                  at most {MAX_COMPREHENSION_NESTING} may nest, so that no rule's cost grows faster \
                  than the square of what a client sends",
                 shape.deepest_comprehension
@@ -259,7 +260,9 @@ impl Condition {
         let mut reads: Vec<String> = references
             .variables()
             .into_iter()
-            .filter(|v| !shape.bound.iter().any(|b| b == v))
+            // A name a comprehension binds is no variable where it is
+            // bound; read anywhere else, it is one.
+            .filter(|v| shape.free.contains(*v))
             .map(str::to_string)
             .collect();
         reads.sort();
@@ -370,16 +373,24 @@ fn syntax_error(errors: &cel::ParseErrors) -> CompileError {
     }
 }
 
+/// Functions whose cost grows with what they read (a list's length, a
+/// string's): inside a comprehension, each counts as one more nesting.
+const LINEAR_FUNCTIONS: &[&str] = &["@in", "contains", "startsWith", "endsWith", "matches"];
+
 /// What walking a syntax tree finds: its size, its deepest nesting of
-/// comprehensions, and the names comprehensions bind (not variables a
-/// request supplies).
+/// comprehensions (a linear function inside one counting as one more),
+/// and the names it reads outside the comprehensions that bind them (the
+/// variables a request supplies).
 #[derive(Default)]
 struct Shape {
     nodes: usize,
     deepest: usize,
     depth: usize,
     deepest_comprehension: usize,
-    bound: Vec<String>,
+    /// The names bound where the walk is now (a comprehension's).
+    scope: Vec<String>,
+    /// Names read where no comprehension binds them.
+    free: std::collections::BTreeSet<String>,
 }
 
 impl Shape {
@@ -397,6 +408,9 @@ impl Shape {
     fn visit(&mut self, expr: &IdedExpr, comprehensions: usize) {
         match &expr.expr {
             Expr::Call(call) => {
+                if comprehensions > 0 && LINEAR_FUNCTIONS.contains(&call.func_name.as_str()) {
+                    self.deepest_comprehension = self.deepest_comprehension.max(comprehensions + 1);
+                }
                 if let Some(target) = &call.target {
                     self.walk(target, comprehensions);
                 }
@@ -407,16 +421,18 @@ impl Shape {
             Expr::Comprehension(c) => {
                 let depth = comprehensions + 1;
                 self.deepest_comprehension = self.deepest_comprehension.max(depth);
-                self.bound.push(c.iter_var.clone());
-                if let Some(second) = &c.iter_var2 {
-                    self.bound.push(second.clone());
-                }
-                self.bound.push(c.accu_var.clone());
                 self.walk(&c.iter_range, comprehensions);
                 self.walk(&c.accu_init, depth);
+                let outer = self.scope.len();
+                self.scope.push(c.iter_var.clone());
+                if let Some(second) = &c.iter_var2 {
+                    self.scope.push(second.clone());
+                }
+                self.scope.push(c.accu_var.clone());
                 self.walk(&c.loop_cond, depth);
                 self.walk(&c.loop_step, depth);
                 self.walk(&c.result, depth);
+                self.scope.truncate(outer);
             }
             Expr::List(list) => {
                 for e in &list.elements {
@@ -439,7 +455,12 @@ impl Shape {
                     }
                 }
             }
-            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+            Expr::Ident(name) => {
+                if !self.scope.contains(name) {
+                    self.free.insert(name.clone());
+                }
+            }
+            Expr::Literal(_) | Expr::Unspecified => {}
         }
     }
 }
@@ -512,6 +533,23 @@ mod tests {
     }
 
     #[test]
+    fn a_name_a_comprehension_binds_is_still_a_variable_where_it_reads_the_request() {
+        // `identity` bound inside the comprehension, and read outside it.
+        let condition =
+            Condition::compile(r#"[0].exists(identity, true) && identity.subject == "alice""#)
+                .expect("compiles");
+        assert!(condition.reads("identity"), "read outside its binding");
+        let bound_only = Condition::compile("[1, 2].all(identity, identity > 0)").unwrap();
+        assert!(!bound_only.reads("identity"), "only where it is bound");
+        // A misspelt name beside a comprehension that binds it is caught.
+        let error = Condition::compile("[0].exists(identty, true) && identty == 1").unwrap_err();
+        assert!(
+            matches!(&error, CompileError::UnknownVariable { name, .. } if name == "identty"),
+            "{error:?}"
+        );
+    }
+
+    #[test]
     fn conditions_past_the_cost_bounds_are_refused() {
         let long = format!("args.x == \"{}\"", "a".repeat(MAX_SOURCE_BYTES));
         assert!(matches!(
@@ -525,6 +563,19 @@ mod tests {
             "{error:?}"
         );
         Condition::compile("args.a.all(x, args.b.exists(y, x == y))").expect("two may nest");
+        // A membership test or a string scan is a loop of its own.
+        for cubic in [
+            "args.a.all(x, args.b.all(y, x in args.c))",
+            "args.a.all(x, args.b.exists(y, y.contains(x)))",
+            "args.a.exists(x, args.b.all(y, y.matches(x)))",
+        ] {
+            let error = Condition::compile(cubic).unwrap_err();
+            assert!(
+                matches!(&error, CompileError::TooCostly(m) if m.contains("nests 3")),
+                "{cubic}: {error:?}"
+            );
+        }
+        Condition::compile("args.a.all(x, x in args.b)").expect("quadratic at most");
         let deep = format!("{}true{}", "(".repeat(200), ")".repeat(200));
         assert!(Condition::compile(&deep).is_err());
         // `||` and `&&` chains are balanced by the parser; `+` is not.

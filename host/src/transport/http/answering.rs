@@ -23,14 +23,13 @@
 //! ends, a moment after the answer.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::request::Parts;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::server::Gateway;
 
@@ -40,37 +39,75 @@ use crate::server::Gateway;
 pub(super) struct RequestPermit(Arc<PermitSlot>);
 
 struct PermitSlot {
-    permit: Mutex<Option<OwnedSemaphorePermit>>,
+    /// The permit and who holds it, under one lock: the end of a response
+    /// body and a handler that begins decide between them once.
+    held: Mutex<Slot>,
+    /// The caller's bound the permit was taken from, to take one again.
+    bound: Arc<Semaphore>,
+}
+
+struct Slot {
+    permit: Option<OwnedSemaphorePermit>,
     /// Whether a handler has taken the permit over ([`RequestPermit::answering`]).
-    answering: AtomicBool,
+    answering: bool,
 }
 
 impl RequestPermit {
     pub(super) fn new(permit: OwnedSemaphorePermit) -> RequestPermit {
+        let bound = permit.semaphore().clone();
         RequestPermit(Arc::new(PermitSlot {
-            permit: Mutex::new(Some(permit)),
-            answering: AtomicBool::new(false),
+            held: Mutex::new(Slot {
+                permit: Some(permit),
+                answering: false,
+            }),
+            bound,
         }))
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.0.held.lock().expect("not poisoned")
     }
 
     /// Gives the permit back (once; later calls do nothing).
     pub(super) fn release(&self) {
-        drop(self.0.permit.lock().expect("not poisoned").take());
+        drop(self.slot().permit.take());
     }
 
     /// Gives the permit back unless a handler has taken it over: the end
     /// of a response body while the request it answers may still run.
     pub(super) fn release_unless_answering(&self) {
-        if !self.0.answering.load(Ordering::SeqCst) {
-            self.release();
-        }
+        let permit = {
+            let mut slot = self.slot();
+            if slot.answering {
+                return;
+            }
+            slot.permit.take()
+        };
+        drop(permit);
     }
 
     /// Takes the permit over for a handler: given back when the returned
-    /// guard is dropped (the handler answered, or was dropped).
-    fn answering(&self) -> Answered {
-        self.0.answering.store(true, Ordering::SeqCst);
-        Answered(self.clone())
+    /// guard is dropped (the handler answered, or was dropped). A handler
+    /// that begins after the response body ended (a client that hung up
+    /// on a legacy session's call, which rmcp still runs) found its permit
+    /// given back: it takes one again, and past the caller's bound it is
+    /// refused, so a hang-up never lets a request run uncounted.
+    fn answering(&self) -> Result<Answered, ErrorData> {
+        let mut slot = self.slot();
+        slot.answering = true;
+        if slot.permit.is_none() {
+            match self.0.bound.clone().try_acquire_owned() {
+                Ok(permit) => slot.permit = Some(permit),
+                Err(_) => {
+                    return Err(ErrorData::invalid_request(
+                        "too many requests open for this caller \
+                         (http.requests_per_identity); retry when one has finished",
+                        None,
+                    ));
+                }
+            }
+        }
+        Ok(Answered(self.clone()))
     }
 
     /// The permit of the HTTP request `context`'s request came in, if any.
@@ -106,7 +143,9 @@ macro_rules! answered {
             $($param: $ty,)*
             context: RequestContext<RoleServer>,
         ) -> Result<$answer, ErrorData> {
-            let _answered = RequestPermit::of(&context).map(|p| p.answering());
+            let _answered = RequestPermit::of(&context)
+                .map(|p| p.answering())
+                .transpose()?;
             self.0.$method($($param,)* context).await
         }
     )*};
@@ -204,7 +243,7 @@ mod tests {
     fn a_permit_a_handler_took_over_stays_held_past_the_body_until_the_handler_ends() {
         let bound = Arc::new(Semaphore::new(1));
         let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
-        let handler = permit.answering();
+        let handler = permit.answering().unwrap();
         // The client hung up: the body ends while the handler still runs.
         permit.release_unless_answering();
         assert_eq!(bound.available_permits(), 0, "the request still counts");
@@ -218,8 +257,24 @@ mod tests {
         let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
         permit.release_unless_answering();
         assert_eq!(bound.available_permits(), 1);
-        // Once: a handler that starts later holds nothing.
-        drop(permit.answering());
+    }
+
+    #[test]
+    fn a_handler_that_begins_after_its_body_ended_counts_again_or_is_refused() {
+        let bound = Arc::new(Semaphore::new(1));
+        let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
+        // The client hung up before rmcp's handler began.
+        permit.release_unless_answering();
+        assert_eq!(bound.available_permits(), 1);
+        // Another request of the caller took the place meanwhile: the late
+        // handler is refused rather than run uncounted.
+        let other = bound.clone().try_acquire_owned().unwrap();
+        assert!(permit.answering().is_err());
+        drop(other);
+        // With the place free, it counts again while it runs.
+        let handler = permit.answering().unwrap();
+        assert_eq!(bound.available_permits(), 0, "the late handler counts");
+        drop(handler);
         assert_eq!(bound.available_permits(), 1);
     }
 }
