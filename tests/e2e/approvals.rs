@@ -855,6 +855,103 @@ async fn a_call_waiting_on_the_page_whose_approval_a_task_took_meanwhile_is_told
 }
 
 #[tokio::test]
+async fn a_page_session_ends_when_the_credential_it_was_opened_with_expires() {
+    use toolhost_test_infra::idp::{Idp, SigningKey};
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let oauth = format!(
+        "[auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nalgorithms = [\"ES256\"]\nscopes = [\"mcp:tools\"]\n",
+        idp.issuer, idp.jwks_url
+    );
+    let statuspro: StatusPro = Setup::new()
+        .http()
+        .era(Era::Legacy)
+        .elicitation(Elicitation::Accept(true))
+        .bearer(ALICE)
+        .config(&format!("{}{oauth}", config(600)))
+        .start()
+        .await;
+    let host = &statuspro.host;
+    let id = pending(host, change("After the token ran out.")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Carol signs in with an access token good for two more seconds.
+    let now = jsonwebtoken::get_current_timestamp();
+    let short = key.sign(&json!({
+        "iss": idp.issuer, "aud": "https://mcp.example.com/mcp", "sub": "carol",
+        "iat": now, "nbf": now - 10, "exp": now + 2, "scope": "mcp:tools",
+    }));
+    let mut carol = Page::of(host);
+    carol.sign_in(&short).await;
+    let (_, _, html) = carol.get("").await;
+    assert!(html.contains(&id), "signed in, carol sees the call: {html}");
+    // The passing of the token's lifetime is what is tested.
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    let (_, _, html) = carol.get("").await;
+    assert!(
+        html.contains("Sign in"),
+        "the session ended with the token: {html}"
+    );
+    let form = [
+        ("csrf", "0".repeat(32)),
+        ("decision", "approve".to_string()),
+    ];
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, _) = carol.post(&format!("/{id}"), &form).await;
+    assert_ne!(status, StatusCode::OK);
+    assert!(statuspro.sandbox.mutations().is_empty());
+}
+
+#[tokio::test]
+async fn the_page_shows_characters_that_display_as_something_else_as_escapes() {
+    let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
+    let host = &statuspro.host;
+    // A right-to-left override makes "exe.png" read as "gnp.exe"; a
+    // zero-width space hides between letters.
+    let id = pending(host, change("invoice\u{202E}gnp.exe pa\u{200B}id")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let (_, _, html) = carol.get(&format!("/{id}")).await;
+    assert!(
+        !html.contains('\u{202E}') && !html.contains('\u{200B}'),
+        "no invisible character reaches the page"
+    );
+    assert!(
+        html.contains("invoice\\u202egnp.exe pa\\u200bid"),
+        "each is shown as its escape: {html}"
+    );
+}
+
+#[tokio::test]
+async fn a_sign_in_through_the_provider_begins_only_from_the_page_itself() {
+    let statuspro = statuspro(Era::Legacy, Elicitation::Accept(true), 600).await;
+    let page = Page::of(&statuspro.host);
+    let cross_site = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}/sign-in/provider?next=/approvals", page.base))
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(
+        cross_site.status(),
+        StatusCode::SEE_OTHER,
+        "not sent to the provider"
+    );
+    let html = cross_site.text().await.unwrap();
+    assert!(
+        html.contains("A sign-in begins from this page"),
+        "another site's page cannot begin one: {html}"
+    );
+}
+
+#[tokio::test]
 async fn an_approver_signs_in_through_the_identity_provider_with_pkce_and_decides() {
     use toolhost_test_infra::idp::{AuthorizationServer, Idp, SigningKey};
     let key = SigningKey::new("k1");

@@ -125,6 +125,43 @@ compile_timeout_secs = 0.001
 }
 
 #[tokio::test]
+async fn a_file_read_only_in_part_is_read_whole_once_its_limit_allows_it() {
+    // Over its limit, only the file's start is read, and its hash is not
+    // the file's: a raised limit must compile the whole file under its own
+    // digest, never the whole under the start's.
+    let bytes = component("hello");
+    let limit = bytes.len() - 100;
+    let config = |limit: usize| {
+        crate::support::audit::with_trail(&format!(
+            "[plugins.hello.limits]\nwasm_bytes = {limit}\n"
+        ))
+    };
+    let host = Host::start(HostOptions::new(&["hello"]).config(config(limit))).await;
+    line_about(&host, "hello.wasm").await;
+    // Once the file's metadata can be trusted (older than two seconds), a
+    // change beside it makes the directory be scanned again.
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    crate::support::write_then_rename(&host.plugins, "echo.wasm", &component("echo"));
+    host.wait_for_stderr("loaded file=echo.wasm").await;
+    host.write_config(&config(bytes.len() + 100));
+    host.wait_for_stderr("configuration reloaded").await;
+    host.ok("greet", json!({"name": "Ada"})).await;
+    let trail = crate::support::audit::records(&crate::support::audit::trail_of(&host));
+    let call = trail
+        .iter()
+        .find(|r| r["record"] == "call" && r["tool"] == "greet")
+        .expect("the call is on record");
+    assert_eq!(
+        call["digest"],
+        {
+            use sha2::Digest;
+            format!("sha256:{}", hex::encode(sha2::Sha256::digest(&bytes)))
+        },
+        "the digest is the whole file's"
+    );
+}
+
+#[tokio::test]
 async fn schemas_never_fetch_what_they_name() {
     let recorder = Recorder::start().await;
     let remote = format!(

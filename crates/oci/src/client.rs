@@ -369,21 +369,19 @@ impl RegistryClient {
             RegistryOperation::Pull => format!("repository:{}:pull", reference.repository()),
             RegistryOperation::Push => format!("repository:{}:pull,push", reference.repository()),
         };
-        let mut url = match &credential {
-            Some(_) => check_realm(&self.registry, &realm, &self.settings.token_hosts).map_err(
-                |reason| OciError::TokenRealmRefused {
+        // Checked with or without credentials: an anonymous token is sent
+        // back to the registry, so a realm anywhere would let a registry
+        // have this process fetch (and hand it) what an internal service
+        // gives out by source address.
+        let mut url =
+            check_realm(&self.registry, &realm, &self.settings.token_hosts).map_err(|reason| {
+                OciError::TokenRealmRefused {
                     registry: self.registry.clone(),
                     realm: reqwest::Url::parse(&realm)
                         .map_or_else(|_| format!("{realm:?}"), |u| u.to_string()),
                     reason,
-                },
-            )?,
-            // Nothing secret is sent for an anonymous token.
-            None => reqwest::Url::parse(&realm).map_err(|e| OciError::Registry {
-                reference: self.registry.clone(),
-                reason: format!("its token realm {realm:?} is not a URL ({e})"),
-            })?,
-        };
+                }
+            })?;
         {
             let mut query = url.query_pairs_mut();
             query.append_pair("scope", &scope);

@@ -152,6 +152,15 @@ impl Identity {
     pub fn key(&self) -> String {
         format!("{}:{}", self.source.name(), self.subject)
     }
+
+    /// When the credential it came from expires (a JWT's `exp`), in Unix
+    /// milliseconds.
+    pub fn expires_ms(&self) -> Option<u64> {
+        self.claims
+            .get("exp")
+            .and_then(serde_json::Value::as_u64)
+            .map(|secs| secs.saturating_mul(1000))
+    }
 }
 
 /// Why a request's credentials establish no identity. The text says what
@@ -382,6 +391,27 @@ impl Authenticator {
             scopes: t.scopes.clone(),
             claims: Default::default(),
         })
+    }
+
+    /// Whether `identity`, established earlier (an approval page's
+    /// session), is still one this server would establish: a static
+    /// token's subject still names a configured token (`[[auth.tokens]]`,
+    /// after a restart with Redis-kept sessions), a JWT's `exp` not passed.
+    pub fn still_accepts(&self, identity: &Identity) -> bool {
+        match identity.source {
+            IdentitySource::StaticToken => self
+                .inner
+                .settings
+                .tokens
+                .iter()
+                .any(|t| t.subject == identity.subject),
+            IdentitySource::AccessToken => {
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                identity.expires_ms().is_none_or(|exp| exp > now_ms)
+            }
+        }
     }
 
     /// This server's resource URI (`auth.resource`).

@@ -299,6 +299,28 @@ async fn static_tokens_match_by_digest() {
 }
 
 #[tokio::test]
+async fn an_identity_established_earlier_is_accepted_while_its_credential_still_would_be() {
+    let key = SigningKey::new("k1");
+    let idp = Idp::start(&[&key]).await;
+    let auth = idp.authenticator(|_| {});
+    let bot = auth.authenticate(&bearer(STATIC_TOKEN)).await.unwrap();
+    assert!(auth.still_accepts(&bot));
+    // The same subject, from a configuration without its token.
+    let mut without = settings(None);
+    without.tokens.clear();
+    let after_restart = Authenticator::new(without, &Access::default()).unwrap();
+    assert!(!after_restart.still_accepts(&bot), "its token is gone");
+    // A JWT's identity, until its `exp`.
+    let jwt = auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
+    assert!(jwt.expires_ms().is_some() && auth.still_accepts(&jwt));
+    let mut expired = jwt.clone();
+    let mut claims = (*expired.claims).clone();
+    claims.insert("exp".into(), json!(1));
+    expired.claims = std::sync::Arc::new(claims);
+    assert!(!auth.still_accepts(&expired), "past its exp");
+}
+
+#[tokio::test]
 async fn a_rotated_key_is_fetched_when_a_token_names_it() {
     let old = SigningKey::new("2026-01");
     let idp = Idp::start(&[&old]).await;

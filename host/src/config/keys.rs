@@ -944,7 +944,7 @@ pub const KEYS: &[Key] = &[
         path: "plugins.*.trusted_keys",
         default: Toml("[]"),
         range: None,
-        restart_only: false,
+        restart_only: true,
         doc: "Public keys trusted for the OCI components installed as files this block \
             matches, besides `oci.trusted_keys`; entries as there (a path, or `{ path, \
             any_repository }`). Relative paths are relative to this file.",
@@ -953,7 +953,7 @@ pub const KEYS: &[Key] = &[
         path: "plugins.*.require_signature",
         default: Prose("as `oci.require_signature`"),
         range: None,
-        restart_only: false,
+        restart_only: true,
         doc: "Overrides `oci.require_signature` for the OCI components installed as files \
             this block matches, e.g. `false` for an unsigned internal component.",
     },

@@ -466,24 +466,42 @@ impl ConfigReload {
 /// The restart-only settings ([`restart_only_settings`]) whose value
 /// differs between two versions of the file, as keys (`host.http`, `[auth]`).
 pub fn changed_restart_only(before: &toml::Table, after: &toml::Table) -> Vec<String> {
-    restart_only_settings()
-        .iter()
-        .filter(|(table, key)| {
-            let value = |t: &toml::Table| -> Option<toml::Value> {
-                let section = t.get(*table)?;
-                match key {
-                    None => Some(section.clone()),
-                    Some(key) => section.get(key).cloned(),
+    let mut changed = Vec::new();
+    for (table, key) in restart_only_settings() {
+        // A key of every block (`plugins.*.trusted_keys`): each block's own.
+        if let Some(field) = key.and_then(|k| k.strip_prefix("*.")) {
+            let blocks = |t: &toml::Table| t.get(table).and_then(toml::Value::as_table).cloned();
+            let (before, after) = (
+                blocks(before).unwrap_or_default(),
+                blocks(after).unwrap_or_default(),
+            );
+            let names: std::collections::BTreeSet<&String> =
+                before.keys().chain(after.keys()).collect();
+            for name in names {
+                let value =
+                    |blocks: &toml::Table| blocks.get(name).and_then(|b| b.get(field)).cloned();
+                if value(&before) != value(&after) {
+                    changed.push(format!("{table}.{name}.{field}"));
                 }
-            };
-            value(before) != value(after)
-        })
-        .map(|(table, key)| match key {
-            Some(key) => format!("{table}.{key}"),
-            None if *table == "components" => "components".to_string(),
-            None => format!("[{table}]"),
-        })
-        .collect()
+            }
+            continue;
+        }
+        let value = |t: &toml::Table| -> Option<toml::Value> {
+            let section = t.get(table)?;
+            match key {
+                None => Some(section.clone()),
+                Some(key) => section.get(key).cloned(),
+            }
+        };
+        if value(before) != value(after) {
+            changed.push(match key {
+                Some(key) => format!("{table}.{key}"),
+                None if table == "components" => "components".to_string(),
+                None => format!("[{table}]"),
+            });
+        }
+    }
+    changed
 }
 
 /// Gives `config` the running value of every restart-only setting.
@@ -621,6 +639,33 @@ mod tests {
             ["host.http", "[auth]"]
         );
         assert!(changed_restart_only(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn a_blocks_trust_changed_is_named_as_needing_a_restart() {
+        // Components are checked against their trust when installed: a
+        // block that stops trusting a key must say the change waits.
+        let before: toml::Table = toml::from_str(
+            "[plugins.a]
+trusted_keys = [\"a.pub\"]
+[plugins.b]
+prefix = \"b\"
+",
+        )
+        .unwrap();
+        let after: toml::Table = toml::from_str(
+            "[plugins.a]
+trusted_keys = [\"other.pub\"]
+[plugins.b]
+prefix = \"b\"
+             require_signature = false
+",
+        )
+        .unwrap();
+        assert_eq!(
+            changed_restart_only(&before, &after),
+            ["plugins.a.trusted_keys", "plugins.b.require_signature"]
+        );
     }
 
     #[test]

@@ -296,11 +296,15 @@ impl Reloader {
                 .seen
                 .get(&name)
                 .is_some_and(|s| s.failed && s.digest == digest);
+            // A file over its limit was read only in part: its digest is
+            // not the file's, so it is never taken again without reading
+            // (a raised limit must see the whole file, not its start).
+            let whole = bytes.len() as u64 <= limit;
             self.seen.insert(
                 name.clone(),
                 Seen {
                     stat,
-                    settled: stat.settled(now),
+                    settled: stat.settled(now) && whole,
                     digest: digest.clone(),
                     failed,
                 },
@@ -539,9 +543,20 @@ async fn load_group(
                 .unwrap_or(0);
             let bytes = match files.iter_mut().find_map(|(_, f)| f.bytes.take()) {
                 Some(bytes) => Ok(bytes),
+                // Read again: only the bytes the scan hashed, and checked
+                // against the verified digests, may be compiled.
                 None => read_and_hash(&files[0].1.path, limit)
                     .await
-                    .map(|(bytes, _)| bytes),
+                    .and_then(|(bytes, read)| {
+                        if read == digest {
+                            Ok(bytes)
+                        } else {
+                            Err(std::io::Error::other(
+                                "the file changed since the scan checked it; the next scan reads \
+                                 it again",
+                            ))
+                        }
+                    }),
             };
             match bytes {
                 Ok(bytes) => {

@@ -62,7 +62,10 @@ impl ToolIndex {
             if !config.serves(&name) {
                 continue;
             }
-            let digest = hex::encode(Sha256::digest(std::fs::read(&path).ok()?));
+            let digest = hex::encode(Sha256::digest(read_within(
+                &path,
+                config.settings_for(&name).limits.wasm_bytes,
+            )?));
             let own = self.contents.get(&digest)?;
             let settings = config.settings_for(&name);
             if own
@@ -77,6 +80,29 @@ impl ToolIndex {
             _ => None,
         }
     }
+}
+
+/// The bytes of the regular file at `path` when it holds at most `limit`
+/// (`limits.wasm_bytes`); `None` for anything else (a FIFO, a device, a
+/// file over the limit), which the full load reports. Opened without
+/// blocking, so a FIFO with no writer cannot hang the lookup.
+fn read_within(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > limit {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= limit).then_some(bytes)
 }
 
 /// The `*.wasm` files directly in `dir`, by UTF-8 name; `None` when a name

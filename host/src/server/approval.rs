@@ -1395,11 +1395,15 @@ impl Gateway {
         &self,
         approver: &Identity,
     ) -> Result<(String, String), Unavailable> {
+        // A session lasts no longer than the credential it was opened with.
+        let lifetime =
+            now_ms() + u64::try_from(crate::approvals::SESSION_LIFETIME.as_millis()).unwrap_or(0);
         let session = Session {
             identity: approver.to_json(),
             csrf: random_id(),
-            expires_ms: now_ms()
-                + u64::try_from(crate::approvals::SESSION_LIFETIME.as_millis()).unwrap_or(0),
+            expires_ms: approver
+                .expires_ms()
+                .map_or(lifetime, |exp| exp.min(lifetime)),
         };
         let id = self.inner.approvals.open_session(&session).await?;
         Ok((id, session.csrf))

@@ -288,6 +288,9 @@ async fn approver(page: &Page, headers: &HeaderMap) -> Result<Option<Signed>, Re
     Ok(session.and_then(|s| {
         Identity::from_json(&s.identity)
             .ok()
+            // A credential this server no longer accepts (a static token
+            // removed, a JWT past its `exp`) ends the session.
+            .filter(|identity| page.auth.as_ref().is_none_or(|a| a.still_accepts(identity)))
             .map(|identity| Signed {
                 identity,
                 csrf: s.csrf,
@@ -509,11 +512,61 @@ async fn index(
     )
 }
 
+/// Most bytes of a call's arguments the page shows: past it, the start and
+/// what the whole is (its length and SHA-256, as the audit trail records
+/// it).
+const SHOWN_ARGUMENT_BYTES: usize = 64 * 1024;
+
+/// `arguments` as an approver reads them: pretty JSON in which every
+/// character that would display as something else (bidirectional
+/// overrides, zero-width characters, other format characters) is
+/// written as its `\u` escape, cut to [`SHOWN_ARGUMENT_BYTES`] saying so
+/// (with `sha256`, the arguments' hash).
+fn shown_arguments(arguments: &serde_json::Value, sha256: &str) -> String {
+    let pretty = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    let mut shown = String::with_capacity(pretty.len().min(SHOWN_ARGUMENT_BYTES) + 16);
+    for c in pretty.chars() {
+        if shown.len() >= SHOWN_ARGUMENT_BYTES {
+            shown.push_str(&format!(
+                "\n… cut: the arguments are {} bytes in all (SHA-256 {}); only their start is shown",
+                pretty.len(),
+                sha256
+            ));
+            break;
+        }
+        if is_invisible(c) {
+            shown.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+/// Characters that change how text around them displays, or display as
+/// nothing: Unicode's format characters (bidirectional controls,
+/// zero-width ones, the byte-order mark, the soft hyphen) and line and
+/// paragraph separators.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
 /// One approval: the call, its caller and component, and (with `csrf`,
 /// while it waits) the decision form, which carries `back`: the listing
 /// it was shown on, to return to.
 fn card(approval: &Approval, csrf: Option<&str>, back: Option<&str>) -> Markup {
-    let arguments = serde_json::to_string_pretty(&approval.arguments).unwrap_or_default();
+    let arguments = shown_arguments(&approval.arguments, &approval.arguments_sha256);
     let action = format!("/approvals/{}", approval.id);
     let lapsed = approval.lapsed(crate::approvals::now_ms());
     let state = if lapsed {
@@ -831,10 +884,26 @@ async fn decide(
 /// to the provider, with a cookie tying the sign-in's `state` to it.
 async fn sign_in_at_provider(
     State(page): State<Arc<Page>>,
+    headers: HeaderMap,
     extensions: axum::http::Extensions,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Response {
     let next = safe_next(query.get("next").map_or("", String::as_str));
+    // Begun from the page's own button only: another site's page (an
+    // image, a link followed unseen) would spend the sign-ins its
+    // visitors' address may begin, and write a sign-in record each time.
+    // A browser says where a request came from; a client that says
+    // nothing is let through.
+    if headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() == b"cross-site")
+    {
+        return sign_in_page(
+            &page,
+            &next,
+            Some("A sign-in begins from this page: use the button below."),
+        );
+    }
     let (Some(client), Some(auth)) = (provider_client(&page), &page.auth) else {
         return sign_in_page(
             &page,
