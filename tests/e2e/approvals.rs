@@ -714,6 +714,33 @@ async fn a_call_that_waits_becomes_a_task_that_asks_through_the_task_and_complet
     assert!(format!("{error}").contains("unknown task"), "{error}");
 }
 
+/// A client of `host` in `era`, sending alice's token, that declares
+/// URL-mode elicitation and answers once released
+/// ([`TestClient::release_elicitations`]): its handler and its session.
+async fn url_client(
+    host: &Host,
+    era: Era,
+) -> (
+    TestClient,
+    rmcp::service::RunningService<rmcp::RoleClient, TestClient>,
+) {
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            host.url.as_deref().unwrap().to_string(),
+        )
+        .auth_header(ALICE.to_string());
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(
+        rmcp::model::ElicitationCapability::new()
+            .with_form(Default::default())
+            .with_url(Default::default()),
+    );
+    let handler = TestClient::new(Elicitation::AcceptWhenReleased).with_capabilities(capabilities);
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+    let client = handler.clone().start(era, transport).await;
+    (handler, client)
+}
+
 #[tokio::test]
 async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_approved() {
     // The user is shown the page in a URL-mode elicitation (legacy: a
@@ -722,22 +749,7 @@ async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_app
     for era in ERAS {
         let statuspro = statuspro(era, Elicitation::Unsupported, 600).await;
         let host = &statuspro.host;
-        let url = host.url.as_deref().unwrap();
-        let config =
-            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-                url.to_string(),
-            )
-            .auth_header(ALICE.to_string());
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(
-            rmcp::model::ElicitationCapability::new()
-                .with_form(Default::default())
-                .with_url(Default::default()),
-        );
-        let handler =
-            TestClient::new(Elicitation::AcceptWhenReleased).with_capabilities(capabilities);
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        let client = handler.clone().start(era, transport).await;
+        let (handler, client) = url_client(host, era).await;
         // The client's own call helper, which answers 2026-07-28 rounds
         // through the handler, as a real client does.
         let call = tokio::spawn(async move {
@@ -777,21 +789,7 @@ async fn a_call_waiting_on_the_page_whose_approval_a_task_took_meanwhile_is_told
     // task runs the call once; the waiting call runs nothing and says so.
     let statuspro = statuspro(Era::Legacy, Elicitation::Unsupported, 600).await;
     let host = &statuspro.host;
-    let url = host.url.as_deref().unwrap();
-    let config =
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-            url.to_string(),
-        )
-        .auth_header(ALICE.to_string());
-    let mut capabilities = ClientCapabilities::default();
-    capabilities.elicitation = Some(
-        rmcp::model::ElicitationCapability::new()
-            .with_form(Default::default())
-            .with_url(Default::default()),
-    );
-    let handler = TestClient::new(Elicitation::AcceptWhenReleased).with_capabilities(capabilities);
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-    let waiting = handler.clone().start(Era::Legacy, transport).await;
+    let (handler, waiting) = url_client(host, Era::Legacy).await;
     let params = CallToolRequestParams::new("update_order_status")
         .with_arguments(change("opened").as_object().unwrap().clone());
     let call = tokio::spawn({

@@ -352,9 +352,9 @@ async fn a_wasi_http_request_sent_from_a_task_of_its_own_is_a_client_span_within
     host.stop().await;
 }
 
-#[tokio::test]
-async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_ran() {
-    let collector = Collector::http().await;
+/// `hello` over HTTP exporting to `collector`, after five greetings whose
+/// last server span the collector has: the host and its metrics URL.
+async fn five_greetings_exported_to(collector: &Collector) -> (Host, String) {
     let host = Host::start(
         HostOptions::new(&["hello"])
             .http()
@@ -368,9 +368,16 @@ async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_
         .trace_with(|s| s.attr("gen_ai.tool.name") == Some("greet") && s.kind == "server")
         .await;
     assert!(!last.is_empty());
+    let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+    (host, url)
+}
+
+#[tokio::test]
+async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_ran() {
+    let collector = Collector::http().await;
+    let (host, url) = five_greetings_exported_to(&collector).await;
     // The spans the collector holds were counted as exported once their
     // export was answered.
-    let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
     let scrape = Scrape::until(
         &url,
         "the spans the collector took counted as exported",
@@ -395,19 +402,7 @@ async fn each_export_is_measured_the_spans_taken_its_time_and_how_far_behind_it_
 #[tokio::test]
 async fn spans_a_collector_rejects_in_a_partial_success_are_counted_as_dropped_not_exported() {
     let collector = Collector::http_rejecting(1).await;
-    let host = Host::start(
-        HostOptions::new(&["hello"])
-            .http()
-            .config(collector.config()),
-    )
-    .await;
-    for i in 0..5 {
-        host.ok("greet", json!({"name": format!("n{i}")})).await;
-    }
-    collector
-        .trace_with(|s| s.attr("gen_ai.tool.name") == Some("greet") && s.kind == "server")
-        .await;
-    let url = host.url.as_deref().unwrap().replace("/mcp", "/metrics");
+    let (host, url) = five_greetings_exported_to(&collector).await;
     let scrape = Scrape::until(&url, "every span the collector took counted", |s| {
         s.get("toolhost_trace_spans_exported_total", &[])
             + s.get(

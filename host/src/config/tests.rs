@@ -638,20 +638,31 @@ fn every_range_is_checked_and_named_as_the_table_says() {
 
 #[test]
 fn restart_only_settings_are_whole_tables_or_their_own_keys() {
-    // Config reload reads each setting as `table` or `table.key`.
+    // Config reload reads each setting as `table`, `table.key`, or
+    // `table.*.key` (the key of every block of the table).
     for (table, key) in keys::restart_only_settings() {
         assert!(!table.contains('.'), "{table}");
-        assert!(key.is_none_or(|k| !k.contains('.')), "{table}.{key:?}");
+        let own = |k: &str| k.strip_prefix("*.").unwrap_or(k).to_string();
+        assert!(key.is_none_or(|k| !own(k).contains('.')), "{table}.{key:?}");
     }
     let settings = keys::restart_only_settings();
-    for (table, key) in [("host", Some("http")), ("auth", None), ("components", None)] {
+    for (table, key) in [
+        ("host", Some("http")),
+        ("auth", None),
+        ("components", None),
+        ("plugins", Some("*.trusted_keys")),
+        ("plugins", Some("*.require_signature")),
+    ] {
         assert!(settings.contains(&(table, key)), "{settings:?}");
     }
-    assert!(
-        !settings
-            .iter()
-            .any(|(t, _)| *t == "plugins" || *t == "access")
-    );
+    // Of the blocks, only their trust waits for a restart.
+    assert!(!settings.iter().any(|(t, k)| {
+        *t == "access"
+            || (*t == "plugins"
+                && !k.is_some_and(|k| {
+                    k.ends_with("trusted_keys") || k.ends_with("require_signature")
+                }))
+    }));
 }
 
 #[test]

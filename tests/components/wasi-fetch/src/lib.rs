@@ -47,25 +47,22 @@ struct Fetched {
     error: Option<String>,
 }
 
-/// Sends `method` to `target.url` through `wasi:http`.
-fn fetch(method: Method, target: &Target, body: Option<&[u8]>) -> Result<Fetched, ToolError> {
-    let (scheme, rest) = target
-        .url
+/// An error saying what could not be set on a request.
+fn failed(what: &str) -> ToolError {
+    ToolError::internal(format!("cannot set the {what}"))
+}
+
+/// A `method` request to `url` (`http://HOST:PORT/PATH`) with `headers`.
+fn request_to(method: &Method, url: &str, headers: Fields) -> Result<OutgoingRequest, ToolError> {
+    let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| ToolError::validation("the URL needs a scheme"))?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let headers = Fields::new();
-    if let Some((name, value)) = &target.header {
-        headers
-            .append(name, value.as_bytes())
-            .map_err(|e| ToolError::validation(format!("header: {e:?}")))?;
-    }
     let request = OutgoingRequest::new(headers);
-    let failed = |what: &str| ToolError::internal(format!("cannot set the {what}"));
-    request.set_method(&method).map_err(|_| failed("method"))?;
+    request.set_method(method).map_err(|_| failed("method"))?;
     let scheme = if scheme == "https" {
         Scheme::Https
     } else {
@@ -80,6 +77,18 @@ fn fetch(method: Method, target: &Target, body: Option<&[u8]>) -> Result<Fetched
     request
         .set_path_with_query(Some(path))
         .map_err(|_| failed("path"))?;
+    Ok(request)
+}
+
+/// Sends `method` to `target.url` through `wasi:http`.
+fn fetch(method: Method, target: &Target, body: Option<&[u8]>) -> Result<Fetched, ToolError> {
+    let headers = Fields::new();
+    if let Some((name, value)) = &target.header {
+        headers
+            .append(name, value.as_bytes())
+            .map_err(|e| ToolError::validation(format!("header: {e:?}")))?;
+    }
+    let request = request_to(&method, &target.url, headers)?;
     let outgoing = request.body().map_err(|_| failed("body"))?;
     if let Some(bytes) = body {
         let stream = outgoing.write().map_err(|_| failed("body stream"))?;
@@ -260,37 +269,11 @@ impl Tool for WasiUnfinishedBodies {
     const DESCRIPTION: &'static str = "Open POSTs through wasi:http, write into their bodies and never finish them; report which the host ended. Test tool.";
     const ANNOTATIONS: Annotations = Annotations::mutating(false, false);
     fn call(&self, input: Unfinished) -> Result<Answered, ToolError> {
-        let (scheme, rest) = input
-            .url
-            .split_once("://")
-            .ok_or_else(|| ToolError::validation("the URL needs a scheme"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let scheme = if scheme == "https" {
-            Scheme::Https
-        } else {
-            Scheme::Http
-        };
-        let failed = |what: &str| ToolError::internal(format!("cannot set the {what}"));
         let chunk = vec![b'x'; 4096];
         // Kept alive (unfinished) until the call returns.
         let mut open = Vec::new();
         for _ in 0..input.requests {
-            let request = OutgoingRequest::new(Fields::new());
-            request
-                .set_method(&Method::Post)
-                .map_err(|_| failed("method"))?;
-            request
-                .set_scheme(Some(&scheme))
-                .map_err(|_| failed("scheme"))?;
-            request
-                .set_authority(Some(authority))
-                .map_err(|_| failed("authority"))?;
-            request
-                .set_path_with_query(Some(path))
-                .map_err(|_| failed("path"))?;
+            let request = request_to(&Method::Post, &input.url, Fields::new())?;
             let outgoing = request.body().map_err(|_| failed("body"))?;
             let pending = match outgoing_handler::handle(request, None) {
                 Ok(pending) => pending,
