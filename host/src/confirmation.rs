@@ -516,6 +516,11 @@ pub struct Unsealed {
 }
 
 impl Unsealed {
+    /// Whether the question it answers is `prompt`.
+    pub fn answers(&self, prompt: &str) -> bool {
+        self.pending == QuestionHash::of(prompt)
+    }
+
     /// The key of `inputResponses` the answer to the pending question is
     /// under: the form's own, or `default` (the confirmations' key).
     pub fn input_key<'a>(&'a self, default: &'a str) -> &'a str {

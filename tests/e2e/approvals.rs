@@ -781,6 +781,66 @@ async fn a_client_that_opens_urls_is_sent_to_the_page_and_its_call_runs_once_app
 }
 
 #[tokio::test]
+async fn one_approval_runs_its_call_once_however_many_page_rounds_the_client_kept() {
+    // A 2026-07-28 client that opens URLs gets a sealed page round each
+    // time it calls while the approval waits; approved, the first retry
+    // runs the call, and a second round's retry asks anew (it is no
+    // continuation of the run).
+    let statuspro = statuspro(Era::Modern, Elicitation::Unsupported, 600).await;
+    let host = &statuspro.host;
+    let (handler, client) = url_client(host, Era::Modern).await;
+    let params = CallToolRequestParams::new("update_order_status")
+        .with_arguments(change("once").as_object().unwrap().clone());
+    // The approval a page round names, and the round's state.
+    let page_round = |answer: CallToolResponse| match answer {
+        CallToolResponse::InputRequired(round) => {
+            let text = serde_json::to_string(&round).unwrap();
+            let id = text
+                .split("/approvals/")
+                .nth(1)
+                .map(|rest| {
+                    rest.chars()
+                        .take_while(char::is_ascii_hexdigit)
+                        .collect::<String>()
+                })
+                .expect("the round names the page");
+            (id, round.request_state.expect("a sealed state"))
+        }
+        other => panic!("a page round, not {other:?}"),
+    };
+    let (id, first) = page_round(client.call_tool_once(params.clone()).await.unwrap());
+    let (same, second) = page_round(client.call_tool_once(params.clone()).await.unwrap());
+    assert_eq!(same, id, "one approval waits");
+
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let (status, _) = carol.decide(&id, "approve").await;
+    assert_eq!(status, StatusCode::OK);
+    handler.release_elicitations();
+    let back = |state: String| {
+        let mut answers = rmcp::model::InputResponses::new();
+        answers.insert("confirm".into(), json!({"action": "accept"}));
+        params
+            .clone()
+            .with_request_state(state)
+            .with_input_responses(answers)
+    };
+    // The first round's retry runs the call (the client's helper answers
+    // the tool's own question).
+    let out = client.call_tool(back(first)).await.unwrap();
+    assert_eq!(
+        out.structured_content.unwrap()["result"],
+        "confirmed",
+        "the approved call ran"
+    );
+    assert_eq!(statuspro.sandbox.mutations().len(), 1);
+    // The second round's retry: a new approval is asked for, nothing runs.
+    let (again, _) = page_round(client.call_tool_once(back(second)).await.unwrap());
+    assert_ne!(again, id, "the spent approval runs nothing more");
+    assert_eq!(statuspro.sandbox.mutations().len(), 1, "the call ran once");
+}
+
+#[tokio::test]
 async fn a_call_waiting_on_the_page_whose_approval_a_task_took_meanwhile_is_told_the_task_runs_it()
 {
     // A legacy client that opens URLs waits while its user is on the page;

@@ -61,7 +61,7 @@ pub const MAX_UPSTREAM_PATH: usize = 1024;
 
 /// `path`, cut to [`MAX_UPSTREAM_PATH`] bytes and saying so when longer (a
 /// URL's path is percent-encoded ASCII; cut at a character all the same).
-fn bounded_path(path: &str) -> String {
+pub(crate) fn bounded_path(path: &str) -> String {
     if path.len() <= MAX_UPSTREAM_PATH {
         return path.to_string();
     }

@@ -326,6 +326,10 @@ pub struct Session {
     pub csrf: String,
     /// When it ends, in Unix milliseconds.
     pub expires_ms: u64,
+    /// For a static token's session, the token's SHA-256 (hex): the
+    /// session lasts while that very token is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_sha256: Option<String>,
 }
 
 /// What [`Approvals::transition`] did.

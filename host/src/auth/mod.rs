@@ -156,10 +156,11 @@ impl Identity {
     /// When the credential it came from expires (a JWT's `exp`), in Unix
     /// milliseconds.
     pub fn expires_ms(&self) -> Option<u64> {
+        // A NumericDate may have a fraction (RFC 7519 §2).
         self.claims
             .get("exp")
-            .and_then(serde_json::Value::as_u64)
-            .map(|secs| secs.saturating_mul(1000))
+            .and_then(serde_json::Value::as_f64)
+            .map(|secs| (secs.max(0.0) * 1000.0) as u64)
     }
 }
 
@@ -394,17 +395,17 @@ impl Authenticator {
     }
 
     /// Whether `identity`, established earlier (an approval page's
-    /// session), is still one this server would establish: a static
-    /// token's subject still names a configured token (`[[auth.tokens]]`,
-    /// after a restart with Redis-kept sessions), a JWT's `exp` not passed.
-    pub fn still_accepts(&self, identity: &Identity) -> bool {
+    /// session), is still one this server would establish: a static token
+    /// (its SHA-256 `token_sha256`, hex, when known) still configured for
+    /// its subject (`[[auth.tokens]]`, after a restart with Redis-kept
+    /// sessions or a token rotated under the same name), a JWT's `exp`
+    /// not passed.
+    pub fn still_accepts(&self, identity: &Identity, token_sha256: Option<&str>) -> bool {
         match identity.source {
-            IdentitySource::StaticToken => self
-                .inner
-                .settings
-                .tokens
-                .iter()
-                .any(|t| t.subject == identity.subject),
+            IdentitySource::StaticToken => self.inner.settings.tokens.iter().any(|t| {
+                t.subject == identity.subject
+                    && token_sha256.is_none_or(|digest| hex::encode(t.sha256) == digest)
+            }),
             IdentitySource::AccessToken => {
                 let now_ms = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)

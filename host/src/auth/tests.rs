@@ -304,20 +304,32 @@ async fn an_identity_established_earlier_is_accepted_while_its_credential_still_
     let idp = Idp::start(&[&key]).await;
     let auth = idp.authenticator(|_| {});
     let bot = auth.authenticate(&bearer(STATIC_TOKEN)).await.unwrap();
-    assert!(auth.still_accepts(&bot));
+    let digest = hex::encode(Sha256::digest(STATIC_TOKEN.as_bytes()));
+    assert!(auth.still_accepts(&bot, Some(&digest)));
+    // Another token under the same name (the old one rotated away).
+    let rotated = hex::encode(Sha256::digest(b"the token before"));
+    assert!(
+        !auth.still_accepts(&bot, Some(&rotated)),
+        "that token is gone"
+    );
     // The same subject, from a configuration without its token.
     let mut without = settings(None);
     without.tokens.clear();
     let after_restart = Authenticator::new(without, &Access::default()).unwrap();
-    assert!(!after_restart.still_accepts(&bot), "its token is gone");
-    // A JWT's identity, until its `exp`.
+    assert!(
+        !after_restart.still_accepts(&bot, Some(&digest)),
+        "its token is gone"
+    );
+    // A JWT's identity, until its `exp` (a fraction of a second counts).
     let jwt = auth.authenticate(&signed_by(&key, &idp)).await.unwrap();
-    assert!(jwt.expires_ms().is_some() && auth.still_accepts(&jwt));
-    let mut expired = jwt.clone();
-    let mut claims = (*expired.claims).clone();
-    claims.insert("exp".into(), json!(1));
-    expired.claims = std::sync::Arc::new(claims);
-    assert!(!auth.still_accepts(&expired), "past its exp");
+    assert!(jwt.expires_ms().is_some() && auth.still_accepts(&jwt, None));
+    for past in [json!(1), json!(1.5)] {
+        let mut expired = jwt.clone();
+        let mut claims = (*expired.claims).clone();
+        claims.insert("exp".into(), past.clone());
+        expired.claims = std::sync::Arc::new(claims);
+        assert!(!auth.still_accepts(&expired, None), "past its exp {past}");
+    }
 }
 
 #[tokio::test]

@@ -642,15 +642,34 @@ async fn load_group(
 async fn read_and_hash(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, String)> {
     let path = path.to_path_buf();
     off_the_workers(move || {
-        use std::io::Read;
-        let mut bytes = Vec::new();
-        std::fs::File::open(&path)?
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut bytes)?;
+        let bytes = read_within(&path, limit)?;
         let digest = hex::encode(Sha256::digest(&bytes));
         Ok((bytes, digest))
     })
     .await
+}
+
+/// The bytes of the regular file at `path`, at most `limit` and one more
+/// (so that a file over `limits.wasm_bytes` is known to be without being
+/// read whole). Opened without blocking and checked on the descriptor it
+/// reads: a file swapped for a FIFO or a device after it was listed
+/// neither hangs the read nor feeds it without end.
+pub(super) fn read_within(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The metadata of the file at `path`, read off the async workers.

@@ -62,12 +62,15 @@ impl ToolIndex {
             if !config.serves(&name) {
                 continue;
             }
-            let digest = hex::encode(Sha256::digest(read_within(
-                &path,
-                config.settings_for(&name).limits.wasm_bytes,
-            )?));
-            let own = self.contents.get(&digest)?;
             let settings = config.settings_for(&name);
+            let limit = settings.limits.wasm_bytes;
+            // A file over its limit, or not a regular file: the full load
+            // reports it.
+            let bytes = super::dir::read_within(&path, limit)
+                .ok()
+                .filter(|b| b.len() as u64 <= limit)?;
+            let digest = hex::encode(Sha256::digest(&bytes));
+            let own = self.contents.get(&digest)?;
             if own
                 .iter()
                 .any(|own| crate::settings::served_name(&settings, own) == tool)
@@ -80,29 +83,6 @@ impl ToolIndex {
             _ => None,
         }
     }
-}
-
-/// The bytes of the regular file at `path` when it holds at most `limit`
-/// (`limits.wasm_bytes`); `None` for anything else (a FIFO, a device, a
-/// file over the limit), which the full load reports. Opened without
-/// blocking, so a FIFO with no writer cannot hang the lookup.
-fn read_within(path: &Path, limit: u64) -> Option<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > limit {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .ok()?;
-    (bytes.len() as u64 <= limit).then_some(bytes)
 }
 
 /// The `*.wasm` files directly in `dir`, by UTF-8 name; `None` when a name

@@ -5,8 +5,10 @@
 //! its size and by the size of what it reads. Both are bounded here: the
 //! source ([`MAX_SOURCE_BYTES`]), its nodes ([`MAX_NODES`]), its nesting
 //! ([`MAX_DEPTH`]) and the nesting of its comprehensions (`all`, `exists`,
-//! `map`, `filter`: [`MAX_COMPREHENSION_NESTING`], so no rule is quadratic in
-//! a list a client sends); what it reads is a request the transport already
+//! `map`, `filter`: [`MAX_COMPREHENSION_NESTING`], a linear function within
+//! one counting as one more, so no loop over a list a client sends runs
+//! inside two others; comparisons of whole values are not seen); what it
+//! reads is a request the transport already
 //! bounded (`host.max_message_bytes`). A name the rule reads that no request
 //! has (`identty.subject`) is refused at load, not found at run time.
 
@@ -251,8 +253,8 @@ impl Condition {
             return Err(CompileError::TooCostly(format!(
                 "the expression nests {} comprehensions (all, exists, exists_one, map, filter; \
                  `in`, contains, startsWith, endsWith and matches within one count as one more); \
-                 at most {MAX_COMPREHENSION_NESTING} may nest, so that no rule's cost grows faster \
-                 than the square of what a client sends",
+                 at most {MAX_COMPREHENSION_NESTING} may nest, so that no loop over what a client \
+                 sends runs inside two others",
                 shape.deepest_comprehension
             )));
         }

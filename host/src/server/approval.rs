@@ -69,15 +69,29 @@ pub(super) struct Ask<'a> {
     pub arguments: &'a Value,
     /// The rule's decision.
     pub note: &'a PolicyNote,
-    /// Whether the request carries a sealed answer (a 2026-07-28
-    /// continuation of a call that began to run).
-    pub continuation: bool,
+    /// Which round of the call the request is (a 2026-07-28 retry carries
+    /// a sealed state, opened before the rules).
+    pub round: Round,
     /// Whether the client declared tasks (2026-07-28): the call becomes
     /// one.
     pub as_task: bool,
     /// How to point the user at the page, for a client that declared
     /// URL-mode elicitation.
     pub url_mode: UrlMode,
+}
+
+/// Which round of a call a `tools/call` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Round {
+    /// The call as it first comes.
+    First,
+    /// A retry after the user was shown the approval page (the state the
+    /// page's round sealed, before anything ran): the call's first run
+    /// under its approval, never a second one.
+    AfterThePage,
+    /// A retry answering a question the call's run asked: the continuation
+    /// of the run its approval let begin.
+    OfItsRun,
 }
 
 /// How a call that waits points its user at the approval page.
@@ -196,8 +210,13 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
                 }
                 // The continuation of the call the approval let run: its
                 // sealed state was issued to that run alone.
-                State::Spent if ask.continuation && now < latest.expires_ms => {
+                State::Spent if ask.round == Round::OfItsRun && now < latest.expires_ms => {
                     return Gate::Run(latest);
+                }
+                // Back from the page while a task took the approval and
+                // ran it (or runs it): the task has the call.
+                State::Spent if ask.round == Round::AfterThePage && latest.task.is_some() => {
+                    return runs_as_task(gateway, latest, &ask);
                 }
                 State::Denied if now < latest.expires_ms => return denied(latest),
                 State::Pending | State::Approved => {
@@ -1389,11 +1408,13 @@ impl Gateway {
         self.inner.approvals.session(id).await
     }
 
-    /// Opens a page session for `approver`; returns its id and its CSRF
-    /// token.
+    /// Opens a page session for `approver` (signed in with the static
+    /// token whose SHA-256 is `token_sha256`, if it was one); returns its
+    /// id and its CSRF token.
     pub async fn open_approver_session(
         &self,
         approver: &Identity,
+        token_sha256: Option<String>,
     ) -> Result<(String, String), Unavailable> {
         // A session lasts no longer than the credential it was opened with.
         let lifetime =
@@ -1404,6 +1425,7 @@ impl Gateway {
             expires_ms: approver
                 .expires_ms()
                 .map_or(lifetime, |exp| exp.min(lifetime)),
+            token_sha256,
         };
         let id = self.inner.approvals.open_session(&session).await?;
         Ok((id, session.csrf))

@@ -184,7 +184,13 @@ pub(super) async fn call(
                 tool: &tool,
                 arguments: &arguments,
                 note: &note,
-                continuation: !first_round,
+                round: match &retry {
+                    None => approval::Round::First,
+                    Some(state) if state.answers(APPROVAL_URL_QUESTION) => {
+                        approval::Round::AfterThePage
+                    }
+                    Some(_) => approval::Round::OfItsRun,
+                },
                 as_task,
                 url_mode,
             };

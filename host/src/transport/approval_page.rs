@@ -21,6 +21,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use maud::{DOCTYPE, Markup, html};
 use serde::Deserialize;
+use sha2::Digest as _;
 use subtle::ConstantTimeEq;
 
 use crate::approvals::{Approval, SESSION_LIFETIME};
@@ -290,7 +291,11 @@ async fn approver(page: &Page, headers: &HeaderMap) -> Result<Option<Signed>, Re
             .ok()
             // A credential this server no longer accepts (a static token
             // removed, a JWT past its `exp`) ends the session.
-            .filter(|identity| page.auth.as_ref().is_none_or(|a| a.still_accepts(identity)))
+            .filter(|identity| {
+                page.auth
+                    .as_ref()
+                    .is_none_or(|a| a.still_accepts(identity, s.token_sha256.as_deref()))
+            })
             .map(|identity| Signed {
                 identity,
                 csrf: s.csrf,
@@ -545,20 +550,30 @@ fn shown_arguments(arguments: &serde_json::Value, sha256: &str) -> String {
 
 /// Characters that change how text around them displays, or display as
 /// nothing: Unicode's format characters (bidirectional controls,
-/// zero-width ones, the byte-order mark, the soft hyphen) and line and
-/// paragraph separators.
+/// zero-width ones, the byte-order mark, the soft hyphen, tag characters),
+/// line and paragraph separators, variation selectors, the combining
+/// grapheme joiner and the Hangul fillers.
 fn is_invisible(c: char) -> bool {
     matches!(
         c,
         '\u{00ad}'
+            | '\u{034f}'
             | '\u{061c}'
-            | '\u{180e}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
             | '\u{200b}'..='\u{200f}'
             | '\u{2028}'..='\u{202e}'
             | '\u{2060}'..='\u{2064}'
             | '\u{2066}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
             | '\u{feff}'
+            | '\u{ffa0}'
             | '\u{fff9}'..='\u{fffb}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e007f}'
+            | '\u{e0100}'..='\u{e01ef}'
     )
 }
 
@@ -700,7 +715,15 @@ async fn sign_in(
             );
         }
     };
-    let (session, _) = match page.gateway.open_approver_session(&identity).await {
+    // A static token's session holds the token's fingerprint: rotated
+    // under the same name, the old token's sessions end too.
+    let token_sha256 = (identity.source == crate::auth::IdentitySource::StaticToken)
+        .then(|| hex::encode(sha2::Sha256::digest(form.token.trim().as_bytes())));
+    let (session, _) = match page
+        .gateway
+        .open_approver_session(&identity, token_sha256)
+        .await
+    {
         Ok(opened) => opened,
         Err(e) => return unavailable(&e.to_string()),
     };
@@ -1044,7 +1067,7 @@ async fn callback(
             );
         }
     };
-    let (session, _) = match page.gateway.open_approver_session(&identity).await {
+    let (session, _) = match page.gateway.open_approver_session(&identity, None).await {
         Ok(opened) => opened,
         Err(e) => return unavailable(&e.to_string()),
     };

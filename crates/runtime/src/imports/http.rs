@@ -340,6 +340,14 @@ impl Outbound {
     /// is sent any other way. The checks, in order, are in the module's
     /// documentation.
     pub(crate) async fn send(&self, request: OutboundRequest) -> Result<Response, Refused> {
+        // Before any check or question: such a request can never leave.
+        if !SENT_METHODS.contains(&request.method) {
+            return Err(Refused::Error(Error::InvalidRequest(format!(
+                "the host sends no {} requests, only GET, HEAD, POST, PUT, PATCH, DELETE and \
+                 OPTIONS (TRACE would echo the request, its credentials included, back)",
+                request.method
+            ))));
+        }
         if let Some((reason, why)) = self.gate(&request.method) {
             tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
             self.hooks.policy_denial(&self.settings.name, reason);
@@ -392,22 +400,23 @@ impl Outbound {
         record.request_bodies_held = record.request_bodies_held.saturating_sub(bytes);
     }
 
-    /// Counts one more refused request; `false` once the call has had
-    /// [`MAX_REFUSED_REQUESTS`] refused, when the call fails (once said).
+    /// Counts one more refused request: whether it is logged and recorded
+    /// (the first [`MAX_REFUSED_REQUESTS`] of a call are). The last of
+    /// them fails the call (once said); later requests are refused before
+    /// they are counted (`send_checked`).
     fn count_refusal(&self) -> bool {
         let mut record = self.record();
         record.refused_requests = record.refused_requests.saturating_add(1);
-        if record.refused_requests < MAX_REFUSED_REQUESTS {
-            return true;
+        if record.refused_requests == MAX_REFUSED_REQUESTS {
+            record.violation.get_or_insert_with(|| {
+                format!(
+                    "tool {} had {MAX_REFUSED_REQUESTS} requests refused by the host; it may send \
+                     no more in this call. Each refusal says what the operator's policy allows",
+                    self.tool.name
+                )
+            });
         }
-        record.violation.get_or_insert_with(|| {
-            format!(
-                "tool {} had {MAX_REFUSED_REQUESTS} requests refused by the host; it may send no \
-                 more in this call. Each refusal says what the operator's policy allows",
-                self.tool.name
-            )
-        });
-        false
+        record.refused_requests <= MAX_REFUSED_REQUESTS
     }
 
     /// Counts one more request of the call, unless it already made
@@ -571,17 +580,7 @@ impl Outbound {
                  no more of them"
             )));
         }
-        if method == reqwest::Method::CONNECT {
-            return Err(Error::InvalidRequest(
-                "CONNECT opens a tunnel the host cannot check; send requests instead".into(),
-            ));
-        }
-        if !SENT_METHODS.contains(&method) {
-            return Err(Error::InvalidRequest(format!(
-                "the host sends no {method} requests, only GET, HEAD, POST, PUT, PATCH, DELETE \
-                 and OPTIONS (TRACE would echo the request, its credentials included, back)"
-            )));
-        }
+
         let mut body = request.body;
         let mut headers = reqwest::header::HeaderMap::new();
         for (name, value) in &request.headers {
@@ -612,11 +611,12 @@ impl Outbound {
                     "tool {} may not send the header {name}: the host checks {check}",
                     self.tool.name
                 );
-                self.count_refusal();
-                tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
-                self.hooks.policy_denial(&self.settings.name, reason);
-                self.hooks
-                    .upstream(Upstream::refused(method.as_str(), &url, reason.label()));
+                if self.count_refusal() {
+                    tracing::warn!(plugin = %self.settings.name, tool = %self.tool.name, "refused: {why}");
+                    self.hooks.policy_denial(&self.settings.name, reason);
+                    self.hooks
+                        .upstream(Upstream::refused(method.as_str(), &url, reason.label()));
+                }
                 self.record().violation.get_or_insert(why.clone());
                 return Err(Error::Denied(why));
             }
@@ -657,11 +657,12 @@ impl Outbound {
             }
             let denied = |reason: DenialReason, why: String| {
                 self.record().requests_made -= 1;
-                self.count_refusal();
-                tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
-                self.hooks.policy_denial(&self.settings.name, reason);
-                self.hooks
-                    .upstream(Upstream::refused(method.as_str(), &url, reason.label()));
+                if self.count_refusal() {
+                    tracing::info!(plugin = %self.settings.name, tool = %self.tool.name, url = %redacted(&url), "denied: {why}");
+                    self.hooks.policy_denial(&self.settings.name, reason);
+                    self.hooks
+                        .upstream(Upstream::refused(method.as_str(), &url, reason.label()));
+                }
                 Error::Denied(if hop == 0 {
                     why
                 } else {
@@ -942,13 +943,17 @@ fn transport_error(e: &reqwest::Error) -> Error {
 }
 
 /// The URL without its query string and userinfo, for logs (either can carry
-/// secrets).
+/// secrets), its path cut to [`crate::hooks::MAX_UPSTREAM_PATH`] bytes.
 fn redacted(url: &Url) -> String {
     let mut u = url.clone();
     u.set_query(None);
+    u.set_fragment(None);
     let _ = u.set_username("");
     let _ = u.set_password(None);
-    u.to_string()
+    // Cut as the audit record cuts a path (the guest chose it).
+    let path = crate::hooks::bounded_path(u.path());
+    u.set_path("");
+    format!("{}{path}", u.as_str().trim_end_matches('/'))
 }
 
 #[cfg(test)]
@@ -964,6 +969,12 @@ mod tests {
             "{logged}"
         );
         assert!(!logged.contains("u@"), "{logged}");
-        assert!(logged.starts_with("https://api.example/orders"), "{logged}");
+        assert_eq!(logged, "https://api.example/orders");
+        let long = Url::parse(&format!("http://api.example:8080/{}", "a".repeat(5000))).unwrap();
+        let logged = redacted(&long);
+        assert!(
+            logged.starts_with("http://api.example:8080/aaa") && logged.len() < 1100,
+            "{logged}"
+        );
     }
 }
