@@ -913,6 +913,52 @@ async fn a_call_waiting_on_the_page_whose_approval_a_task_took_meanwhile_is_told
 }
 
 #[tokio::test]
+async fn a_caller_may_have_only_so_many_approvals_waiting_at_once() {
+    // Two tools under the approval rule, one approval allowed to wait.
+    let rule = config(600).replace(
+        "when = 'tool.name == \"update_order_status\"'",
+        "when = 'tool.name in [\"update_order_status\", \"add_order_comment\"]'",
+    );
+    let statuspro: StatusPro = Setup::new()
+        .http()
+        .era(Era::Legacy)
+        .elicitation(Elicitation::Accept(true))
+        .bearer(ALICE)
+        .config(&format!("{rule}[approvals]\npending_per_caller = 1\n"))
+        .start()
+        .await;
+    let host = &statuspro.host;
+    let first = pending(host, change("one")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Another tool's call would ask for a second: refused, naming the one
+    // that waits.
+    let comment = json!({
+        "order_id": seed::order_without_due_date(),
+        "comment": "a second approval",
+        "confirm": true,
+    });
+    let issue = host.tool_error("add_order_comment", comment.clone()).await;
+    assert_eq!(issue["code"], "APPROVAL_LIMIT", "{issue}");
+    let message = issue["message"].as_str().unwrap();
+    assert!(
+        message.contains("approvals.pending_per_caller (1)") && message.contains(&first),
+        "{issue}"
+    );
+    // The same call as the one that waits is answered with it, as always.
+    assert_eq!(pending(host, change("one")).await["id"], first.as_str());
+    // Once it is decided, there is room again.
+    let mut carol = Page::of(host);
+    carol.sign_in(CAROL).await;
+    let (status, _) = carol.decide(&first, "deny").await;
+    assert_eq!(status, StatusCode::OK);
+    let issue = host.tool_error("add_order_comment", comment).await;
+    assert_eq!(issue["code"], "APPROVAL_PENDING", "{issue}");
+    assert!(statuspro.sandbox.mutations().is_empty());
+}
+
+#[tokio::test]
 async fn a_page_session_ends_when_the_credential_it_was_opened_with_expires() {
     use toolhost_test_infra::idp::{Idp, SigningKey};
     let key = SigningKey::new("k1");

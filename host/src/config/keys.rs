@@ -1578,6 +1578,17 @@ pub const KEYS: &[Key] = &[
             `state.replay`; shorter: a lost run is reported sooner.",
     },
     Key {
+        path: "approvals.pending_per_caller",
+        default: Int(50),
+        range: Some(Range::int(1, 100_000, "approvals")),
+        restart_only: false,
+        doc: "Approvals one caller identity may have waiting at once (one per tool: a call \
+            of the same tool with other arguments replaces the one that waits). Past it, a call that would ask for another is \
+            refused with `APPROVAL_LIMIT`, naming the approvals that wait, until an approver \
+            decides one or one lapses: a caller cannot fill the approvers' page or the \
+            approvals store.",
+    },
+    Key {
         path: "approvals.oauth.client_id",
         default: Required,
         range: None,

@@ -288,6 +288,9 @@ pub struct Config {
     /// call holds it without renewing; past it the run is taken as lost
     /// and the task fails (ADR 0068).
     pub task_lease: std::time::Duration,
+    /// `approvals.pending_per_caller`: approvals one caller identity may
+    /// have waiting at once.
+    pub pending_per_caller: usize,
     /// `[token_exchange.NAME]`: credentials exchanged per caller (RFC 8693).
     pub token_exchanges: BTreeMap<String, exchange::TokenExchange>,
     /// `[telemetry]`: where traces go, if anywhere (ADR 0039).

@@ -74,6 +74,8 @@ pub struct RawApprovals {
     /// `task_lease_secs`: how long a replica running a task's call may go
     /// without saying so before the run is taken as lost.
     pub task_lease_secs: Option<u64>,
+    /// `pending_per_caller`: approvals one caller may have waiting.
+    pub pending_per_caller: Option<u64>,
 }
 
 /// `[approvals.oauth]`.

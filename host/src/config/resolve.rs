@@ -87,6 +87,8 @@ impl Config {
             })
             .transpose()?;
         let task_lease = key!("approvals.task_lease_secs").secs(raw.approvals.task_lease_secs)?;
+        let pending_per_caller =
+            key!("approvals.pending_per_caller").u64(raw.approvals.pending_per_caller)?;
         let approvals_oauth = match &raw.approvals.oauth {
             None => None,
             Some(oauth) => {
@@ -134,6 +136,7 @@ impl Config {
             token_exchanges,
             approvals_oauth,
             task_lease,
+            pending_per_caller: usize::try_from(pending_per_caller).unwrap_or(usize::MAX),
             approvals_url,
             confirmation: host.confirmation,
             elicitation_timeout,

@@ -272,6 +272,41 @@ pub(super) async fn gate(gateway: &Gateway, request: &Request, ask: Ask<'_>) -> 
             }
         }
     }
+    // A new request for approval, within the caller's bound
+    // (`approvals.pending_per_caller`): counted from what waits now, so two
+    // requests at the same moment may both pass it by one.
+    let waiting_now = match store.pending().await {
+        Ok(pending) => pending,
+        Err(e) => return unavailable(e),
+    };
+    let mut mine: Vec<&Approval> = waiting_now
+        .iter()
+        .filter(|a| a.caller == binding.caller)
+        .collect();
+    mine.sort_by_key(|a| a.created_ms);
+    if mine.len() >= config.pending_per_caller {
+        let oldest = mine
+            .iter()
+            .map(|a| a.id.as_str())
+            .take(5)
+            .collect::<Vec<_>>();
+        return refusal(
+            "APPROVAL_LIMIT",
+            format!(
+                "{} of your calls already wait for an approver, the most approvals.pending_per_caller \
+                 ({}) allows; call again once one is decided or lapses (waiting: {}{})",
+                mine.len(),
+                config.pending_per_caller,
+                oldest.join(", "),
+                if mine.len() > oldest.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            ),
+            None,
+        );
+    }
     let created_ms = now_ms();
     let approval = Approval {
         id: random_id(),
