@@ -772,10 +772,22 @@ async fn sign_out(
     headers: HeaderMap,
     Form(form): Form<SignOut>,
 ) -> Response {
-    if let Ok(Some(signed)) = approver(&page, &headers).await
-        && same_token(&signed.csrf, &form.csrf)
-    {
-        let _ = page.gateway.close_approver_session(&signed.session).await;
+    // A session the store could not close stays usable to whoever holds
+    // its cookie: the approver is told, and keeps the cookie to try again.
+    let not_closed = |e: &dyn std::fmt::Display| {
+        unavailable(&format!(
+            "You are not signed out: the session could not be closed ({e}). Sign out again in \
+             a moment; until then the session stays open."
+        ))
+    };
+    match approver(&page, &headers).await {
+        Ok(Some(signed)) if same_token(&signed.csrf, &form.csrf) => {
+            if let Err(e) = page.gateway.close_approver_session(&signed.session).await {
+                return not_closed(&e);
+            }
+        }
+        Ok(_) => {}
+        Err(_) => return not_closed(&"the approvals store cannot be reached"),
     }
     let expired = cookie::Cookie::build((COOKIE, ""))
         .path(PAGE_PATH)

@@ -442,3 +442,28 @@ async fn an_approval_approved_for_a_task_runs_only_as_that_task_when_the_call_co
     assert_eq!(asking["status"], "input_required", "{asking}");
     assert!(sandbox.mutations().is_empty(), "asked, nothing changed yet");
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
+async fn a_sign_out_the_store_cannot_record_says_so_and_keeps_the_cookie_to_try_again() {
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
+        .await
+        .expect("the sandbox starts");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = statuspro_spec(
+        dir.path(),
+        &statuspro::config(&sandbox, &shared_state(&redis)),
+        &sandbox,
+    );
+    let a = Replica::start(&spec).await;
+    let mut carol = Page::at(&a.url());
+    carol.sign_in(CAROL).await;
+    let csrf = carol.csrf().await;
+    // The session lives in Redis, which goes away.
+    redis.stop().await;
+    let (status, html) = carol.post("/sign-out", &[("csrf", &csrf)]).await;
+    assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE, "{html}");
+    assert!(html.contains("You are not signed out"), "{html}");
+}
