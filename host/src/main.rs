@@ -647,13 +647,13 @@ async fn pull(
     if allow_unsigned {
         policy.require_signature = false;
     }
-    let result = async {
+    let install = async {
         let digest = installer.resolve(&reference).await?;
         installer
             .install(&reference, &digest, &policy, plugins)
             .await
-    }
-    .await;
+    };
+    let result = toolhost::oci::within_pull_timeout(&config.oci, &reference, install).await;
     match result {
         Ok(installed) => {
             println!("{} {}", installed.digest, installed.path.display());

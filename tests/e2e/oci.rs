@@ -1087,6 +1087,43 @@ async fn registry_credentials_go_only_to_the_registry_they_name_and_a_token_serv
     assert_eq!(sent_credentials(&registry), 0, "{:?}", registry.seen());
 }
 
+#[tokio::test]
+async fn a_registry_that_trickles_holds_up_its_component_no_longer_than_the_pull_timeout() {
+    use axum::response::IntoResponse;
+    let s = Scratch::new();
+    let announced = format!("sha256:{}", "a".repeat(64));
+    // A manifest sent a byte a second, never ending: no read ever times out.
+    let registry = FakeServer::start("127.0.0.1", move |request| {
+        match (request.method.as_str(), request.path.as_str()) {
+            ("HEAD", path) if path.ends_with("/manifests/v1") => {
+                ([("docker-content-digest", announced.clone())]).into_response()
+            }
+            ("GET", path) if path.contains("/manifests/") => {
+                let trickle = futures_util::stream::unfold((), |()| async {
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    Some((
+                        Ok::<_, std::io::Error>(axum::body::Bytes::from_static(b" ")),
+                        (),
+                    ))
+                });
+                axum::body::Body::from_stream(trickle).into_response()
+            }
+            _ => axum::http::StatusCode::OK.into_response(),
+        }
+    })
+    .await;
+    std::fs::write(s.plugins().join("hello.wasm"), component("hello")).unwrap();
+    let config = s.config(&format!(
+        "components = [\"oci://{}/acme/slow:v1\"]\n[oci]\npull_timeout_secs = 5\n",
+        registry.addr
+    ));
+    let host = s.serve(&config, Era::Legacy).await;
+    let stderr = host.wait_for_stderr("oci.pull_timeout_secs (5 s)").await;
+    assert!(stderr.contains("acme/slow"), "{stderr}");
+    let out = host.ok("greet", json!({"name": "Ada"})).await;
+    assert_eq!(out["message"], "Hello, Ada!", "the other components serve");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_over_the_bound_is_refused_without_reading_past_it() {
     use axum::response::IntoResponse;

@@ -275,6 +275,9 @@ pub struct OciSettings {
     pub max_blob_bytes: u64,
     /// Most signatures considered on one manifest.
     pub max_signatures: u64,
+    /// The longest one component's install may take in all
+    /// (`oci.pull_timeout_secs`).
+    pub pull_timeout: std::time::Duration,
     /// Hosts besides a registry's own whose token service may receive its
     /// credentials (`oci.token_hosts`).
     pub token_hosts: Vec<String>,
@@ -284,6 +287,28 @@ pub struct OciSettings {
     /// puts it beside its compile cache (`$XDG_CACHE_HOME/toolhost-oci` or
     /// `~/.cache/toolhost-oci`).
     pub default_store_dir: Option<PathBuf>,
+}
+
+/// `install` of `reference`, under one deadline for the whole of it
+/// (`oci.pull_timeout_secs`): resolving, the manifest, the layer and the
+/// signatures together, however slowly their bytes come.
+pub async fn within_pull_timeout<T>(
+    settings: &OciSettings,
+    reference: &ComponentRef,
+    install: impl std::future::Future<Output = Result<T, OciError>>,
+) -> Result<T, OciError> {
+    tokio::time::timeout(settings.pull_timeout, install)
+        .await
+        .unwrap_or_else(|_| {
+            Err(OciError::Registry {
+                reference: reference.text.clone(),
+                reason: format!(
+                    "the install took longer than oci.pull_timeout_secs ({} s); check the \
+                     registry, or raise it for a slow one",
+                    settings.pull_timeout.as_secs()
+                ),
+            })
+        })
 }
 
 /// Who may sign what an installation accepts.
@@ -690,7 +715,7 @@ pub async fn install_configured(
     let mut signers = std::collections::BTreeMap::new();
     for reference in components {
         let before = lock.digest(reference).map(str::to_string);
-        let result = async {
+        let install = async {
             let digest = match (&before, update) {
                 (Some(pinned), false) if reference.pinned_digest().is_none() => pinned.clone(),
                 _ => installer.resolve(reference).await?,
@@ -699,8 +724,10 @@ pub async fn install_configured(
             installer
                 .install(reference, &digest, &policy, plugins)
                 .await
-        }
-        .await;
+        };
+        // A registry that trickles its bytes holds up this component, not
+        // the start of every other.
+        let result = within_pull_timeout(settings, reference, install).await;
         match result {
             Ok(installed) => {
                 verified.insert(reference.file_name(), installed.component_sha256.clone());

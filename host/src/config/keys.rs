@@ -860,6 +860,16 @@ pub const KEYS: &[Key] = &[
             holding more is refused before any is fetched.",
     },
     Key {
+        path: "oci.pull_timeout_secs",
+        default: Int(300),
+        range: Some(Range::int(5, 3600, "seconds")),
+        restart_only: true,
+        doc: "The longest one component's install from a registry may take in all (resolving \
+            its tag, the manifest, the layer, the signatures), however its bytes trickle in; \
+            past it that component is refused, naming this key, and the others install and \
+            serve.",
+    },
+    Key {
         path: "oci.token_hosts",
         default: Toml("[]"),
         range: None,

@@ -169,6 +169,8 @@ pub struct RawOci {
     pub max_blob_bytes: Option<u64>,
     /// `max_signatures`: most signatures considered on one manifest.
     pub max_signatures: Option<u64>,
+    /// `pull_timeout_secs`: the longest one component's install may take.
+    pub pull_timeout_secs: Option<u64>,
     /// `token_hosts`: hosts whose token service may receive a registry's
     /// credentials, besides the registry's own.
     #[serde(default)]

@@ -666,6 +666,7 @@ pub(super) fn resolve_oci(raw: RawOci) -> Result<OciSettings> {
         max_manifest_bytes: key!("oci.max_manifest_bytes").u64(raw.max_manifest_bytes)?,
         max_blob_bytes: key!("oci.max_blob_bytes").u64(raw.max_blob_bytes)?,
         max_signatures: key!("oci.max_signatures").u64(raw.max_signatures)?,
+        pull_timeout: key!("oci.pull_timeout_secs").secs(raw.pull_timeout_secs)?,
         token_hosts: raw.token_hosts,
         store_dir: raw.store_dir,
         default_store_dir: crate::cache::CompileCache::default_dir()
