@@ -29,7 +29,7 @@ use axum::http::request::Parts;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::server::Gateway;
 
@@ -42,8 +42,8 @@ struct PermitSlot {
     /// The permit and who holds it, under one lock: the end of a response
     /// body and a handler that begins decide between them once.
     held: Mutex<Slot>,
-    /// The caller's bound the permit was taken from, to take one again.
-    bound: Arc<Semaphore>,
+    /// Takes a permit again from the caller's bound, if it has room.
+    again: Box<dyn Fn() -> Option<OwnedSemaphorePermit> + Send + Sync>,
 }
 
 struct Slot {
@@ -53,14 +53,18 @@ struct Slot {
 }
 
 impl RequestPermit {
-    pub(super) fn new(permit: OwnedSemaphorePermit) -> RequestPermit {
-        let bound = permit.semaphore().clone();
+    /// `permit`, taken from a caller's bound; `again` takes another from
+    /// it (for a handler that begins after `permit` was given back).
+    pub(super) fn new(
+        permit: OwnedSemaphorePermit,
+        again: impl Fn() -> Option<OwnedSemaphorePermit> + Send + Sync + 'static,
+    ) -> RequestPermit {
         RequestPermit(Arc::new(PermitSlot {
             held: Mutex::new(Slot {
                 permit: Some(permit),
                 answering: false,
             }),
-            bound,
+            again: Box::new(again),
         }))
     }
 
@@ -96,9 +100,9 @@ impl RequestPermit {
         let mut slot = self.slot();
         slot.answering = true;
         if slot.permit.is_none() {
-            match self.0.bound.clone().try_acquire_owned() {
-                Ok(permit) => slot.permit = Some(permit),
-                Err(_) => {
+            match (self.0.again)() {
+                Some(permit) => slot.permit = Some(permit),
+                None => {
                     return Err(ErrorData::invalid_request(
                         "too many requests open for this caller \
                          (http.requests_per_identity); retry when one has finished",
@@ -239,10 +243,18 @@ mod tests {
 
     use super::RequestPermit;
 
+    /// A request's permit from `bound`, taken again from it.
+    fn permit_of(bound: &Arc<Semaphore>) -> RequestPermit {
+        let again = bound.clone();
+        RequestPermit::new(bound.clone().try_acquire_owned().unwrap(), move || {
+            again.clone().try_acquire_owned().ok()
+        })
+    }
+
     #[test]
     fn a_permit_a_handler_took_over_stays_held_past_the_body_until_the_handler_ends() {
         let bound = Arc::new(Semaphore::new(1));
-        let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
+        let permit = permit_of(&bound);
         let handler = permit.answering().unwrap();
         // The client hung up: the body ends while the handler still runs.
         permit.release_unless_answering();
@@ -254,7 +266,7 @@ mod tests {
     #[test]
     fn a_permit_no_handler_took_is_given_back_when_the_body_ends() {
         let bound = Arc::new(Semaphore::new(1));
-        let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
+        let permit = permit_of(&bound);
         permit.release_unless_answering();
         assert_eq!(bound.available_permits(), 1);
     }
@@ -262,7 +274,7 @@ mod tests {
     #[test]
     fn a_handler_that_begins_after_its_body_ended_counts_again_or_is_refused() {
         let bound = Arc::new(Semaphore::new(1));
-        let permit = RequestPermit::new(bound.clone().try_acquire_owned().unwrap());
+        let permit = permit_of(&bound);
         // The client hung up before rmcp's handler began.
         permit.release_unless_answering();
         assert_eq!(bound.available_permits(), 1);

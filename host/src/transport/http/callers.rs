@@ -139,7 +139,15 @@ pub(super) async fn limit_per_caller(
             h.stream = Some(StreamOpen::start());
         });
     } else {
-        let permit = RequestPermit::new(permit);
+        // A handler that begins after its permit was given back takes one
+        // again through the caller's current bound (the one it was taken
+        // from may have been forgotten meanwhile).
+        let again = {
+            let state = state.clone();
+            let caller = caller.clone();
+            move || state.callers.try_acquire(&caller, false).ok()
+        };
+        let permit = RequestPermit::new(permit, again);
         request.extensions_mut().insert(permit.clone());
         holds.with(|h| h.request = Some(permit));
     }
