@@ -825,6 +825,14 @@ async fn one_approval_runs_its_call_once_however_many_page_rounds_the_client_kep
             .with_request_state(state)
             .with_input_responses(answers)
     };
+    // A retry whose answer cannot be read is refused before the approval
+    // is taken: the same state, answered properly, still runs the call.
+    let malformed = params.clone().with_request_state(first.clone());
+    let refused = client.call_tool_once(malformed).await;
+    assert!(
+        format!("{refused:?}").contains("inputResponses"),
+        "{refused:?}"
+    );
     // The first round's retry runs the call (the client's helper answers
     // the tool's own question).
     let out = client.call_tool(back(first)).await.unwrap();

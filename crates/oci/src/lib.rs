@@ -496,8 +496,7 @@ impl Installer {
             self.store.put_signatures(digest, &records)?;
         }
         let path = plugins.join(reference.file_name());
-        let current = std::fs::read(&path).ok();
-        let changed = current.as_deref() != Some(component.as_slice());
+        let changed = !holds_exactly(&path, &component);
         if changed {
             store::write_atomically(&path, &component)?;
         }
@@ -778,4 +777,49 @@ pub async fn install_configured(
         verified,
         signers,
     })
+}
+
+/// Whether the file at `path` is a regular file holding exactly `bytes`:
+/// read no further than one byte past them, opened without blocking (a
+/// FIFO or a device put in its place is neither waited on nor read without
+/// end; it is replaced).
+fn holds_exactly(path: &Path, bytes: &[u8]) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut current = Vec::with_capacity(bytes.len());
+    file.take(bytes.len() as u64 + 1)
+        .read_to_end(&mut current)
+        .is_ok_and(|_| current == bytes)
+}
+
+#[cfg(test)]
+mod install_target_tests {
+    use super::holds_exactly;
+
+    #[test]
+    fn an_install_target_is_compared_without_reading_past_the_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tool.wasm");
+        assert!(!holds_exactly(&path, b"abc"), "absent");
+        std::fs::write(&path, b"abc").unwrap();
+        assert!(holds_exactly(&path, b"abc"));
+        assert!(!holds_exactly(&path, b"ab"), "longer than the component");
+        assert!(!holds_exactly(&path, b"abd"));
+        // A FIFO with no writer in its place: not waited on.
+        std::fs::remove_file(&path).unwrap();
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        assert!(!holds_exactly(&path, b"abc"));
+    }
 }

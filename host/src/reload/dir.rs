@@ -548,7 +548,9 @@ async fn load_group(
                 None => read_and_hash(&files[0].1.path, limit)
                     .await
                     .and_then(|(bytes, read)| {
-                        if read == digest {
+                        // Over its (perhaps lowered) limit: refused as too
+                        // large by the compile, before anything is compiled.
+                        if read == digest || bytes.len() as u64 > limit {
                             Ok(bytes)
                         } else {
                             Err(std::io::Error::other(

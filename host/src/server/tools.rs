@@ -128,6 +128,22 @@ pub(super) async fn call(
         }
     };
     let first_round = retry.is_none();
+    let round = match &retry {
+        None => approval::Round::First,
+        Some(state) if state.answers(APPROVAL_URL_QUESTION) => approval::Round::AfterThePage,
+        Some(_) => approval::Round::OfItsRun,
+    };
+    // A retry's answer is read and its state spent before anything else
+    // is: a state that cannot be spent (a malformed answer, a replay, the
+    // store out of reach) is refused while nothing else has moved, so an
+    // approval is never taken by a retry that then cannot run.
+    let confirmer = match confirmer(gateway, request, &params, retry, &binding, context).await {
+        Ok(confirmer) => confirmer,
+        Err(refusal) => {
+            let record = request.record_call(gateway, &tool, &arguments, (via, None));
+            return refusal.answer(record).await;
+        }
+    };
     // The rules decide before anything runs.
     let policy = crate::telemetry::policy_span();
     let authorized = policy
@@ -184,13 +200,7 @@ pub(super) async fn call(
                 tool: &tool,
                 arguments: &arguments,
                 note: &note,
-                round: match &retry {
-                    None => approval::Round::First,
-                    Some(state) if state.answers(APPROVAL_URL_QUESTION) => {
-                        approval::Round::AfterThePage
-                    }
-                    Some(_) => approval::Round::OfItsRun,
-                },
+                round,
                 as_task,
                 url_mode,
             };
@@ -226,10 +236,6 @@ pub(super) async fn call(
     if let Some(approved) = &approved {
         record.approval(approval::audit_note(approved));
     }
-    let confirmer = match confirmer(gateway, request, &params, retry, &binding, context).await {
-        Ok(confirmer) => confirmer,
-        Err(refusal) => return refusal.answer(record).await,
-    };
     let progress: Option<Arc<dyn ProgressSink>> = context.meta.get_progress_token().map(|token| {
         Arc::new(PeerProgress {
             peer: context.peer.clone(),

@@ -532,15 +532,22 @@ fn shown_arguments(arguments: &serde_json::Value, sha256: &str) -> String {
     let mut shown = String::with_capacity(pretty.len().min(SHOWN_ARGUMENT_BYTES) + 16);
     for c in pretty.chars() {
         if shown.len() >= SHOWN_ARGUMENT_BYTES {
+            // The length and hash the audit trail records: of the
+            // arguments' compact canonical JSON.
+            let canonical = serde_json::to_vec(arguments).map_or(0, |b| b.len());
             shown.push_str(&format!(
-                "\n… cut: the arguments are {} bytes in all (SHA-256 {}); only their start is shown",
-                pretty.len(),
-                sha256
+                "\n… cut: the arguments are {canonical} bytes in all (SHA-256 {sha256}); only \
+                 their start is shown"
             ));
             break;
         }
         if is_invisible(c) {
-            shown.push_str(&format!("\\u{:04x}", u32::from(c)));
+            let code = u32::from(c);
+            if code <= 0xffff {
+                shown.push_str(&format!("\\u{code:04x}"));
+            } else {
+                shown.push_str(&format!("\\u{{{code:x}}}"));
+            }
         } else {
             shown.push(c);
         }
@@ -552,12 +559,18 @@ fn shown_arguments(arguments: &serde_json::Value, sha256: &str) -> String {
 /// nothing: Unicode's format characters (bidirectional controls,
 /// zero-width ones, the byte-order mark, the soft hyphen, tag characters),
 /// line and paragraph separators, variation selectors, the combining
-/// grapheme joiner and the Hangul fillers.
+/// grapheme joiner, the Hangul fillers and the C1 controls. Written
+/// `\uXXXX`, or `\u{XXXXX}` past U+FFFF.
 fn is_invisible(c: char) -> bool {
     matches!(
         c,
-        '\u{00ad}'
+        '\u{0080}'..='\u{009f}'
+            | '\u{00ad}'
             | '\u{034f}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{06dd}'
+            | '\u{070f}'
+            | '\u{08e2}'
             | '\u{061c}'
             | '\u{115f}'..='\u{1160}'
             | '\u{17b4}'..='\u{17b5}'
@@ -571,6 +584,10 @@ fn is_invisible(c: char) -> bool {
             | '\u{feff}'
             | '\u{ffa0}'
             | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
             | '\u{1d173}'..='\u{1d17a}'
             | '\u{e0000}'..='\u{e007f}'
             | '\u{e0100}'..='\u{e01ef}'
