@@ -55,12 +55,18 @@ pub fn change(comment: &str) -> Value {
 
 /// StatusPro over HTTP for alice, in `era`, confirming with `elicitation`.
 pub async fn statuspro(era: Era, elicitation: Elicitation, expires_secs: u64) -> StatusPro {
+    statuspro_with(era, elicitation, &config(expires_secs)).await
+}
+
+/// StatusPro over HTTP for alice, in `era`, confirming with `elicitation`,
+/// configured by `toml`.
+async fn statuspro_with(era: Era, elicitation: Elicitation, toml: &str) -> StatusPro {
     Setup::new()
         .http()
         .era(era)
         .elicitation(elicitation)
         .bearer(ALICE)
-        .config(&config(expires_secs))
+        .config(toml)
         .start()
         .await
 }
@@ -502,14 +508,12 @@ async fn the_page_shows_twenty_waiting_calls_at_a_time_and_filters_them_by_calle
             )
         })
         .collect();
-    let statuspro: StatusPro = Setup::new()
-        .http()
-        .era(Era::Modern)
-        .elicitation(Elicitation::Accept(true))
-        .bearer(ALICE)
-        .config(&format!("{}{tokens}", config(600)))
-        .start()
-        .await;
+    let statuspro = statuspro_with(
+        Era::Modern,
+        Elicitation::Accept(true),
+        &format!("{}{tokens}", config(600)),
+    )
+    .await;
     let host = &statuspro.host;
     for caller in &callers {
         let client = task_client_at(host.url.as_deref().unwrap(), &token(caller)).await;
@@ -927,14 +931,12 @@ async fn a_caller_may_have_only_so_many_approvals_waiting_at_once() {
         "when = 'tool.name == \"update_order_status\"'",
         "when = 'tool.name in [\"update_order_status\", \"add_order_comment\"]'",
     );
-    let statuspro: StatusPro = Setup::new()
-        .http()
-        .era(Era::Legacy)
-        .elicitation(Elicitation::Accept(true))
-        .bearer(ALICE)
-        .config(&format!("{rule}[approvals]\npending_per_caller = 1\n"))
-        .start()
-        .await;
+    let statuspro = statuspro_with(
+        Era::Legacy,
+        Elicitation::Accept(true),
+        &format!("{rule}[approvals]\npending_per_caller = 1\n"),
+    )
+    .await;
     let host = &statuspro.host;
     let first = pending(host, change("one")).await["id"]
         .as_str()
@@ -975,14 +977,12 @@ async fn a_page_session_ends_when_the_credential_it_was_opened_with_expires() {
         "[auth.oauth]\nissuer = \"{}\"\njwks_url = \"{}\"\nalgorithms = [\"ES256\"]\nscopes = [\"mcp:tools\"]\n",
         idp.issuer, idp.jwks_url
     );
-    let statuspro: StatusPro = Setup::new()
-        .http()
-        .era(Era::Legacy)
-        .elicitation(Elicitation::Accept(true))
-        .bearer(ALICE)
-        .config(&format!("{}{oauth}", config(600)))
-        .start()
-        .await;
+    let statuspro = statuspro_with(
+        Era::Legacy,
+        Elicitation::Accept(true),
+        &format!("{}{oauth}", config(600)),
+    )
+    .await;
     let host = &statuspro.host;
     let id = pending(host, change("After the token ran out.")).await["id"]
         .as_str()
@@ -1079,14 +1079,12 @@ async fn an_approver_signs_in_through_the_identity_provider_with_pkce_and_decide
         "outcome = \"approve\"\napprove = { approver = 'approver.subject == \"carol\"'",
         "outcome = \"approve\"\napprove = { approver = '\"support\" in approver.claims.groups'",
     );
-    let statuspro: StatusPro = Setup::new()
-        .http()
-        .era(Era::Legacy)
-        .elicitation(Elicitation::Accept(true))
-        .bearer(ALICE)
-        .config(&format!("{config}{rule}"))
-        .start()
-        .await;
+    let statuspro = statuspro_with(
+        Era::Legacy,
+        Elicitation::Accept(true),
+        &format!("{config}{rule}"),
+    )
+    .await;
     let host = &statuspro.host;
     let approval = pending(host, change("Signed in at the provider.")).await;
     let id = approval["id"].as_str().unwrap().to_string();
@@ -1283,17 +1281,15 @@ async fn spend_sign_ins(page: &Page) {
 async fn behind_a_trusted_proxy_sign_ins_are_limited_per_forwarded_client_and_a_forged_header_is_ignored()
  {
     // The balancer is 127.0.0.2; clients elsewhere reach the page directly.
-    let statuspro: StatusPro = Setup::new()
-        .http()
-        .era(Era::Legacy)
-        .elicitation(Elicitation::Accept(true))
-        .bearer(ALICE)
-        .config(&format!(
+    let statuspro = statuspro_with(
+        Era::Legacy,
+        Elicitation::Accept(true),
+        &format!(
             "{}\n[http]\ntrusted_proxies = [\"127.0.0.2\"]\n",
             config(600)
-        ))
-        .start()
-        .await;
+        ),
+    )
+    .await;
     let limit = toolhost::transport::approval_page::SIGN_INS_PER_MINUTE;
     let from = |local, forwarded_for| Page::from_address(&statuspro.host, local, forwarded_for);
 

@@ -158,6 +158,17 @@ impl SilentUpstream {
     }
 }
 
+/// A Debian `redis-server` and the StatusPro sandbox, started (the test
+/// needs `redis-server` installed).
+async fn redis_and_sandbox() -> (Redis, statuspro_sandbox::Sandbox) {
+    require(&["redis-server"]);
+    let redis = Redis::start(None).await.expect("redis-server starts");
+    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
+        .await
+        .expect("the sandbox starts");
+    (redis, sandbox)
+}
+
 /// What keeps approvals and confirmations in `redis`, shared by replicas,
 /// and the approval rule (`config`), as configuration to append.
 fn shared_state(redis: &Redis) -> String {
@@ -224,11 +235,7 @@ async fn approved_task(
 #[tokio::test]
 #[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
 async fn a_task_whose_replica_dies_mid_call_fails_on_the_next_poll_and_is_not_run_again() {
-    require(&["redis-server"]);
-    let redis = Redis::start(None).await.expect("redis-server starts");
-    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
-        .await
-        .expect("the sandbox starts");
+    let (redis, sandbox) = redis_and_sandbox().await;
     // The tools are pointed at an upstream that never answers: an
     // approved call runs, and hangs, until the replica is killed.
     let mut upstream = SilentUpstream::start().await;
@@ -364,11 +371,7 @@ async fn of_two_identical_moves_of_one_approval_in_redis_one_alone_happens() {
 #[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
 async fn an_approval_approved_for_a_task_runs_only_as_that_task_when_the_call_comes_again() {
     use toolhost::approvals::{State, Transition};
-    require(&["redis-server"]);
-    let redis = Redis::start(None).await.expect("redis-server starts");
-    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
-        .await
-        .expect("the sandbox starts");
+    let (redis, sandbox) = redis_and_sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     let toml = statuspro::config(&sandbox, &shared_state(&redis));
     let spec = statuspro_spec(dir.path(), &toml, &sandbox);
@@ -446,11 +449,7 @@ async fn an_approval_approved_for_a_task_runs_only_as_that_task_when_the_call_co
 #[tokio::test]
 #[ignore = "needs redis-server (apt-get install -y redis-server); cargo xtask test runs it when installed"]
 async fn a_sign_out_the_store_cannot_record_says_so_and_keeps_the_cookie_to_try_again() {
-    require(&["redis-server"]);
-    let redis = Redis::start(None).await.expect("redis-server starts");
-    let sandbox = statuspro_sandbox::start(SandboxConfig::default())
-        .await
-        .expect("the sandbox starts");
+    let (redis, sandbox) = redis_and_sandbox().await;
     let dir = tempfile::tempdir().unwrap();
     let spec = statuspro_spec(
         dir.path(),
